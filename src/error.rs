@@ -1,0 +1,123 @@
+//! cosimo's typed errors. Every message says what is wrong, where, and what to do.
+
+use std::path::PathBuf;
+
+/// Shorthand for results with cosimo's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong in cosimo, from opening a file to a failing FMU call.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The FMU archive or folder is not usable (not a zip, unsafe entry, too large, ...).
+    #[error("{path}: {message}")]
+    Archive { path: PathBuf, message: String },
+
+    /// `modelDescription.xml` is malformed or incomplete.
+    #[error("{path}:{line}: {message}")]
+    ModelDescription {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+
+    /// The shared library could not be found or loaded, or lacks a function.
+    #[error("{path}: {message}")]
+    Binary { path: PathBuf, message: String },
+
+    /// An FMI call returned `Error` or `Fatal`, or was refused before the call.
+    #[error("{instance}: {function} failed with status {status}{}", log_suffix(.log))]
+    Fmi {
+        instance: String,
+        function: &'static str,
+        status: FmiStatus,
+        /// The FMU's last log messages, if it logged any.
+        log: Vec<String>,
+    },
+
+    /// `doStep` returned `Discard`: the FMU could not complete the step.
+    #[error("{instance}: doStep from t = {current_time} with h = {step_size} was discarded (the FMU reached t = {last_successful_time}); try a smaller step size{}", log_suffix(.log))]
+    Discard {
+        instance: String,
+        current_time: f64,
+        step_size: f64,
+        last_successful_time: f64,
+        log: Vec<String>,
+    },
+
+    /// The caller asked for something the FMU or this version of FMI does not offer.
+    #[error("{instance}: {message}")]
+    Unsupported { instance: String, message: String },
+
+    /// A call was made in a lifecycle state where it is not allowed.
+    #[error("{instance}: {function} is not allowed in state {state}")]
+    WrongState {
+        instance: String,
+        function: &'static str,
+        state: String,
+    },
+
+    /// A variable name, value or option given by the user is wrong.
+    #[error("{0}")]
+    Usage(String),
+
+    /// A simulation failed at a given time.
+    #[error("simulation failed at t = {time}: {source}")]
+    Simulation {
+        time: f64,
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+fn log_suffix(log: &[String]) -> String {
+    if log.is_empty() {
+        String::new()
+    } else {
+        format!("; the FMU logged:\n  {}", log.join("\n  "))
+    }
+}
+
+/// An FMI status other than OK, as returned by an FMI function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FmiStatus {
+    Ok,
+    Warning,
+    Discard,
+    Error,
+    Fatal,
+    Pending,
+    /// A status value outside the standard's range.
+    Unknown(i32),
+}
+
+impl std::fmt::Display for FmiStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FmiStatus::Ok => write!(f, "OK"),
+            FmiStatus::Warning => write!(f, "Warning"),
+            FmiStatus::Discard => write!(f, "Discard"),
+            FmiStatus::Error => write!(f, "Error"),
+            FmiStatus::Fatal => write!(f, "Fatal"),
+            FmiStatus::Pending => write!(f, "Pending"),
+            FmiStatus::Unknown(v) => write!(f, "unknown status {v}"),
+        }
+    }
+}
+
+impl Error {
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

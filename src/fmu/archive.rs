@@ -1,0 +1,1 @@
+//! `.fmu` zip or unpacked folder; safe extraction; platform binary lookup.

@@ -1,0 +1,1 @@
+//! The safe FMI 2 / FMI 3 instance behind the `Slave` trait.

@@ -1,0 +1,201 @@
+//! The `Slave` trait: the only door through which a master algorithm talks to an FMU.
+//!
+//! FMI 2 and FMI 3 instances implement it (`instance.rs`); later an out-of-process and a remote
+//! slave will too. It is object-safe and `Send`, and no method allocates on the hot path
+//! (get / set / step take caller-owned slices).
+
+use std::sync::Arc;
+
+use super::description::{ModelDescription, ValueReference};
+use crate::error::Result;
+
+/// Opaque handle of a saved FMU state, valid for the slave that produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateId(pub usize);
+
+/// How `do_step` ended when it did not fail.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepResult {
+    /// The time the FMU reached: the end of the step, or earlier after an early return.
+    pub reached_time: f64,
+    /// FMI 3: the FMU returned early (event or early-return request) before the step's end.
+    pub early_return: bool,
+    /// FMI 3: the FMU wants event mode (call `update_discrete_states` before stepping on).
+    pub event_handling_needed: bool,
+    /// The FMU asks to end the simulation.
+    pub terminate_simulation: bool,
+}
+
+/// Result of an event iteration in event mode (FMI 3 `fmi3UpdateDiscreteStates`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DiscreteStatesUpdate {
+    pub discrete_states_need_update: bool,
+    pub terminate_simulation: bool,
+    pub nominals_of_continuous_states_changed: bool,
+    pub values_of_continuous_states_changed: bool,
+    /// The next time event, if the FMU knows one.
+    pub next_event_time: Option<f64>,
+}
+
+/// How a slave made an input follow a polynomial within the coming step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolynomialInputMode {
+    /// FMI 2 `fmi2SetRealInputDerivatives` (the FMU interpolates itself).
+    InputDerivatives,
+    /// FMI 3 intermediate update: the importer's callback sets the polynomial's value at the
+    /// FMU's intermediate times.
+    IntermediateUpdate,
+    /// The slave splits the step into sub-steps and sets the polynomial's value before each.
+    SubSteps,
+}
+
+/// The lifecycle state of an instance, as FMI defines it (used to refuse calls early).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlaveState {
+    Instantiated,
+    InitializationMode,
+    StepMode,
+    EventMode,
+    Terminated,
+}
+
+/// A co-simulation slave: one instantiated FMU (or something that behaves like one).
+///
+/// Every method returns an error that names the instance and the call; `Warning` statuses are
+/// logged and treated as success; `Discard` from `do_step` is [`crate::Error::Discard`].
+pub trait Slave: Send {
+    /// The instance name given at instantiation.
+    fn name(&self) -> &str;
+    /// The model description of the FMU this slave instantiates.
+    fn description(&self) -> &Arc<ModelDescription>;
+    /// Current lifecycle state.
+    fn state(&self) -> SlaveState;
+
+    /// FMI 2 `fmi2SetupExperiment` + `fmi2EnterInitializationMode`, FMI 3
+    /// `fmi3EnterInitializationMode`.
+    fn enter_initialization_mode(
+        &mut self,
+        tolerance: Option<f64>,
+        start_time: f64,
+        stop_time: Option<f64>,
+    ) -> Result<()>;
+    /// Leave initialization mode; the slave is then in step mode.
+    fn exit_initialization_mode(&mut self) -> Result<()>;
+    /// Advance from `current_time` by `step_size`.
+    fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult>;
+    /// FMI 3: enter event mode (after `event_handling_needed`).
+    fn enter_event_mode(&mut self) -> Result<()>;
+    /// FMI 3: one event iteration in event mode.
+    fn update_discrete_states(&mut self) -> Result<DiscreteStatesUpdate>;
+    /// FMI 3: leave event mode back to step mode.
+    fn enter_step_mode(&mut self) -> Result<()>;
+    /// `fmi*Terminate`.
+    fn terminate(&mut self) -> Result<()>;
+    /// `fmi*Reset`: back to the state right after instantiation.
+    fn reset(&mut self) -> Result<()>;
+
+    /// Read Float64 (FMI 2 Real) variables.
+    fn get_float64(&mut self, vrs: &[ValueReference], values: &mut [f64]) -> Result<()>;
+    /// Write Float64 (FMI 2 Real) variables.
+    fn set_float64(&mut self, vrs: &[ValueReference], values: &[f64]) -> Result<()>;
+    /// Read Float32 variables (FMI 3).
+    fn get_float32(&mut self, vrs: &[ValueReference], values: &mut [f32]) -> Result<()>;
+    /// Write Float32 variables (FMI 3).
+    fn set_float32(&mut self, vrs: &[ValueReference], values: &[f32]) -> Result<()>;
+    /// Read Int8 variables (FMI 3).
+    fn get_int8(&mut self, vrs: &[ValueReference], values: &mut [i8]) -> Result<()>;
+    /// Write Int8 variables (FMI 3).
+    fn set_int8(&mut self, vrs: &[ValueReference], values: &[i8]) -> Result<()>;
+    /// Read UInt8 variables (FMI 3).
+    fn get_uint8(&mut self, vrs: &[ValueReference], values: &mut [u8]) -> Result<()>;
+    /// Write UInt8 variables (FMI 3).
+    fn set_uint8(&mut self, vrs: &[ValueReference], values: &[u8]) -> Result<()>;
+    /// Read Int16 variables (FMI 3).
+    fn get_int16(&mut self, vrs: &[ValueReference], values: &mut [i16]) -> Result<()>;
+    /// Write Int16 variables (FMI 3).
+    fn set_int16(&mut self, vrs: &[ValueReference], values: &[i16]) -> Result<()>;
+    /// Read UInt16 variables (FMI 3).
+    fn get_uint16(&mut self, vrs: &[ValueReference], values: &mut [u16]) -> Result<()>;
+    /// Write UInt16 variables (FMI 3).
+    fn set_uint16(&mut self, vrs: &[ValueReference], values: &[u16]) -> Result<()>;
+    /// Read Int32 (FMI 2 Integer) variables; FMI 2 enumerations too.
+    fn get_int32(&mut self, vrs: &[ValueReference], values: &mut [i32]) -> Result<()>;
+    /// Write Int32 (FMI 2 Integer) variables; FMI 2 enumerations too.
+    fn set_int32(&mut self, vrs: &[ValueReference], values: &[i32]) -> Result<()>;
+    /// Read UInt32 variables (FMI 3).
+    fn get_uint32(&mut self, vrs: &[ValueReference], values: &mut [u32]) -> Result<()>;
+    /// Write UInt32 variables (FMI 3).
+    fn set_uint32(&mut self, vrs: &[ValueReference], values: &[u32]) -> Result<()>;
+    /// Read Int64 variables (FMI 3); FMI 3 enumerations too.
+    fn get_int64(&mut self, vrs: &[ValueReference], values: &mut [i64]) -> Result<()>;
+    /// Write Int64 variables (FMI 3); FMI 3 enumerations too.
+    fn set_int64(&mut self, vrs: &[ValueReference], values: &[i64]) -> Result<()>;
+    /// Read UInt64 variables (FMI 3).
+    fn get_uint64(&mut self, vrs: &[ValueReference], values: &mut [u64]) -> Result<()>;
+    /// Write UInt64 variables (FMI 3).
+    fn set_uint64(&mut self, vrs: &[ValueReference], values: &[u64]) -> Result<()>;
+    /// Read Boolean variables.
+    fn get_boolean(&mut self, vrs: &[ValueReference], values: &mut [bool]) -> Result<()>;
+    /// Write Boolean variables.
+    fn set_boolean(&mut self, vrs: &[ValueReference], values: &[bool]) -> Result<()>;
+    /// Read String variables (allocates: strings are not on the hot path).
+    fn get_string(&mut self, vrs: &[ValueReference]) -> Result<Vec<String>>;
+    /// Write String variables.
+    fn set_string(&mut self, vrs: &[ValueReference], values: &[&str]) -> Result<()>;
+    /// Read Binary variables (FMI 3).
+    fn get_binary(&mut self, vrs: &[ValueReference]) -> Result<Vec<Vec<u8>>>;
+    /// Write Binary variables (FMI 3).
+    fn set_binary(&mut self, vrs: &[ValueReference], values: &[&[u8]]) -> Result<()>;
+
+    /// Whether `save_state` / `restore_state` are available (`canGetAndSetFMUstate`).
+    fn can_save_state(&self) -> bool;
+    /// Save the complete FMU state (`fmi*GetFMUState` into a new state).
+    fn save_state(&mut self) -> Result<StateId>;
+    /// Overwrite a saved state with the current one (reuses the FMU's allocation).
+    fn update_state(&mut self, state: StateId) -> Result<()>;
+    /// Restore a saved state (`fmi*SetFMUState`).
+    fn restore_state(&mut self, state: StateId) -> Result<()>;
+    /// Free a saved state.
+    fn free_state(&mut self, state: StateId) -> Result<()>;
+    /// Serialise a saved state to bytes.
+    fn serialize_state(&mut self, state: StateId) -> Result<Vec<u8>>;
+    /// Deserialise bytes into a new saved state.
+    fn deserialize_state(&mut self, bytes: &[u8]) -> Result<StateId>;
+
+    /// Whether `directional_derivative` is available.
+    fn provides_directional_derivatives(&self) -> bool;
+    /// `sensitivity = (d unknowns / d knowns) * seed`.
+    fn directional_derivative(
+        &mut self,
+        unknowns: &[ValueReference],
+        knowns: &[ValueReference],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> Result<()>;
+
+    /// The highest output derivative order the FMU offers (0: none).
+    fn max_output_derivative_order(&self) -> u32;
+    /// The `order`-th time derivative of the outputs `vrs` at the current time.
+    fn get_output_derivatives(
+        &mut self,
+        vrs: &[ValueReference],
+        order: u32,
+        values: &mut [f64],
+    ) -> Result<()>;
+
+    /// Make Float64 inputs follow a polynomial during the next `do_step`.
+    ///
+    /// `taylor` holds, for each input in `vrs` in turn, `order + 1` coefficients: the value and
+    /// the first `order` time derivatives at the start of the next step, so that
+    /// `u(t0 + tau) = sum_j taylor[j] * tau^j / j!`. The value itself is set too. Returns how the
+    /// slave will honour it (see [`PolynomialInputMode`]).
+    fn set_input_polynomial(
+        &mut self,
+        vrs: &[ValueReference],
+        order: usize,
+        taylor: &[f64],
+    ) -> Result<PolynomialInputMode>;
+
+    /// Number of FMI calls made so far (for statistics).
+    fn call_count(&self) -> u64;
+}

@@ -1,0 +1,9 @@
+//! cosimo: an FMI 2.0 / 3.0 co-simulation master.
+//!
+//! `fmu` opens, describes, loads and instantiates one FMU; everything above it talks to FMUs
+//! through the [`fmu::Slave`] trait.
+
+pub mod error;
+pub mod fmu;
+
+pub use error::{Error, FmiStatus, Result};
