@@ -1,5 +1,286 @@
-//! The `cosimo` command line: parse, call the library, print, exit code.
+//! The `cosimo` command line: parse (clap derive), call the library, print, exit code.
+//!
+//! Exit codes: 0 ok, 1 simulation failed, 2 bad input or usage, 3 regression check failed.
 
-fn main() {
-    println!("cosimo {}", env!("CARGO_PKG_VERSION"));
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use cosimo::fmu::description::{Causality, FmiVersion, StartValue, Variable};
+use cosimo::fmu::instance::InstanceOptions;
+use cosimo::fmu::values::{check_start_value_allowed, parse_value};
+use cosimo::fmu::{summary, Fmu};
+use cosimo::master::record::Recording;
+use cosimo::master::single::{SingleRun, TableInputs};
+use cosimo::master::TimeGrid;
+use cosimo::results::{CsvWriter, Table};
+use cosimo::Error;
+
+#[derive(Parser)]
+#[command(name = "cosimo", version, about = "An FMI 2.0 / 3.0 co-simulation master")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show what an FMU declares: model, capabilities, default experiment, variables.
+    Inspect(InspectArgs),
+    /// Simulate a Co-Simulation FMU and write its results to CSV.
+    Run(RunArgs),
+}
+
+#[derive(Args)]
+struct InspectArgs {
+    /// The FMU: a .fmu file or an unpacked FMU folder.
+    fmu: PathBuf,
+    /// Print JSON (schema: schemas/inspect.schema.json) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The FMU: a .fmu file or an unpacked FMU folder.
+    fmu: PathBuf,
+    /// Start time [s] (default: the FMU's default experiment, else 0).
+    #[arg(long)]
+    start_time: Option<f64>,
+    /// Stop time [s] (default: the FMU's default experiment, else start + 1).
+    #[arg(long)]
+    stop_time: Option<f64>,
+    /// Communication step size [s] (default: the default experiment's, else (stop - start) / 500).
+    #[arg(long)]
+    step_size: Option<f64>,
+    /// Interval between result rows [s] (default: the step size).
+    #[arg(long)]
+    output_interval: Option<f64>,
+    /// Relative tolerance passed to the FMU (default: the default experiment's).
+    #[arg(long)]
+    tolerance: Option<f64>,
+    /// Start value or parameter, NAME=VALUE (repeatable). Arrays: space-separated elements.
+    #[arg(long = "start-value", value_name = "NAME=VALUE")]
+    start_values: Vec<String>,
+    /// CSV with a time column and one column per input (Float inputs interpolated, discrete held).
+    #[arg(long)]
+    input_file: Option<PathBuf>,
+    /// Where to write the results (default: <model name>_out.csv in the current folder).
+    #[arg(long)]
+    output_file: Option<PathBuf>,
+    /// Variable to record (repeatable; default: every output).
+    #[arg(long = "output-variable", value_name = "NAME")]
+    output_variables: Vec<String>,
+    /// Expect this FMI version (2 or 3) and refuse an FMU of the other.
+    #[arg(long, value_parser = ["2", "3"])]
+    fmi_version: Option<String>,
+    /// Print every FMI call with its arguments and status to stderr.
+    #[arg(long)]
+    log_fmi_calls: bool,
+    /// Turn on the FMU's debug logging and print its messages.
+    #[arg(long)]
+    debug_logging: bool,
+    /// FMI 3: ask the FMU to return early at events and handle them in event mode.
+    #[arg(long)]
+    event_mode: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (quiet, log_calls, debug) = match &cli.command {
+        Command::Run(r) => (r.quiet, r.log_fmi_calls, r.debug_logging),
+        Command::Inspect(_) => (false, false, false),
+    };
+    init_logging(quiet, log_calls, debug);
+    let result = match cli.command {
+        Command::Inspect(args) => inspect(&args),
+        Command::Run(args) => run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                eprintln!("  caused by: {cause}");
+                source = cause.source();
+            }
+            ExitCode::from(exit_code(&error))
+        }
+    }
+}
+
+/// 1 when a simulation ran and failed, 2 when the input or the usage was wrong.
+fn exit_code(error: &Error) -> u8 {
+    match error {
+        Error::Simulation { .. } | Error::Fmi { .. } | Error::Discard { .. } | Error::WrongState { .. } => 1,
+        _ => 2,
+    }
+}
+
+fn init_logging(quiet: bool, log_fmi_calls: bool, debug_logging: bool) {
+    let mut builder = env_logger::Builder::new();
+    builder.format_timestamp(None).format_target(false);
+    builder.filter_level(if quiet { log::LevelFilter::Error } else { log::LevelFilter::Warn });
+    if debug_logging {
+        builder.filter_module("fmu", log::LevelFilter::Trace);
+    }
+    if log_fmi_calls {
+        builder.filter_module("fmi_calls", log::LevelFilter::Trace);
+    }
+    builder.parse_env("COSIMO_LOG");
+    builder.init();
+}
+
+fn inspect(args: &InspectArgs) -> Result<(), Error> {
+    let fmu = Fmu::open(&args.fmu)?;
+    if args.json {
+        let json = summary::json(fmu.description(), &args.fmu);
+        println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+    } else {
+        print!("{}", summary::text(fmu.description(), &args.fmu));
+    }
+    Ok(())
+}
+
+fn run(args: &RunArgs) -> Result<(), Error> {
+    let fmu = Fmu::open(&args.fmu)?;
+    let md = fmu.description().clone();
+    if let Some(wanted) = &args.fmi_version {
+        let wanted_version = if wanted == "2" { FmiVersion::Fmi2 } else { FmiVersion::Fmi3 };
+        if md.fmi_version != wanted_version {
+            return Err(Error::Usage(format!(
+                "{}: this is an FMI {} FMU, but --fmi-version {wanted} asks for FMI {wanted_version}",
+                args.fmu.display(),
+                md.fmi_version
+            )));
+        }
+    }
+    let grid = time_grid(args, &md)?;
+    let tolerance = args.tolerance.or(md.default_experiment.as_ref().and_then(|d| d.tolerance));
+
+    let mut start_values: Vec<(Variable, StartValue)> = Vec::new();
+    for assignment in &args.start_values {
+        let (name, text) = assignment.split_once('=').ok_or_else(|| {
+            Error::Usage(format!("--start-value \"{assignment}\": expected NAME=VALUE, e.g. --start-value m=2.5"))
+        })?;
+        let variable = find_variable(&md, name.trim(), "--start-value")?;
+        check_start_value_allowed(&md, variable)?;
+        start_values.push((variable.clone(), parse_value(&md, variable, text.trim())?));
+    }
+
+    let recorded: Vec<&Variable> = if args.output_variables.is_empty() {
+        md.variables.iter().filter(|v| v.causality == Causality::Output).collect()
+    } else {
+        args.output_variables
+            .iter()
+            .map(|name| find_variable(&md, name, "--output-variable"))
+            .collect::<Result<_, _>>()?
+    };
+    let recording = Recording::new(&md, &recorded)?;
+
+    let table = args.input_file.as_deref().map(Table::read).transpose()?;
+    let inputs = table.as_ref().map(|t| TableInputs::new(&md, t)).transpose()?;
+
+    let output_file = args
+        .output_file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}_out.csv", md.model_name)));
+    let writer = CsvWriter::create(&output_file, &recording.column_names(""))?;
+
+    let options = InstanceOptions {
+        log_fmi_calls: args.log_fmi_calls,
+        logging_on: args.debug_logging,
+        event_mode: args.event_mode,
+        ..InstanceOptions::default()
+    };
+    let mut slave = fmu.instantiate(&md.model_name, &options)?;
+    let stats = SingleRun {
+        grid,
+        tolerance,
+        start_values,
+        inputs,
+        recording,
+        writer,
+    }
+    .run(slave.as_mut())
+    .map_err(|e| annotate_partial_results(e, &output_file))?;
+
+    if !args.quiet {
+        eprintln!(
+            "{}: simulated {} s to {} s in {} steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
+            md.model_name,
+            grid.start,
+            stats.end_time,
+            stats.steps,
+            stats.fmi_calls,
+            stats.rows,
+            stats.wall_seconds,
+            stats.real_time_factor(grid.start),
+            if stats.terminated_early { " (the FMU asked to terminate)" } else { "" },
+        );
+        eprintln!("results: {}", output_file.display());
+    }
+    Ok(())
+}
+
+/// Say where the rows written before a failure are.
+fn annotate_partial_results(error: Error, output: &Path) -> Error {
+    match error {
+        Error::Simulation { time, source } => Error::Simulation {
+            time,
+            source: Box::new(Error::Usage(format!(
+                "{source}\n  results up to t = {time} are in {}",
+                output.display()
+            ))),
+        },
+        other => other,
+    }
+}
+
+fn find_variable<'a>(md: &'a cosimo::fmu::ModelDescription, name: &str, option: &str) -> Result<&'a Variable, Error> {
+    md.variable(name).ok_or_else(|| {
+        let mut close: Vec<&str> = md
+            .variables
+            .iter()
+            .map(|v| v.name.as_str())
+            .filter(|n| n.to_lowercase().contains(&name.to_lowercase()) || name.to_lowercase().contains(&n.to_lowercase()))
+            .take(5)
+            .collect();
+        if close.is_empty() {
+            close = md.variables.iter().map(|v| v.name.as_str()).take(10).collect();
+        }
+        Error::Usage(format!(
+            "{option} {name}: {} has no variable \"{name}\"; did you mean one of: {}? (`cosimo inspect` lists them all)",
+            md.model_name,
+            close.join(", ")
+        ))
+    })
+}
+
+fn time_grid(args: &RunArgs, md: &cosimo::fmu::ModelDescription) -> Result<TimeGrid, Error> {
+    let de = md.default_experiment.clone().unwrap_or_default();
+    let start = args.start_time.or(de.start_time).unwrap_or(0.0);
+    let stop = args.stop_time.or(de.stop_time).unwrap_or(start + 1.0);
+    if !(stop > start) {
+        return Err(Error::Usage(format!("the stop time {stop} must be after the start time {start}")));
+    }
+    let step = args.step_size.or(de.step_size).unwrap_or((stop - start) / 500.0);
+    if !(step > 0.0) || !step.is_finite() {
+        return Err(Error::Usage(format!("the step size must be positive, not {step}")));
+    }
+    let output_interval = args.output_interval.unwrap_or(step);
+    if !(output_interval > 0.0) || !output_interval.is_finite() {
+        return Err(Error::Usage(format!("the output interval must be positive, not {output_interval}")));
+    }
+    Ok(TimeGrid {
+        start,
+        stop,
+        step,
+        output_interval,
+    })
 }

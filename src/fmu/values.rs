@@ -1,0 +1,324 @@
+//! Typed access to variables by their description: parse a user's text into a value of the
+//! variable's type, write it to a slave, read it back. Scalars are one-element vectors; FMI 3
+//! arrays hold all their elements, row-major.
+
+use super::description::{Causality, ModelDescription, StartValue, Variability, Variable, VariableType};
+use super::Slave;
+use crate::error::{Error, Result};
+
+/// Number of scalar elements of a variable: 1 for scalars, the product of the dimensions for
+/// FMI 3 arrays (a dimension given by a structural parameter uses that parameter's start).
+pub fn element_count(description: &ModelDescription, variable: &Variable) -> Result<usize> {
+    let mut count = 1usize;
+    for dimension in &variable.dimensions {
+        let size = match (dimension.start, dimension.value_reference) {
+            (Some(start), _) => start,
+            (None, Some(vr)) => description
+                .variables
+                .iter()
+                .find(|v| v.value_reference == vr)
+                .and_then(|v| match &v.start {
+                    Some(StartValue::UInt(values)) => values.first().copied(),
+                    Some(StartValue::Int(values)) => values.first().and_then(|&n| u64::try_from(n).ok()),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "{}: the size of array \"{}\" is given by structural parameter with value reference {vr}, which has no usable start value",
+                        description.model_name, variable.name
+                    ))
+                })?,
+            (None, None) => {
+                return Err(Error::Usage(format!(
+                    "{}: a Dimension of array \"{}\" has neither start nor valueReference",
+                    description.model_name, variable.name
+                )))
+            }
+        };
+        count = count.saturating_mul(usize::try_from(size).unwrap_or(usize::MAX));
+    }
+    Ok(count)
+}
+
+/// Parse a user's text (`--start-value NAME=TEXT`, a parameter in a system file) into a value of
+/// the variable's type. Arrays take space-separated elements; Booleans `true`/`false`/`1`/`0`;
+/// enumerations an integer or an item name; Binary hex digits.
+pub fn parse_value(description: &ModelDescription, variable: &Variable, text: &str) -> Result<StartValue> {
+    let count = element_count(description, variable)?;
+    let elements: Vec<&str> = if variable.var_type == VariableType::String {
+        vec![text]
+    } else {
+        text.split_whitespace().collect()
+    };
+    let type_name = variable.var_type.fmi_name(description.fmi_version);
+    let wrong = |what: &str| {
+        Error::Usage(format!(
+            "{}: \"{text}\" is not a valid value for {type_name} variable \"{}\" ({what})",
+            description.model_name, variable.name
+        ))
+    };
+    if variable.var_type != VariableType::String && elements.len() != count {
+        return Err(wrong(&if count == 1 {
+            "expected one value".to_string()
+        } else {
+            format!("expected {count} space-separated values for the array, got {}", elements.len())
+        }));
+    }
+    use VariableType::*;
+    Ok(match variable.var_type {
+        Float32 | Float64 => StartValue::Float(
+            elements
+                .iter()
+                .map(|e| e.parse::<f64>().map_err(|_| wrong("expected a number")))
+                .collect::<Result<_>>()?,
+        ),
+        Int8 | Int16 | Int32 | Int64 => {
+            let (min, max) = int_range(variable.var_type);
+            StartValue::Int(
+                elements
+                    .iter()
+                    .map(|e| match e.parse::<i64>() {
+                        Ok(v) if (min..=max).contains(&v) => Ok(v),
+                        Ok(_) => Err(wrong(&format!("out of range {min}..={max}"))),
+                        Err(_) => Err(wrong("expected an integer")),
+                    })
+                    .collect::<Result<_>>()?,
+            )
+        }
+        UInt8 | UInt16 | UInt32 | UInt64 => {
+            let max = uint_max(variable.var_type);
+            StartValue::UInt(
+                elements
+                    .iter()
+                    .map(|e| match e.parse::<u64>() {
+                        Ok(v) if v <= max => Ok(v),
+                        Ok(_) => Err(wrong(&format!("out of range 0..={max}"))),
+                        Err(_) => Err(wrong("expected a non-negative integer")),
+                    })
+                    .collect::<Result<_>>()?,
+            )
+        }
+        Boolean => StartValue::Bool(
+            elements
+                .iter()
+                .map(|e| match *e {
+                    "true" | "1" => Ok(true),
+                    "false" | "0" => Ok(false),
+                    _ => Err(wrong("expected true, false, 1 or 0")),
+                })
+                .collect::<Result<_>>()?,
+        ),
+        String => StartValue::String(vec![text.to_string()]),
+        Binary => StartValue::Binary(
+            elements
+                .iter()
+                .map(|e| parse_hex(e).ok_or_else(|| wrong("expected hexadecimal digits")))
+                .collect::<Result<_>>()?,
+        ),
+        Enumeration => {
+            let items = variable
+                .declared_type
+                .as_deref()
+                .and_then(|t| description.type_definitions.iter().find(|d| d.name == t))
+                .map(|d| d.items.as_slice())
+                .unwrap_or(&[]);
+            StartValue::Int(
+                elements
+                    .iter()
+                    .map(|e| {
+                        e.parse::<i64>().ok().or_else(|| items.iter().find(|i| i.name == *e).map(|i| i.value)).ok_or_else(|| {
+                            let names: Vec<&str> = items.iter().map(|i| i.name.as_str()).collect();
+                            wrong(&format!("expected an integer or one of the items {names:?}"))
+                        })
+                    })
+                    .collect::<Result<_>>()?,
+            )
+        }
+        Clock => return Err(wrong("clocks cannot be given values")),
+    })
+}
+
+/// Check that a start value may be given to this variable before initialization.
+pub fn check_start_value_allowed(description: &ModelDescription, variable: &Variable) -> Result<()> {
+    let refuse = |why: &str| {
+        Err(Error::Usage(format!(
+            "{}: cannot set a start value for \"{}\": {why}",
+            description.model_name, variable.name
+        )))
+    };
+    if variable.variability == Variability::Constant {
+        return refuse("it is a constant");
+    }
+    match variable.causality {
+        Causality::Independent => refuse("it is the independent variable (time)"),
+        Causality::Input | Causality::Parameter | Causality::StructuralParameter => Ok(()),
+        _ if variable.start.is_some() => Ok(()),
+        Causality::Output | Causality::CalculatedParameter => {
+            refuse("it is calculated by the FMU; only parameters, inputs and variables with a start value can be set")
+        }
+        _ => refuse("it has no start value; only parameters, inputs and variables with a start value can be set"),
+    }
+}
+
+/// Write a typed value to a slave.
+pub fn set_value(slave: &mut dyn Slave, variable: &Variable, value: &StartValue) -> Result<()> {
+    let vr = variable.value_reference;
+    let mismatch = || {
+        Error::Usage(format!(
+            "{}: a value of the wrong type for {:?} variable \"{}\"",
+            slave.name(),
+            variable.var_type,
+            variable.name
+        ))
+    };
+    // A scalar is one value reference; an FMI 3 array is one value reference with many values.
+    let vrs = [vr];
+    use VariableType::*;
+    match (variable.var_type, value) {
+        (Float64, StartValue::Float(v)) => slave.set_float64(&vrs, v),
+        (Float32, StartValue::Float(v)) => {
+            let v: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+            slave.set_float32(&vrs, &v)
+        }
+        (Int8, StartValue::Int(v)) => slave.set_int8(&vrs, &narrow(v)),
+        (Int16, StartValue::Int(v)) => slave.set_int16(&vrs, &narrow(v)),
+        (Int32, StartValue::Int(v)) => slave.set_int32(&vrs, &narrow(v)),
+        (Int64, StartValue::Int(v)) => slave.set_int64(&vrs, v),
+        (UInt8, StartValue::UInt(v)) => slave.set_uint8(&vrs, &narrow(v)),
+        (UInt16, StartValue::UInt(v)) => slave.set_uint16(&vrs, &narrow(v)),
+        (UInt32, StartValue::UInt(v)) => slave.set_uint32(&vrs, &narrow(v)),
+        (UInt64, StartValue::UInt(v)) => slave.set_uint64(&vrs, v),
+        (Enumeration, StartValue::Int(v)) => match slave.description().fmi_version {
+            super::FmiVersion::Fmi2 => slave.set_int32(&vrs, &narrow(v)),
+            super::FmiVersion::Fmi3 => slave.set_int64(&vrs, v),
+        },
+        (Boolean, StartValue::Bool(v)) => slave.set_boolean(&vrs, v),
+        (String, StartValue::String(v)) => {
+            let v: Vec<&str> = v.iter().map(std::string::String::as_str).collect();
+            slave.set_string(&vrs, &v)
+        }
+        (Binary, StartValue::Binary(v)) => {
+            let v: Vec<&[u8]> = v.iter().map(Vec::as_slice).collect();
+            slave.set_binary(&vrs, &v)
+        }
+        _ => Err(mismatch()),
+    }
+}
+
+/// Read a variable's current value (all `count` elements of an array).
+pub fn get_value(slave: &mut dyn Slave, variable: &Variable, count: usize) -> Result<StartValue> {
+    let vrs = [variable.value_reference];
+    use VariableType::*;
+    Ok(match variable.var_type {
+        Float64 => {
+            let mut v = vec![0.0; count];
+            slave.get_float64(&vrs, &mut v)?;
+            StartValue::Float(v)
+        }
+        Float32 => {
+            let mut v = vec![0.0f32; count];
+            slave.get_float32(&vrs, &mut v)?;
+            StartValue::Float(v.into_iter().map(f64::from).collect())
+        }
+        Int8 => {
+            let mut v = vec![0i8; count];
+            slave.get_int8(&vrs, &mut v)?;
+            StartValue::Int(v.into_iter().map(i64::from).collect())
+        }
+        Int16 => {
+            let mut v = vec![0i16; count];
+            slave.get_int16(&vrs, &mut v)?;
+            StartValue::Int(v.into_iter().map(i64::from).collect())
+        }
+        Int32 => {
+            let mut v = vec![0i32; count];
+            slave.get_int32(&vrs, &mut v)?;
+            StartValue::Int(v.into_iter().map(i64::from).collect())
+        }
+        Int64 => {
+            let mut v = vec![0i64; count];
+            slave.get_int64(&vrs, &mut v)?;
+            StartValue::Int(v)
+        }
+        UInt8 => {
+            let mut v = vec![0u8; count];
+            slave.get_uint8(&vrs, &mut v)?;
+            StartValue::UInt(v.into_iter().map(u64::from).collect())
+        }
+        UInt16 => {
+            let mut v = vec![0u16; count];
+            slave.get_uint16(&vrs, &mut v)?;
+            StartValue::UInt(v.into_iter().map(u64::from).collect())
+        }
+        UInt32 => {
+            let mut v = vec![0u32; count];
+            slave.get_uint32(&vrs, &mut v)?;
+            StartValue::UInt(v.into_iter().map(u64::from).collect())
+        }
+        UInt64 => {
+            let mut v = vec![0u64; count];
+            slave.get_uint64(&vrs, &mut v)?;
+            StartValue::UInt(v)
+        }
+        Enumeration => match slave.description().fmi_version {
+            super::FmiVersion::Fmi2 => {
+                let mut v = vec![0i32; count];
+                slave.get_int32(&vrs, &mut v)?;
+                StartValue::Int(v.into_iter().map(i64::from).collect())
+            }
+            super::FmiVersion::Fmi3 => {
+                let mut v = vec![0i64; count];
+                slave.get_int64(&vrs, &mut v)?;
+                StartValue::Int(v)
+            }
+        },
+        Boolean => {
+            let mut v = vec![false; count];
+            slave.get_boolean(&vrs, &mut v)?;
+            StartValue::Bool(v)
+        }
+        String => StartValue::String(slave.get_string(&vrs)?),
+        Binary => StartValue::Binary(slave.get_binary(&vrs)?),
+        Clock => {
+            return Err(Error::Unsupported {
+                instance: slave.name().to_string(),
+                message: format!("clock \"{}\" has no value to read", variable.name),
+            })
+        }
+    })
+}
+
+fn int_range(t: VariableType) -> (i64, i64) {
+    match t {
+        VariableType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+        VariableType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+        VariableType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+fn uint_max(t: VariableType) -> u64 {
+    match t {
+        VariableType::UInt8 => u8::MAX.into(),
+        VariableType::UInt16 => u16::MAX.into(),
+        VariableType::UInt32 => u32::MAX.into(),
+        _ => u64::MAX,
+    }
+}
+
+/// Narrow parsed (range-checked) integers to the FMU's integer width.
+fn narrow<T: TryFrom<S> + Default + Copy, S: Copy>(values: &[S]) -> Vec<T> {
+    values.iter().map(|&v| T::try_from(v).unwrap_or_default()).collect()
+}
+
+/// Hex digits (optionally `0x`-prefixed) to bytes.
+pub fn parse_hex(text: &str) -> Option<Vec<u8>> {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    if digits.len() % 2 != 0 {
+        return None;
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(digits.get(i..i + 2)?, 16).ok())
+        .collect()
+}

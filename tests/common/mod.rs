@@ -1,0 +1,75 @@
+//! Helpers shared by the integration tests: the project's FMUs, the cosimo binary, result files.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cosimo::results::Table;
+
+/// A packed FMU of the project's test set (built on demand).
+pub fn fmu(model: &str, fmi_version: u8) -> PathBuf {
+    fmu_pack::fmu_path(model, fmi_version)
+}
+
+/// Run the cosimo binary with `args`.
+pub fn cosimo<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(args)
+        .env_remove("COSIMO_LOG")
+        .output()
+        .expect("the cosimo binary runs")
+}
+
+/// stdout and stderr of a finished command, for assertion messages.
+pub fn show(output: &Output) -> String {
+    format!(
+        "status: {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Run cosimo and insist it succeeded.
+pub fn cosimo_ok<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let output = cosimo(args);
+    assert!(output.status.success(), "cosimo failed:\n{}", show(&output));
+    output
+}
+
+/// A fresh temporary folder for one test.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary folder")
+}
+
+/// Read a result CSV.
+pub fn read_results(path: &Path) -> Table {
+    Table::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// Position x(t) of m x'' + d x' + c x = f (constant f), underdamped, from x0, v0.
+pub fn oscillator_position(m: f64, c: f64, d: f64, f: f64, x0: f64, v0: f64, t: f64) -> f64 {
+    let sigma = d / (2.0 * m);
+    let omega = (c / m - sigma * sigma).sqrt();
+    let a = x0 - f / c;
+    let b = (v0 + sigma * a) / omega;
+    f / c + (-sigma * t).exp() * (a * (omega * t).cos() + b * (omega * t).sin())
+}
+
+/// Largest relative deviation |a - b| / max(|b|, floor) over two equally long slices.
+pub fn max_relative_deviation(a: &[f64], b: &[f64], floor: f64) -> f64 {
+    assert_eq!(a.len(), b.len(), "compared series differ in length");
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() / y.abs().max(floor))
+        .fold(0.0, f64::max)
+}
