@@ -2,7 +2,9 @@
 //! variable's type, write it to a slave, read it back. Scalars are one-element vectors; FMI 3
 //! arrays hold all their elements, row-major.
 
-use super::description::{Causality, ModelDescription, StartValue, Variability, Variable, VariableType};
+use super::description::{
+    Causality, ModelDescription, StartValue, Variability, Variable, VariableType,
+};
 use super::Slave;
 use crate::error::{Error, Result};
 
@@ -43,7 +45,11 @@ pub fn element_count(description: &ModelDescription, variable: &Variable) -> Res
 /// Parse a user's text (`--start-value NAME=TEXT`, a parameter in a system file) into a value of
 /// the variable's type. Arrays take space-separated elements; Booleans `true`/`false`/`1`/`0`;
 /// enumerations an integer or an item name; Binary hex digits.
-pub fn parse_value(description: &ModelDescription, variable: &Variable, text: &str) -> Result<StartValue> {
+pub fn parse_value(
+    description: &ModelDescription,
+    variable: &Variable,
+    text: &str,
+) -> Result<StartValue> {
     let count = element_count(description, variable)?;
     let elements: Vec<&str> = if variable.var_type == VariableType::String {
         vec![text]
@@ -61,7 +67,10 @@ pub fn parse_value(description: &ModelDescription, variable: &Variable, text: &s
         return Err(wrong(&if count == 1 {
             "expected one value".to_string()
         } else {
-            format!("expected {count} space-separated values for the array, got {}", elements.len())
+            format!(
+                "expected {count} space-separated values for the array, got {}",
+                elements.len()
+            )
         }));
     }
     use VariableType::*;
@@ -126,10 +135,16 @@ pub fn parse_value(description: &ModelDescription, variable: &Variable, text: &s
                 elements
                     .iter()
                     .map(|e| {
-                        e.parse::<i64>().ok().or_else(|| items.iter().find(|i| i.name == *e).map(|i| i.value)).ok_or_else(|| {
-                            let names: Vec<&str> = items.iter().map(|i| i.name.as_str()).collect();
-                            wrong(&format!("expected an integer or one of the items {names:?}"))
-                        })
+                        e.parse::<i64>()
+                            .ok()
+                            .or_else(|| items.iter().find(|i| i.name == *e).map(|i| i.value))
+                            .ok_or_else(|| {
+                                let names: Vec<&str> =
+                                    items.iter().map(|i| i.name.as_str()).collect();
+                                wrong(&format!(
+                                    "expected an integer or one of the items {names:?}"
+                                ))
+                            })
                     })
                     .collect::<Result<_>>()?,
             )
@@ -139,7 +154,10 @@ pub fn parse_value(description: &ModelDescription, variable: &Variable, text: &s
 }
 
 /// Check that a start value may be given to this variable before initialization.
-pub fn check_start_value_allowed(description: &ModelDescription, variable: &Variable) -> Result<()> {
+pub fn check_start_value_allowed(
+    description: &ModelDescription,
+    variable: &Variable,
+) -> Result<()> {
     let refuse = |why: &str| {
         Err(Error::Usage(format!(
             "{}: cannot set a start value for \"{}\": {why}",
@@ -308,13 +326,16 @@ fn uint_max(t: VariableType) -> u64 {
 
 /// Narrow parsed (range-checked) integers to the FMU's integer width.
 fn narrow<T: TryFrom<S> + Default + Copy, S: Copy>(values: &[S]) -> Vec<T> {
-    values.iter().map(|&v| T::try_from(v).unwrap_or_default()).collect()
+    values
+        .iter()
+        .map(|&v| T::try_from(v).unwrap_or_default())
+        .collect()
 }
 
 /// Hex digits (optionally `0x`-prefixed) to bytes.
 pub fn parse_hex(text: &str) -> Option<Vec<u8>> {
     let digits = text.strip_prefix("0x").unwrap_or(text);
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     (0..digits.len())

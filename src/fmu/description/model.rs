@@ -188,6 +188,8 @@ pub struct TypeDefinition {
     pub nominal: Option<f64>,
     /// Items of an enumeration type.
     pub items: Vec<EnumerationItem>,
+    /// Clock attributes of an FMI 3 `ClockType`.
+    pub clock: Option<ClockAttributes>,
 }
 
 /// One item of an enumeration type.
@@ -364,6 +366,23 @@ impl Variable {
     /// True when the variable is an FMI 3 array.
     pub fn is_array(&self) -> bool {
         !self.dimensions.is_empty()
+    }
+
+    /// `initial` as declared, or the standard's default for the causality and variability
+    /// (None where no `initial` applies: inputs, the independent variable, invalid combinations).
+    pub fn effective_initial(&self) -> Option<Initial> {
+        use Causality as C;
+        use Variability as V;
+        if self.initial.is_some() {
+            return self.initial;
+        }
+        match (self.causality, self.variability) {
+            (C::Parameter | C::StructuralParameter, V::Fixed | V::Tunable) => Some(Initial::Exact),
+            (C::Output | C::Local, V::Constant) => Some(Initial::Exact),
+            (C::CalculatedParameter | C::Local, V::Fixed | V::Tunable) => Some(Initial::Calculated),
+            (C::Output | C::Local, V::Discrete | V::Continuous) => Some(Initial::Calculated),
+            _ => None,
+        }
     }
 }
 
