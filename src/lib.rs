@@ -5,5 +5,7 @@
 
 pub mod error;
 pub mod fmu;
+pub mod master;
+pub mod results;
 
 pub use error::{Error, FmiStatus, Result};

@@ -18,7 +18,11 @@ use cosimo::results::{CsvWriter, Table};
 use cosimo::Error;
 
 #[derive(Parser)]
-#[command(name = "cosimo", version, about = "An FMI 2.0 / 3.0 co-simulation master")]
+#[command(
+    name = "cosimo",
+    version,
+    about = "An FMI 2.0 / 3.0 co-simulation master"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -117,7 +121,10 @@ fn main() -> ExitCode {
 /// 1 when a simulation ran and failed, 2 when the input or the usage was wrong.
 fn exit_code(error: &Error) -> u8 {
     match error {
-        Error::Simulation { .. } | Error::Fmi { .. } | Error::Discard { .. } | Error::WrongState { .. } => 1,
+        Error::Simulation { .. }
+        | Error::Fmi { .. }
+        | Error::Discard { .. }
+        | Error::WrongState { .. } => 1,
         _ => 2,
     }
 }
@@ -125,7 +132,11 @@ fn exit_code(error: &Error) -> u8 {
 fn init_logging(quiet: bool, log_fmi_calls: bool, debug_logging: bool) {
     let mut builder = env_logger::Builder::new();
     builder.format_timestamp(None).format_target(false);
-    builder.filter_level(if quiet { log::LevelFilter::Error } else { log::LevelFilter::Warn });
+    builder.filter_level(if quiet {
+        log::LevelFilter::Error
+    } else {
+        log::LevelFilter::Warn
+    });
     if debug_logging {
         builder.filter_module("fmu", log::LevelFilter::Trace);
     }
@@ -140,7 +151,10 @@ fn inspect(args: &InspectArgs) -> Result<(), Error> {
     let fmu = Fmu::open(&args.fmu)?;
     if args.json {
         let json = summary::json(fmu.description(), &args.fmu);
-        println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
     } else {
         print!("{}", summary::text(fmu.description(), &args.fmu));
     }
@@ -151,7 +165,11 @@ fn run(args: &RunArgs) -> Result<(), Error> {
     let fmu = Fmu::open(&args.fmu)?;
     let md = fmu.description().clone();
     if let Some(wanted) = &args.fmi_version {
-        let wanted_version = if wanted == "2" { FmiVersion::Fmi2 } else { FmiVersion::Fmi3 };
+        let wanted_version = if wanted == "2" {
+            FmiVersion::Fmi2
+        } else {
+            FmiVersion::Fmi3
+        };
         if md.fmi_version != wanted_version {
             return Err(Error::Usage(format!(
                 "{}: this is an FMI {} FMU, but --fmi-version {wanted} asks for FMI {wanted_version}",
@@ -161,12 +179,16 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         }
     }
     let grid = time_grid(args, &md)?;
-    let tolerance = args.tolerance.or(md.default_experiment.as_ref().and_then(|d| d.tolerance));
+    let tolerance = args
+        .tolerance
+        .or(md.default_experiment.as_ref().and_then(|d| d.tolerance));
 
     let mut start_values: Vec<(Variable, StartValue)> = Vec::new();
     for assignment in &args.start_values {
         let (name, text) = assignment.split_once('=').ok_or_else(|| {
-            Error::Usage(format!("--start-value \"{assignment}\": expected NAME=VALUE, e.g. --start-value m=2.5"))
+            Error::Usage(format!(
+                "--start-value \"{assignment}\": expected NAME=VALUE, e.g. --start-value m=2.5"
+            ))
         })?;
         let variable = find_variable(&md, name.trim(), "--start-value")?;
         check_start_value_allowed(&md, variable)?;
@@ -174,7 +196,10 @@ fn run(args: &RunArgs) -> Result<(), Error> {
     }
 
     let recorded: Vec<&Variable> = if args.output_variables.is_empty() {
-        md.variables.iter().filter(|v| v.causality == Causality::Output).collect()
+        md.variables
+            .iter()
+            .filter(|v| v.causality == Causality::Output)
+            .collect()
     } else {
         args.output_variables
             .iter()
@@ -184,7 +209,10 @@ fn run(args: &RunArgs) -> Result<(), Error> {
     let recording = Recording::new(&md, &recorded)?;
 
     let table = args.input_file.as_deref().map(Table::read).transpose()?;
-    let inputs = table.as_ref().map(|t| TableInputs::new(&md, t)).transpose()?;
+    let inputs = table
+        .as_ref()
+        .map(|t| TableInputs::new(&md, t))
+        .transpose()?;
 
     let output_file = args
         .output_file
@@ -198,7 +226,7 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         event_mode: args.event_mode,
         ..InstanceOptions::default()
     };
-    let mut slave = fmu.instantiate(&md.model_name, &options)?;
+    let mut slave = fmu.instantiate(&md.model_name, options)?;
     let stats = SingleRun {
         grid,
         tolerance,
@@ -242,7 +270,11 @@ fn annotate_partial_results(error: Error, output: &Path) -> Error {
     }
 }
 
-fn find_variable<'a>(md: &'a cosimo::fmu::ModelDescription, name: &str, option: &str) -> Result<&'a Variable, Error> {
+fn find_variable<'a>(
+    md: &'a cosimo::fmu::ModelDescription,
+    name: &str,
+    option: &str,
+) -> Result<&'a Variable, Error> {
     md.variable(name).ok_or_else(|| {
         let mut close: Vec<&str> = md
             .variables
@@ -266,16 +298,25 @@ fn time_grid(args: &RunArgs, md: &cosimo::fmu::ModelDescription) -> Result<TimeG
     let de = md.default_experiment.clone().unwrap_or_default();
     let start = args.start_time.or(de.start_time).unwrap_or(0.0);
     let stop = args.stop_time.or(de.stop_time).unwrap_or(start + 1.0);
-    if !(stop > start) {
-        return Err(Error::Usage(format!("the stop time {stop} must be after the start time {start}")));
+    if stop.is_nan() || start.is_nan() || stop <= start {
+        return Err(Error::Usage(format!(
+            "the stop time {stop} must be after the start time {start}"
+        )));
     }
-    let step = args.step_size.or(de.step_size).unwrap_or((stop - start) / 500.0);
-    if !(step > 0.0) || !step.is_finite() {
-        return Err(Error::Usage(format!("the step size must be positive, not {step}")));
+    let step = args
+        .step_size
+        .or(de.step_size)
+        .unwrap_or((stop - start) / 500.0);
+    if !step.is_finite() || step <= 0.0 {
+        return Err(Error::Usage(format!(
+            "the step size must be positive, not {step}"
+        )));
     }
     let output_interval = args.output_interval.unwrap_or(step);
-    if !(output_interval > 0.0) || !output_interval.is_finite() {
-        return Err(Error::Usage(format!("the output interval must be positive, not {output_interval}")));
+    if !output_interval.is_finite() || output_interval <= 0.0 {
+        return Err(Error::Usage(format!(
+            "the output interval must be positive, not {output_interval}"
+        )));
     }
     Ok(TimeGrid {
         start,

@@ -78,12 +78,12 @@ impl Fmu {
                 self.description.model_name
             ),
         })?;
-        self.archive.binary_path(self.description.fmi_version, identifier)
+        self.archive
+            .binary_path(self.description.fmi_version, identifier)
     }
 
     /// A new instance named `name`; it keeps the extracted files alive as long as it lives.
-    pub fn instantiate(&self, name: &str, options: &InstanceOptions) -> Result<Box<dyn Slave>> {
-        let mut options = options.clone();
+    pub fn instantiate(&self, name: &str, mut options: InstanceOptions) -> Result<Box<dyn Slave>> {
         if options.keep_alive.is_none() {
             options.keep_alive = Some(self.archive.clone());
         }

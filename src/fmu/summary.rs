@@ -18,25 +18,70 @@ pub fn capability_flags(cs: &CoSimulation, fmi3: bool) -> Vec<(&'static str, Val
             "canHandleVariableCommunicationStepSize",
             cs.can_handle_variable_communication_step_size.into(),
         ),
-        ("canBeInstantiatedOnlyOncePerProcess", cs.can_be_instantiated_only_once_per_process.into()),
-        (if fmi3 { "canGetAndSetFMUState" } else { "canGetAndSetFMUstate" }, cs.can_get_and_set_fmu_state.into()),
-        (if fmi3 { "canSerializeFMUState" } else { "canSerializeFMUstate" }, cs.can_serialize_fmu_state.into()),
         (
-            if fmi3 { "providesDirectionalDerivatives" } else { "providesDirectionalDerivative" },
+            "canBeInstantiatedOnlyOncePerProcess",
+            cs.can_be_instantiated_only_once_per_process.into(),
+        ),
+        (
+            if fmi3 {
+                "canGetAndSetFMUState"
+            } else {
+                "canGetAndSetFMUstate"
+            },
+            cs.can_get_and_set_fmu_state.into(),
+        ),
+        (
+            if fmi3 {
+                "canSerializeFMUState"
+            } else {
+                "canSerializeFMUstate"
+            },
+            cs.can_serialize_fmu_state.into(),
+        ),
+        (
+            if fmi3 {
+                "providesDirectionalDerivatives"
+            } else {
+                "providesDirectionalDerivative"
+            },
             cs.provides_directional_derivatives.into(),
         ),
-        ("maxOutputDerivativeOrder", cs.max_output_derivative_order.into()),
+        (
+            "maxOutputDerivativeOrder",
+            cs.max_output_derivative_order.into(),
+        ),
     ];
     if fmi3 {
         flags.extend([
-            ("providesAdjointDerivatives", cs.provides_adjoint_derivatives.into()),
-            ("providesPerElementDependencies", cs.provides_per_element_dependencies.into()),
-            ("providesIntermediateUpdate", cs.provides_intermediate_update.into()),
-            ("mightReturnEarlyFromDoStep", cs.might_return_early_from_do_step.into()),
-            ("canReturnEarlyAfterIntermediateUpdate", cs.can_return_early_after_intermediate_update.into()),
+            (
+                "providesAdjointDerivatives",
+                cs.provides_adjoint_derivatives.into(),
+            ),
+            (
+                "providesPerElementDependencies",
+                cs.provides_per_element_dependencies.into(),
+            ),
+            (
+                "providesIntermediateUpdate",
+                cs.provides_intermediate_update.into(),
+            ),
+            (
+                "mightReturnEarlyFromDoStep",
+                cs.might_return_early_from_do_step.into(),
+            ),
+            (
+                "canReturnEarlyAfterIntermediateUpdate",
+                cs.can_return_early_after_intermediate_update.into(),
+            ),
             ("hasEventMode", cs.has_event_mode.into()),
-            ("providesEvaluateDiscreteStates", cs.provides_evaluate_discrete_states.into()),
-            ("recommendedIntermediateInputSmoothness", cs.recommended_intermediate_input_smoothness.into()),
+            (
+                "providesEvaluateDiscreteStates",
+                cs.provides_evaluate_discrete_states.into(),
+            ),
+            (
+                "recommendedIntermediateInputSmoothness",
+                cs.recommended_intermediate_input_smoothness.into(),
+            ),
         ]);
         if let Some(h) = cs.fixed_internal_step_size {
             flags.push(("fixedInternalStepSize", h.into()));
@@ -45,7 +90,10 @@ pub fn capability_flags(cs: &CoSimulation, fmi3: bool) -> Vec<(&'static str, Val
         flags.extend([
             ("canInterpolateInputs", cs.can_interpolate_inputs.into()),
             ("canRunAsynchronuously", cs.can_run_asynchronuously.into()),
-            ("canNotUseMemoryManagementFunctions", cs.can_not_use_memory_management_functions.into()),
+            (
+                "canNotUseMemoryManagementFunctions",
+                cs.can_not_use_memory_management_functions.into(),
+            ),
         ]);
     }
     flags
@@ -54,7 +102,11 @@ pub fn capability_flags(cs: &CoSimulation, fmi3: bool) -> Vec<(&'static str, Val
 /// A start value as the text a user would type for `--start-value`.
 pub fn start_text(start: &StartValue) -> String {
     fn join<T: ToString>(values: &[T]) -> String {
-        values.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ")
+        values
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
     }
     match start {
         StartValue::Float(v) => join(v),
@@ -139,7 +191,11 @@ pub fn text(md: &ModelDescription, source: &Path) -> String {
     let _ = writeln!(
         out,
         "  Interfaces       {}",
-        if interfaces.is_empty() { "none".to_string() } else { interfaces.join(", ") }
+        if interfaces.is_empty() {
+            "none".to_string()
+        } else {
+            interfaces.join(", ")
+        }
     );
     if let Some(cs) = &md.co_simulation {
         let on: Vec<String> = capability_flags(cs, fmi3)
@@ -153,7 +209,11 @@ pub fn text(md: &ModelDescription, source: &Path) -> String {
         let _ = writeln!(
             out,
             "  Capabilities     {}",
-            if on.is_empty() { "none".to_string() } else { on.join(", ") }
+            if on.is_empty() {
+                "none".to_string()
+            } else {
+                on.join(", ")
+            }
         );
     }
     let fmt_opt = |x: Option<f64>| x.map_or("-".to_string(), |v| v.to_string());
@@ -174,7 +234,15 @@ pub fn text(md: &ModelDescription, source: &Path) -> String {
     }
 
     let _ = writeln!(out, "\n  Variables ({})", md.variables.len());
-    let header = ["name", "causality", "variability", "type", "start", "unit", "description"];
+    let header = [
+        "name",
+        "causality",
+        "variability",
+        "type",
+        "start",
+        "unit",
+        "description",
+    ];
     let rows: Vec<[String; 7]> = md
         .variables
         .iter()
@@ -260,7 +328,12 @@ pub fn json(md: &ModelDescription, source: &Path) -> Value {
     let capabilities: serde_json::Map<String, Value> = md
         .co_simulation
         .as_ref()
-        .map(|cs| capability_flags(cs, fmi3).into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        .map(|cs| {
+            capability_flags(cs, fmi3)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+        })
         .unwrap_or_default();
     json!({
         "source": source.display().to_string(),

@@ -33,10 +33,11 @@ impl Recording {
         };
         for variable in variables {
             let count = element_count(description, variable)?;
-            let batched = (variable.var_type == VariableType::Float64 && !variable.is_array()).then(|| {
-                recording.float_vrs.push(variable.value_reference);
-                recording.float_vrs.len() - 1
-            });
+            let batched = (variable.var_type == VariableType::Float64 && !variable.is_array())
+                .then(|| {
+                    recording.float_vrs.push(variable.value_reference);
+                    recording.float_vrs.len() - 1
+                });
             recording.columns.push(Column {
                 variable: (*variable).clone(),
                 count,
@@ -56,7 +57,11 @@ impl Recording {
     }
 
     /// Read the variables from `slave` and append them as cells of the current row.
-    pub fn append_cells<W: Write>(&mut self, slave: &mut dyn Slave, row: &mut CsvWriter<W>) -> Result<()> {
+    pub fn append_cells<W: Write>(
+        &mut self,
+        slave: &mut dyn Slave,
+        row: &mut CsvWriter<W>,
+    ) -> Result<()> {
         if !self.float_vrs.is_empty() {
             slave.get_float64(&self.float_vrs, &mut self.float_values)?;
         }
@@ -73,7 +78,9 @@ impl Recording {
                 StartValue::UInt(v) => push_joined(row, v, |r, x| r.push_uint(*x)),
                 StartValue::Bool(v) => push_joined(row, v, |r, x| r.push_bool(*x)),
                 StartValue::String(v) => row.push_str(v.first().map(String::as_str).unwrap_or("")),
-                StartValue::Binary(v) => row.push_bytes(v.first().map(Vec::as_slice).unwrap_or(&[])),
+                StartValue::Binary(v) => {
+                    row.push_bytes(v.first().map(Vec::as_slice).unwrap_or(&[]))
+                }
             }
         }
         Ok(())
@@ -81,7 +88,11 @@ impl Recording {
 }
 
 /// Non-float arrays are rare: format them as one space-separated cell through a string.
-fn push_joined<W: Write, T: ToString>(row: &mut CsvWriter<W>, values: &[T], scalar: impl Fn(&mut CsvWriter<W>, &T)) {
+fn push_joined<W: Write, T: ToString>(
+    row: &mut CsvWriter<W>,
+    values: &[T],
+    scalar: impl Fn(&mut CsvWriter<W>, &T),
+) {
     if values.len() == 1 {
         scalar(row, &values[0]);
     } else {

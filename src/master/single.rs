@@ -44,17 +44,30 @@ impl<'a> TableInputs<'a> {
                         "{}: column \"{name}\" matches no input of {}; its inputs are: {}",
                         table.path().display(),
                         description.model_name,
-                        if inputs.is_empty() { "(none)".to_string() } else { inputs.join(", ") }
+                        if inputs.is_empty() {
+                            "(none)".to_string()
+                        } else {
+                            inputs.join(", ")
+                        }
                     ))
                 })?;
-            if variable.is_array() || matches!(variable.var_type, VariableType::String | VariableType::Binary | VariableType::Clock) {
+            if variable.is_array()
+                || matches!(
+                    variable.var_type,
+                    VariableType::String | VariableType::Binary | VariableType::Clock
+                )
+            {
                 return Err(Error::Usage(format!(
                     "{}: input \"{name}\" is of type {:?}, which an input file cannot drive (only scalar numbers and Booleans)",
                     table.path().display(),
                     variable.var_type
                 )));
             }
-            let interpolation = if variable.var_type.is_float() { Interpolation::Linear } else { Interpolation::Hold };
+            let interpolation = if variable.var_type.is_float() {
+                Interpolation::Linear
+            } else {
+                Interpolation::Hold
+            };
             bindings.push((column, variable.clone(), interpolation));
         }
         Ok(TableInputs { table, bindings })
@@ -67,9 +80,10 @@ impl<'a> TableInputs<'a> {
             let value = match variable.var_type {
                 VariableType::Float32 | VariableType::Float64 => StartValue::Float(vec![x]),
                 VariableType::Boolean => StartValue::Bool(vec![x != 0.0]),
-                VariableType::UInt8 | VariableType::UInt16 | VariableType::UInt32 | VariableType::UInt64 => {
-                    StartValue::UInt(vec![x.round().max(0.0) as u64])
-                }
+                VariableType::UInt8
+                | VariableType::UInt16
+                | VariableType::UInt32
+                | VariableType::UInt64 => StartValue::UInt(vec![x.round().max(0.0) as u64]),
                 _ => StartValue::Int(vec![x.round() as i64]),
             };
             set_value(slave, variable, &value)?;
@@ -99,7 +113,12 @@ impl<W: Write> SingleRun<'_, W> {
             end_time: grid.start,
             ..RunStatistics::default()
         };
-        let at = |time: f64| move |e: Error| Error::Simulation { time, source: Box::new(e) };
+        let at = |time: f64| {
+            move |e: Error| Error::Simulation {
+                time,
+                source: Box::new(e),
+            }
+        };
 
         for (variable, value) in &self.start_values {
             set_value(slave, variable, value).map_err(at(grid.start))?;
@@ -116,13 +135,17 @@ impl<W: Write> SingleRun<'_, W> {
             stats.terminated_early = handle_events(slave, &mut stats).map_err(at(grid.start))?;
             slave.enter_step_mode().map_err(at(grid.start))?;
         }
-        self.write_row(slave, grid.start, &mut stats).map_err(at(grid.start))?;
+        self.write_row(slave, grid.start, &mut stats)
+            .map_err(at(grid.start))?;
 
         let eps = grid.epsilon();
         let mut t = grid.start;
         let mut next_output = grid.next_point(t, grid.output_interval);
         while t < grid.stop - eps && !stats.terminated_early {
-            let target = grid.next_point(t, grid.step).min(next_output).min(grid.stop);
+            let target = grid
+                .next_point(t, grid.step)
+                .min(next_output)
+                .min(grid.stop);
             if let Some(inputs) = &self.inputs {
                 inputs.apply(slave, t).map_err(at(t))?;
             }
@@ -156,7 +179,12 @@ impl<W: Write> SingleRun<'_, W> {
         Ok(stats)
     }
 
-    fn write_row(&mut self, slave: &mut dyn Slave, t: f64, stats: &mut RunStatistics) -> Result<()> {
+    fn write_row(
+        &mut self,
+        slave: &mut dyn Slave,
+        t: f64,
+        stats: &mut RunStatistics,
+    ) -> Result<()> {
         self.writer.begin_row(t);
         self.recording.append_cells(slave, &mut self.writer)?;
         self.writer.end_row()?;

@@ -246,7 +246,10 @@ mod tests {
         writer.begin_row(0.0);
         writer.push_float(1.0);
         let err = writer.end_row().unwrap_err().to_string();
-        assert!(err.contains("1 cells but the header has 2 columns"), "{err}");
+        assert!(
+            err.contains("1 cells but the header has 2 columns"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -254,7 +257,11 @@ mod tests {
         for value in [0.1, 1.0 / 3.0, -2.5e-300, 6.02214076e23, i64::MAX as f64] {
             let mut line = String::new();
             push_float(&mut line, value);
-            assert_eq!(line.parse::<f64>().unwrap().to_bits(), value.to_bits(), "{line}");
+            assert_eq!(
+                line.parse::<f64>().unwrap().to_bits(),
+                value.to_bits(),
+                "{line}"
+            );
         }
         let text = written(&["n"], |w| {
             w.begin_row(0.0);

@@ -45,7 +45,9 @@ impl Table {
             .map_err(|e| bad(format!("cannot read the header: {e}")))?
             .clone();
         if header.is_empty() || header.get(0).map(str::trim) == Some("") {
-            return Err(bad("the file is empty; expected a header \"time\",\"name\",...".into()));
+            return Err(bad(
+                "the file is empty; expected a header \"time\",\"name\",...".into(),
+            ));
         }
         let columns: Vec<String> = header.iter().skip(1).map(str::to_string).collect();
         let mut time = Vec::new();
@@ -60,8 +62,12 @@ impl Table {
                     columns.len() + 1
                 )));
             }
-            let t = parse_cell(&record[0])
-                .ok_or_else(|| bad(format!("line {line}: time \"{}\" is not a number", &record[0])))?;
+            let t = parse_cell(&record[0]).ok_or_else(|| {
+                bad(format!(
+                    "line {line}: time \"{}\" is not a number",
+                    &record[0]
+                ))
+            })?;
             if let Some(&previous) = time.last() {
                 if t < previous {
                     return Err(bad(format!(
@@ -172,7 +178,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_line_and_column() {
-        let err = |text: &str| Table::parse(text, Path::new("in.csv")).unwrap_err().to_string();
+        let err = |text: &str| {
+            Table::parse(text, Path::new("in.csv"))
+                .unwrap_err()
+                .to_string()
+        };
         assert_eq!(
             err("time,u\n0,1\n1,x\n"),
             "in.csv: line 3, column \"u\": \"x\" is not a number or Boolean"
@@ -181,7 +191,10 @@ mod tests {
             err("time,u\n1,1\n0,1\n"),
             "in.csv: line 3: time 0 is before the previous row's 1; rows must be in time order"
         );
-        assert_eq!(err("time,u\n"), "in.csv: the table has a header but no rows");
+        assert_eq!(
+            err("time,u\n"),
+            "in.csv: the table has a header but no rows"
+        );
         assert!(err("time,u\n0,1,2\n").contains("line 2 has 3 cells"));
     }
 }

@@ -55,19 +55,39 @@ fn run(mut command: Command) -> Result<(), String> {
 /// Pack the FMUs, then show what cosimo does with the bundled example.
 fn demo() -> Result<(), String> {
     let fmus = fmu_pack::packed_fmus()?;
-    println!("packed {} FMUs into {}", fmus.len(), fmu_pack::fmus_dir().display());
+    println!(
+        "packed {} FMUs into {}",
+        fmus.len(),
+        fmu_pack::fmus_dir().display()
+    );
     let oscillator = fmu_pack::fmu_path("Oscillator", 3);
     let out_dir = workspace_root().join("target").join("demo");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
     let csv = out_dir.join("oscillator.csv");
 
     let mut inspect = cargo();
-    inspect.args(["run", "--release", "--quiet", "--bin", "cosimo", "--", "inspect"]);
+    inspect.args([
+        "run",
+        "--release",
+        "--quiet",
+        "--bin",
+        "cosimo",
+        "--",
+        "inspect",
+    ]);
     inspect.arg(&oscillator);
     run(inspect)?;
 
     let mut simulate = cargo();
-    simulate.args(["run", "--release", "--quiet", "--bin", "cosimo", "--", "run"]);
+    simulate.args([
+        "run",
+        "--release",
+        "--quiet",
+        "--bin",
+        "cosimo",
+        "--",
+        "run",
+    ]);
     simulate.arg(&oscillator);
     simulate.args(["--stop-time", "10", "--start-value", "F=1", "--output-file"]);
     simulate.arg(&csv);
@@ -87,12 +107,20 @@ fn fmpy_python() -> Result<PathBuf, String> {
     let host_python = ["python3", "python"]
         .into_iter()
         .find(|p| Command::new(p).arg("--version").output().is_ok())
-        .ok_or("no python3 on PATH: FMPy (the independent importer the tests compare with) needs it")?;
+        .ok_or(
+            "no python3 on PATH: FMPy (the independent importer the tests compare with) needs it",
+        )?;
     let mut create = Command::new(host_python);
     create.args(["-m", "venv"]).arg(&venv);
     run(create)?;
     let mut install = Command::new(&python);
-    install.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]);
+    install.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
     install.arg(format!("fmpy=={FMPY_VERSION}"));
     run(install)?;
     std::fs::write(&stamp, "").map_err(|e| format!("{}: {e}", stamp.display()))?;

@@ -1,0 +1,1141 @@
+//! The FMI 3.0 Co-Simulation instance.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::log::{c_str_lossy, fmi3_intermediate_update, fmi3_log_message, lock};
+use super::{
+    c_string, dir_with_separator, unknown_state, Core, InstanceOptions, Polynomial, StateTable,
+    ANY_STATE, GET_STATES, SET_STATES,
+};
+use crate::error::{Error, FmiStatus, Result};
+use crate::fmu::description::{
+    Causality, ModelDescription, StartValue, ValueReference, VariableType,
+};
+use crate::fmu::ffi::fmi3::*;
+use crate::fmu::ffi::Fmi3Functions;
+use crate::fmu::library::FmuLibrary;
+use crate::fmu::slave::{
+    DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
+};
+
+/// An FMI 3.0 Co-Simulation instance.
+pub struct Fmi3Instance {
+    core: Core,
+    f: Fmi3Functions,
+    instance: fmi3Instance,
+    states: StateTable,
+    /// `eventModeUsed` as passed to the FMU.
+    event_mode_used: bool,
+    /// Float64 inputs declared `intermediateUpdate` (sorted), requested at instantiation.
+    intermediate_inputs: Vec<ValueReference>,
+    /// Element counts of array variables (scalars are absent: one element).
+    array_sizes: HashMap<ValueReference, usize>,
+    /// Polynomial inputs sampled at sub-step starts during the next `do_step`.
+    sub_step_inputs: Polynomial,
+    sub_step_warned: bool,
+    bool_scratch: Vec<u8>,
+    int_scratch: Vec<i32>,
+    real_scratch: Vec<f64>,
+}
+
+// SAFETY: the raw pointers (instance, FMU states, callback environment) are only used through
+// `&mut self` (or `&self` for reads of Rust data), so one thread at a time calls into the FMU;
+// FMI allows an instance to be used from different threads as long as calls do not overlap.
+unsafe impl Send for Fmi3Instance {}
+
+/// Number of elements of an array variable: the product of its dimensions (fixed sizes or the
+/// start values of their structural parameters).
+fn element_count(description: &ModelDescription, index: usize) -> usize {
+    let variable = &description.variables[index];
+    variable
+        .dimensions
+        .iter()
+        .map(|d| {
+            d.start
+                .or_else(|| {
+                    let vr = d.value_reference?;
+                    let p = description
+                        .variables
+                        .iter()
+                        .find(|v| v.value_reference == vr)?;
+                    match p.start.as_ref()? {
+                        StartValue::Int(v) => v.first().and_then(|&x| u64::try_from(x).ok()),
+                        StartValue::UInt(v) => v.first().copied(),
+                        _ => None,
+                    }
+                })
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(1)
+        })
+        .product()
+}
+
+fn flag(b: u8) -> bool {
+    b != 0
+}
+
+macro_rules! fmi3_numeric {
+    ($($get:ident, $set:ident, $ty:ty, $get_name:literal, $set_name:literal;)*) => {
+        $(
+            fn $get(&mut self, vrs: &[ValueReference], values: &mut [$ty]) -> Result<()> {
+                const F: &str = $get_name;
+                self.core.require(F, GET_STATES)?;
+                let get = self.need(self.f.$get, F)?;
+                self.check_values(F, vrs, values.len())?;
+                // SAFETY: valid instance; nValues is the length of the buffer.
+                let raw = unsafe {
+                    get(self.instance, vrs.as_ptr(), vrs.len(), values.as_mut_ptr(), values.len())
+                };
+                self.core.check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+            }
+            fn $set(&mut self, vrs: &[ValueReference], values: &[$ty]) -> Result<()> {
+                const F: &str = $set_name;
+                self.core.require(F, SET_STATES)?;
+                let set = self.need(self.f.$set, F)?;
+                self.check_values(F, vrs, values.len())?;
+                // SAFETY: valid instance; nValues is the length of the buffer.
+                let raw = unsafe {
+                    set(self.instance, vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len())
+                };
+                self.core.check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+            }
+        )*
+    };
+}
+
+impl Fmi3Instance {
+    /// `fmi3InstantiateCoSimulation` (invisible) on `library`.
+    pub fn new(
+        library: Arc<FmuLibrary>,
+        description: Arc<ModelDescription>,
+        name: &str,
+        resource_dir: Option<&Path>,
+        options: InstanceOptions,
+    ) -> Result<Fmi3Instance> {
+        let Some(f) = library.fmi3().copied() else {
+            return Err(Error::Unsupported {
+                instance: name.to_string(),
+                message: "the library is not an FMI 3 library".into(),
+            });
+        };
+        let mut core = Core::new(library, description, name, options)?;
+        let description = Arc::clone(&core.description);
+        let cs = description.co_simulation.clone().unwrap_or_default();
+        let event_mode_used = core.options.event_mode && cs.has_event_mode;
+        let early_return = core.options.early_return;
+        let logging_on = core.options.logging_on;
+        let mut intermediate_inputs: Vec<ValueReference> = if cs.provides_intermediate_update {
+            description
+                .variables
+                .iter()
+                .filter(|v| {
+                    v.intermediate_update
+                        && v.causality == Causality::Input
+                        && v.var_type == VariableType::Float64
+                })
+                .map(|v| v.value_reference)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        intermediate_inputs.sort_unstable();
+        intermediate_inputs.dedup();
+        let array_sizes = description
+            .variables
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_array())
+            .map(|(i, v)| (v.value_reference, element_count(&description, i)))
+            .collect();
+
+        let c_name = c_string(name, "the instance name", name)?;
+        let token = c_string(
+            name,
+            "the instantiation token",
+            &description.instantiation_token,
+        )?;
+        let resource_path = resource_dir
+            .map(|dir| {
+                CString::new(dir_with_separator(dir)).map_err(|_| {
+                    Error::Usage(format!(
+                        "{name}: the resource path {} contains a NUL character",
+                        dir.display()
+                    ))
+                })
+            })
+            .transpose()?;
+        // SAFETY: strings live across the call; the environment outlives the instance.
+        let instance = unsafe {
+            (f.instantiate_co_simulation)(
+                c_name.as_ptr(),
+                token.as_ptr(),
+                resource_path
+                    .as_ref()
+                    .map_or(std::ptr::null(), |p| p.as_ptr()),
+                false,
+                logging_on,
+                event_mode_used,
+                early_return,
+                if intermediate_inputs.is_empty() {
+                    std::ptr::null()
+                } else {
+                    intermediate_inputs.as_ptr()
+                },
+                intermediate_inputs.len(),
+                core.env.as_ptr(),
+                Some(fmi3_log_message),
+                Some(fmi3_intermediate_update),
+            )
+        };
+        core.trace_plain(|| {
+            format!(
+                "fmi3InstantiateCoSimulation(instanceName={name:?}, instantiationToken={:?}, \
+                 resourcePath={:?}, visible=false, loggingOn={logging_on}, \
+                 eventModeUsed={event_mode_used}, earlyReturnAllowed={early_return}, \
+                 requiredIntermediateVariables={intermediate_inputs:?}) -> {instance:?}",
+                description.instantiation_token,
+                resource_path.as_ref().map(|p| p.to_string_lossy()),
+            )
+        });
+        if instance.is_null() {
+            return Err(Error::Fmi {
+                instance: name.to_string(),
+                function: "fmi3InstantiateCoSimulation",
+                status: FmiStatus::Error,
+                log: core.env().messages(),
+            });
+        }
+        {
+            let mut intermediate = lock(&core.env().intermediate);
+            intermediate.instance = instance;
+            intermediate.set_float64 = Some(f.set_float64);
+        }
+        let mut this = Fmi3Instance {
+            core,
+            f,
+            instance,
+            states: StateTable::default(),
+            event_mode_used,
+            intermediate_inputs,
+            array_sizes,
+            sub_step_inputs: Polynomial::default(),
+            sub_step_warned: false,
+            bool_scratch: Vec::new(),
+            int_scratch: Vec::new(),
+            real_scratch: Vec::new(),
+        };
+        if !this.core.options.debug_categories.is_empty() {
+            let categories = this.core.options.debug_categories.clone();
+            this.set_debug_logging(true, &categories)?;
+        }
+        Ok(this)
+    }
+
+    /// `fmi3SetDebugLogging`.
+    pub fn set_debug_logging(&mut self, logging_on: bool, categories: &[String]) -> Result<()> {
+        const F: &str = "fmi3SetDebugLogging";
+        self.core.require(F, ANY_STATE)?;
+        let set = self.need(self.f.set_debug_logging, F)?;
+        let c_categories = categories
+            .iter()
+            .map(|c| c_string(&self.core.name, "a log category", c))
+            .collect::<Result<Vec<_>>>()?;
+        let pointers: Vec<fmi3String> = c_categories.iter().map(|c| c.as_ptr()).collect();
+        // SAFETY: valid instance, pointers live across the call.
+        let raw = unsafe { set(self.instance, logging_on, pointers.len(), pointers.as_ptr()) };
+        self.core.check(F, raw, || {
+            format!("loggingOn={logging_on}, categories={categories:?}")
+        })
+    }
+
+    /// The FMU's most recent log messages (at most 20), oldest first.
+    pub fn recent_log(&self) -> Vec<String> {
+        self.core.env().messages()
+    }
+
+    /// The shared library this instance runs on.
+    pub fn library(&self) -> &Arc<FmuLibrary> {
+        self.core.library()
+    }
+
+    /// Whether the instance was created with `eventModeUsed`.
+    pub fn event_mode_used(&self) -> bool {
+        self.event_mode_used
+    }
+
+    /// `fmi3GetClock`: which of the clocks `vrs` are active.
+    pub fn get_clock(&mut self, vrs: &[ValueReference], values: &mut [bool]) -> Result<()> {
+        const F: &str = "fmi3GetClock";
+        self.core.require(F, GET_STATES)?;
+        let get = self.need(self.f.get_clock, F)?;
+        self.core.check_len(F, "values", vrs.len(), values.len())?;
+        self.bool_scratch.clear();
+        self.bool_scratch.resize(vrs.len(), 0);
+        // SAFETY: valid instance; the FMU writes one C bool (a byte) per clock.
+        let raw = unsafe {
+            get(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                self.bool_scratch.as_mut_ptr().cast::<bool>(),
+            )
+        };
+        for (v, &b) in values.iter_mut().zip(&self.bool_scratch) {
+            *v = flag(b);
+        }
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+    }
+
+    /// `fmi3SetClock`.
+    pub fn set_clock(&mut self, vrs: &[ValueReference], values: &[bool]) -> Result<()> {
+        const F: &str = "fmi3SetClock";
+        self.core.require(F, SET_STATES)?;
+        let set = self.need(self.f.set_clock, F)?;
+        self.core.check_len(F, "values", vrs.len(), values.len())?;
+        // SAFETY: valid instance; Rust bool has the layout of C bool.
+        let raw = unsafe { set(self.instance, vrs.as_ptr(), vrs.len(), values.as_ptr()) };
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+    }
+
+    fn need<T>(&self, function: Option<T>, name: &str) -> Result<T> {
+        function.ok_or_else(|| self.core.missing_function(name))
+    }
+
+    /// The number of values `vrs` stand for (arrays count all their elements).
+    fn expected_values(&self, vrs: &[ValueReference]) -> usize {
+        if self.array_sizes.is_empty() {
+            vrs.len()
+        } else {
+            vrs.iter()
+                .map(|vr| self.array_sizes.get(vr).copied().unwrap_or(1))
+                .sum()
+        }
+    }
+
+    fn check_values(&self, function: &str, vrs: &[ValueReference], got: usize) -> Result<()> {
+        self.core
+            .check_len(function, "values", self.expected_values(vrs), got)
+    }
+
+    fn set_float64_raw(&mut self, vrs: &[ValueReference], values: &[f64]) -> Result<()> {
+        const F: &str = "fmi3SetFloat64";
+        self.check_values(F, vrs, values.len())?;
+        // SAFETY: valid instance; nValues is the length of the buffer.
+        let raw = unsafe {
+            (self.f.set_float64)(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                values.as_ptr(),
+                values.len(),
+            )
+        };
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+    }
+
+    /// Forget the polynomial inputs of `vrs` (a plain set overrides them).
+    fn forget_polynomials(&mut self, vrs: &[ValueReference]) {
+        self.sub_step_inputs.remove_all(vrs);
+        if !self.intermediate_inputs.is_empty() {
+            lock(&self.core.env().intermediate)
+                .polynomial
+                .remove_all(vrs);
+        }
+    }
+
+    fn clear_polynomials(&mut self) {
+        self.sub_step_inputs.clear();
+        let mut intermediate = lock(&self.core.env().intermediate);
+        intermediate.polynomial.clear();
+        intermediate.active = false;
+    }
+
+    fn step_once(&mut self, t: f64, h: f64, outer_t: f64, outer_h: f64) -> Result<StepResult> {
+        const F: &str = "fmi3DoStep";
+        let (mut event, mut terminate, mut early) = (0u8, 0u8, 0u8);
+        let mut last = t;
+        // SAFETY: valid instance; the out pointers point to bytes (C bool) and a double.
+        let raw = unsafe {
+            (self.f.do_step)(
+                self.instance,
+                t,
+                h,
+                false,
+                (&mut event as *mut u8).cast::<bool>(),
+                (&mut terminate as *mut u8).cast::<bool>(),
+                (&mut early as *mut u8).cast::<bool>(),
+                &mut last,
+            )
+        };
+        let (event, terminate, early) = (flag(event), flag(terminate), flag(early));
+        let status = self.core.record(F, raw, || {
+            format!(
+                "currentCommunicationPoint={t}, communicationStepSize={h}, \
+                 noSetFMUStatePriorToCurrentPoint=false, eventHandlingNeeded={event}, \
+                 terminateSimulation={terminate}, earlyReturn={early}, lastSuccessfulTime={last}"
+            )
+        });
+        match status {
+            FmiStatus::Ok | FmiStatus::Warning => Ok(StepResult {
+                reached_time: if early { last } else { t + h },
+                early_return: early,
+                event_handling_needed: event,
+                terminate_simulation: terminate,
+            }),
+            FmiStatus::Discard if terminate => Ok(StepResult {
+                reached_time: last,
+                early_return: last < t + h,
+                event_handling_needed: event,
+                terminate_simulation: true,
+            }),
+            FmiStatus::Discard => Err(Error::Discard {
+                instance: self.core.name.clone(),
+                current_time: outer_t,
+                step_size: outer_h,
+                last_successful_time: last,
+                log: self.core.call_log(),
+            }),
+            status => Err(self.core.fmi_error(F, status)),
+        }
+    }
+
+    fn do_step_inner(&mut self, current_time: f64, step_size: f64) -> Result<StepResult> {
+        {
+            let mut intermediate = lock(&self.core.env().intermediate);
+            intermediate.active = !intermediate.polynomial.is_empty();
+            intermediate.t0 = current_time;
+        }
+        if self.sub_step_inputs.is_empty() || self.sub_step_inputs.max_order() == 0 {
+            return self.step_once(current_time, step_size, current_time, step_size);
+        }
+        let n = self.core.sub_step_count(&mut self.sub_step_warned);
+        let h = step_size / n as f64;
+        let mut result = StepResult {
+            reached_time: current_time + step_size,
+            early_return: false,
+            event_handling_needed: false,
+            terminate_simulation: false,
+        };
+        for i in 0..n {
+            let t = current_time + i as f64 * h;
+            if i > 0 {
+                let mut inputs = std::mem::take(&mut self.sub_step_inputs);
+                let (vrs, values) = inputs.evaluate(t - current_time);
+                let set = self.set_float64_raw(vrs, values);
+                self.sub_step_inputs = inputs;
+                set?;
+            }
+            let h_i = if i + 1 == n {
+                current_time + step_size - t
+            } else {
+                h
+            };
+            result = self.step_once(t, h_i, current_time, step_size)?;
+            if result.early_return || result.event_handling_needed || result.terminate_simulation {
+                result.early_return = result.reached_time < current_time + step_size;
+                break;
+            }
+        }
+        if !result.early_return {
+            result.reached_time = current_time + step_size;
+        }
+        Ok(result)
+    }
+
+    fn state_functions(
+        &self,
+        function: &str,
+    ) -> Result<(
+        fmi3GetFMUStateTYPE,
+        fmi3SetFMUStateTYPE,
+        fmi3FreeFMUStateTYPE,
+    )> {
+        let can = self
+            .core
+            .co_simulation()
+            .is_some_and(|cs| cs.can_get_and_set_fmu_state);
+        match (
+            can,
+            self.f.get_fmu_state,
+            self.f.set_fmu_state,
+            self.f.free_fmu_state,
+        ) {
+            (true, Some(g), Some(s), Some(fr)) => Ok((g, s, fr)),
+            _ => Err(self.core.unsupported(format!(
+                "{function}: the FMU cannot get and set its state (canGetAndSetFMUState is false)"
+            ))),
+        }
+    }
+
+    fn simple_call(
+        &mut self,
+        name: &'static str,
+        function: Option<unsafe extern "C" fn(fmi3Instance) -> fmi3Status>,
+    ) -> Result<()> {
+        let call = self.need(function, name)?;
+        // SAFETY: valid instance.
+        let raw = unsafe { call(self.instance) };
+        self.core.check(name, raw, String::new)
+    }
+}
+
+impl Slave for Fmi3Instance {
+    fn name(&self) -> &str {
+        &self.core.name
+    }
+
+    fn description(&self) -> &Arc<ModelDescription> {
+        &self.core.description
+    }
+
+    fn state(&self) -> SlaveState {
+        self.core.state
+    }
+
+    fn enter_initialization_mode(
+        &mut self,
+        tolerance: Option<f64>,
+        start_time: f64,
+        stop_time: Option<f64>,
+    ) -> Result<()> {
+        const F: &str = "fmi3EnterInitializationMode";
+        self.core.require(F, &[SlaveState::Instantiated])?;
+        let (tol_defined, tol) = (tolerance.is_some(), tolerance.unwrap_or(0.0));
+        let (stop_defined, stop) = (stop_time.is_some(), stop_time.unwrap_or(0.0));
+        // SAFETY: valid instance.
+        let raw = unsafe {
+            (self.f.enter_initialization_mode)(
+                self.instance,
+                tol_defined,
+                tol,
+                start_time,
+                stop_defined,
+                stop,
+            )
+        };
+        self.core.check(F, raw, || {
+            format!(
+                "toleranceDefined={tol_defined}, tolerance={tol}, startTime={start_time}, \
+                 stopTimeDefined={stop_defined}, stopTime={stop}"
+            )
+        })?;
+        self.core.state = SlaveState::InitializationMode;
+        Ok(())
+    }
+
+    fn exit_initialization_mode(&mut self) -> Result<()> {
+        const F: &str = "fmi3ExitInitializationMode";
+        self.core.require(F, &[SlaveState::InitializationMode])?;
+        // SAFETY: valid instance.
+        let raw = unsafe { (self.f.exit_initialization_mode)(self.instance) };
+        self.core.check(F, raw, String::new)?;
+        // With eventModeUsed the FMU continues in event mode (FMI 3.0, Co-Simulation).
+        self.core.state = if self.event_mode_used {
+            SlaveState::EventMode
+        } else {
+            SlaveState::StepMode
+        };
+        Ok(())
+    }
+
+    fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult> {
+        self.core.require("fmi3DoStep", &[SlaveState::StepMode])?;
+        let result = self.do_step_inner(current_time, step_size);
+        self.clear_polynomials();
+        result
+    }
+
+    fn enter_event_mode(&mut self) -> Result<()> {
+        const F: &str = "fmi3EnterEventMode";
+        self.core.require(F, &[SlaveState::StepMode])?;
+        if !self.event_mode_used {
+            return Err(self.core.unsupported(
+                "enter_event_mode: the instance does not use event mode (the FMU lacks \
+                 hasEventMode or the event_mode option is off)",
+            ));
+        }
+        self.simple_call(F, self.f.enter_event_mode)?;
+        self.core.state = SlaveState::EventMode;
+        Ok(())
+    }
+
+    fn update_discrete_states(&mut self) -> Result<DiscreteStatesUpdate> {
+        const F: &str = "fmi3UpdateDiscreteStates";
+        self.core.require(F, &[SlaveState::EventMode])?;
+        let update = self.need(self.f.update_discrete_states, F)?;
+        let mut flags = [0u8; 5];
+        let mut next_event_time = 0.0;
+        let p = flags.as_mut_ptr().cast::<bool>();
+        // SAFETY: valid instance; five distinct byte-sized out flags and a double.
+        let raw = unsafe {
+            update(
+                self.instance,
+                p,
+                p.add(1),
+                p.add(2),
+                p.add(3),
+                p.add(4),
+                &mut next_event_time,
+            )
+        };
+        let result = DiscreteStatesUpdate {
+            discrete_states_need_update: flag(flags[0]),
+            terminate_simulation: flag(flags[1]),
+            nominals_of_continuous_states_changed: flag(flags[2]),
+            values_of_continuous_states_changed: flag(flags[3]),
+            next_event_time: flag(flags[4]).then_some(next_event_time),
+        };
+        self.core.check(F, raw, || format!("{result:?}"))?;
+        Ok(result)
+    }
+
+    fn enter_step_mode(&mut self) -> Result<()> {
+        const F: &str = "fmi3EnterStepMode";
+        self.core.require(F, &[SlaveState::EventMode])?;
+        self.simple_call(F, self.f.enter_step_mode)?;
+        self.core.state = SlaveState::StepMode;
+        Ok(())
+    }
+
+    fn terminate(&mut self) -> Result<()> {
+        const F: &str = "fmi3Terminate";
+        self.core
+            .require(F, &[SlaveState::StepMode, SlaveState::EventMode])?;
+        self.simple_call(F, Some(self.f.terminate))?;
+        self.core.state = SlaveState::Terminated;
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<()> {
+        const F: &str = "fmi3Reset";
+        self.core.require(F, ANY_STATE)?;
+        self.simple_call(F, Some(self.f.reset))?;
+        self.core.state = SlaveState::Instantiated;
+        self.clear_polynomials();
+        Ok(())
+    }
+
+    fn get_float64(&mut self, vrs: &[ValueReference], values: &mut [f64]) -> Result<()> {
+        const F: &str = "fmi3GetFloat64";
+        self.core.require(F, GET_STATES)?;
+        self.check_values(F, vrs, values.len())?;
+        // SAFETY: valid instance; nValues is the length of the buffer.
+        let raw = unsafe {
+            (self.f.get_float64)(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                values.as_mut_ptr(),
+                values.len(),
+            )
+        };
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+    }
+
+    fn set_float64(&mut self, vrs: &[ValueReference], values: &[f64]) -> Result<()> {
+        self.core.require("fmi3SetFloat64", SET_STATES)?;
+        self.forget_polynomials(vrs);
+        self.set_float64_raw(vrs, values)
+    }
+
+    fmi3_numeric! {
+        get_float32, set_float32, f32, "fmi3GetFloat32", "fmi3SetFloat32";
+        get_int8, set_int8, i8, "fmi3GetInt8", "fmi3SetInt8";
+        get_uint8, set_uint8, u8, "fmi3GetUInt8", "fmi3SetUInt8";
+        get_int16, set_int16, i16, "fmi3GetInt16", "fmi3SetInt16";
+        get_uint16, set_uint16, u16, "fmi3GetUInt16", "fmi3SetUInt16";
+        get_int32, set_int32, i32, "fmi3GetInt32", "fmi3SetInt32";
+        get_uint32, set_uint32, u32, "fmi3GetUInt32", "fmi3SetUInt32";
+        get_int64, set_int64, i64, "fmi3GetInt64", "fmi3SetInt64";
+        get_uint64, set_uint64, u64, "fmi3GetUInt64", "fmi3SetUInt64";
+    }
+
+    fn get_boolean(&mut self, vrs: &[ValueReference], values: &mut [bool]) -> Result<()> {
+        const F: &str = "fmi3GetBoolean";
+        self.core.require(F, GET_STATES)?;
+        let get = self.need(self.f.get_boolean, F)?;
+        self.check_values(F, vrs, values.len())?;
+        self.bool_scratch.clear();
+        self.bool_scratch.resize(values.len(), 0);
+        // SAFETY: valid instance; the FMU writes one C bool (a byte) per value into the
+        // scratch buffer, read back as bytes.
+        let raw = unsafe {
+            get(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                self.bool_scratch.as_mut_ptr().cast::<bool>(),
+                values.len(),
+            )
+        };
+        for (v, &b) in values.iter_mut().zip(&self.bool_scratch) {
+            *v = flag(b);
+        }
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+    }
+
+    fn set_boolean(&mut self, vrs: &[ValueReference], values: &[bool]) -> Result<()> {
+        const F: &str = "fmi3SetBoolean";
+        self.core.require(F, SET_STATES)?;
+        let set = self.need(self.f.set_boolean, F)?;
+        self.check_values(F, vrs, values.len())?;
+        // SAFETY: valid instance; Rust bool has the layout of C bool.
+        let raw = unsafe {
+            set(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                values.as_ptr(),
+                values.len(),
+            )
+        };
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+    }
+
+    fn get_string(&mut self, vrs: &[ValueReference]) -> Result<Vec<String>> {
+        const F: &str = "fmi3GetString";
+        self.core.require(F, GET_STATES)?;
+        let get = self.need(self.f.get_string, F)?;
+        let n = self.expected_values(vrs);
+        let mut pointers: Vec<fmi3String> = vec![std::ptr::null(); n];
+        // SAFETY: valid instance; pointer buffer of nValues entries.
+        let raw = unsafe {
+            get(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                pointers.as_mut_ptr(),
+                n,
+            )
+        };
+        // SAFETY: the FMU returns NUL-terminated strings (or NULL) valid until its next call.
+        let values: Vec<String> = pointers
+            .iter()
+            .map(|&p| unsafe { c_str_lossy(p) })
+            .collect();
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))?;
+        Ok(values)
+    }
+
+    fn set_string(&mut self, vrs: &[ValueReference], values: &[&str]) -> Result<()> {
+        const F: &str = "fmi3SetString";
+        self.core.require(F, SET_STATES)?;
+        let set = self.need(self.f.set_string, F)?;
+        self.check_values(F, vrs, values.len())?;
+        let strings = values
+            .iter()
+            .map(|s| c_string(&self.core.name, "a String value", s))
+            .collect::<Result<Vec<_>>>()?;
+        let pointers: Vec<fmi3String> = strings.iter().map(|s| s.as_ptr()).collect();
+        // SAFETY: valid instance; pointers live across the call.
+        let raw = unsafe {
+            set(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                pointers.as_ptr(),
+                pointers.len(),
+            )
+        };
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+    }
+
+    fn get_binary(&mut self, vrs: &[ValueReference]) -> Result<Vec<Vec<u8>>> {
+        const F: &str = "fmi3GetBinary";
+        self.core.require(F, GET_STATES)?;
+        let get = self.need(self.f.get_binary, F)?;
+        let n = self.expected_values(vrs);
+        let mut sizes = vec![0usize; n];
+        let mut pointers: Vec<fmi3Binary> = vec![std::ptr::null(); n];
+        // SAFETY: valid instance; size and pointer buffers of nValues entries.
+        let raw = unsafe {
+            get(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                sizes.as_mut_ptr(),
+                pointers.as_mut_ptr(),
+                n,
+            )
+        };
+        let values: Vec<Vec<u8>> = pointers
+            .iter()
+            .zip(&sizes)
+            .map(|(&p, &size)| {
+                if p.is_null() || size == 0 {
+                    Vec::new()
+                } else {
+                    // SAFETY: the FMU returns `size` readable bytes at `p`, valid until its
+                    // next call.
+                    unsafe { std::slice::from_raw_parts(p, size) }.to_vec()
+                }
+            })
+            .collect();
+        self.core.check(F, raw, || {
+            format!("vr={vrs:?}, valueSizes={sizes:?}, value={values:?}")
+        })?;
+        if pointers
+            .iter()
+            .zip(&sizes)
+            .any(|(p, &s)| p.is_null() && s > 0)
+        {
+            ::log::warn!(
+                "{}: {F} returned a NULL value with a non-zero size; read as empty",
+                self.core.name
+            );
+        }
+        Ok(values)
+    }
+
+    fn set_binary(&mut self, vrs: &[ValueReference], values: &[&[u8]]) -> Result<()> {
+        const F: &str = "fmi3SetBinary";
+        self.core.require(F, SET_STATES)?;
+        let set = self.need(self.f.set_binary, F)?;
+        self.check_values(F, vrs, values.len())?;
+        let sizes: Vec<usize> = values.iter().map(|v| v.len()).collect();
+        let pointers: Vec<fmi3Binary> = values.iter().map(|v| v.as_ptr()).collect();
+        // SAFETY: valid instance; sizes and pointers describe live slices.
+        let raw = unsafe {
+            set(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                sizes.as_ptr(),
+                pointers.as_ptr(),
+                values.len(),
+            )
+        };
+        self.core.check(F, raw, || {
+            format!("vr={vrs:?}, valueSizes={sizes:?}, value={values:?}")
+        })
+    }
+
+    fn can_save_state(&self) -> bool {
+        self.core
+            .co_simulation()
+            .is_some_and(|cs| cs.can_get_and_set_fmu_state)
+            && self.f.get_fmu_state.is_some()
+            && self.f.set_fmu_state.is_some()
+            && self.f.free_fmu_state.is_some()
+    }
+
+    fn save_state(&mut self) -> Result<StateId> {
+        const F: &str = "fmi3GetFMUState";
+        self.core.require(F, ANY_STATE)?;
+        let (get, _, _) = self.state_functions(F)?;
+        let mut pointer: fmi3FMUState = std::ptr::null_mut();
+        // SAFETY: valid instance; a null state asks the FMU for a new one.
+        let raw = unsafe { get(self.instance, &mut pointer) };
+        self.core
+            .check(F, raw, || format!("FMUState={pointer:?}"))?;
+        if pointer.is_null() {
+            return Err(self
+                .core
+                .unsupported(format!("{F} returned OK but no state")));
+        }
+        Ok(self.states.insert(pointer, Some(self.core.state)))
+    }
+
+    fn update_state(&mut self, state: StateId) -> Result<()> {
+        const F: &str = "fmi3GetFMUState";
+        self.core.require(F, ANY_STATE)?;
+        let (get, _, _) = self.state_functions(F)?;
+        let Some((mut pointer, _)) = self.states.get(state) else {
+            return Err(unknown_state(&self.core.name, state));
+        };
+        // SAFETY: valid instance; the FMU overwrites the state it allocated.
+        let raw = unsafe { get(self.instance, &mut pointer) };
+        self.states.set(state, pointer, Some(self.core.state));
+        self.core.check(F, raw, || format!("FMUState={pointer:?}"))
+    }
+
+    fn restore_state(&mut self, state: StateId) -> Result<()> {
+        const F: &str = "fmi3SetFMUState";
+        self.core.require(F, ANY_STATE)?;
+        let (_, set, _) = self.state_functions(F)?;
+        let Some((pointer, saved_in)) = self.states.get(state) else {
+            return Err(unknown_state(&self.core.name, state));
+        };
+        // SAFETY: valid instance and a state this FMU produced.
+        let raw = unsafe { set(self.instance, pointer) };
+        self.core
+            .check(F, raw, || format!("FMUState={pointer:?}"))?;
+        if let Some(saved_in) = saved_in {
+            self.core.state = saved_in;
+        }
+        self.clear_polynomials();
+        Ok(())
+    }
+
+    fn free_state(&mut self, state: StateId) -> Result<()> {
+        const F: &str = "fmi3FreeFMUState";
+        self.core.require(F, ANY_STATE)?;
+        let (_, _, free_state) = self.state_functions(F)?;
+        let Some(mut pointer) = self.states.take(state) else {
+            return Err(unknown_state(&self.core.name, state));
+        };
+        let shown = pointer;
+        // SAFETY: valid instance and a state this FMU produced, freed once (taken out).
+        let raw = unsafe { free_state(self.instance, &mut pointer) };
+        self.core.check(F, raw, || format!("FMUState={shown:?}"))
+    }
+
+    fn serialize_state(&mut self, state: StateId) -> Result<Vec<u8>> {
+        const SIZE: &str = "fmi3SerializedFMUStateSize";
+        const F: &str = "fmi3SerializeFMUState";
+        self.core.require(F, ANY_STATE)?;
+        let can = self
+            .core
+            .co_simulation()
+            .is_some_and(|cs| cs.can_serialize_fmu_state);
+        let (true, Some(size_of), Some(serialize)) = (
+            can,
+            self.f.serialized_fmu_state_size,
+            self.f.serialize_fmu_state,
+        ) else {
+            return Err(self.core.unsupported(
+                "serialize_state: the FMU cannot serialise its state (canSerializeFMUState is false)",
+            ));
+        };
+        let Some((pointer, _)) = self.states.get(state) else {
+            return Err(unknown_state(&self.core.name, state));
+        };
+        let mut size = 0usize;
+        // SAFETY: valid instance, state and out pointer.
+        let raw = unsafe { size_of(self.instance, pointer, &mut size) };
+        self.core
+            .check(SIZE, raw, || format!("FMUState={pointer:?}, size={size}"))?;
+        let mut bytes = vec![0u8; size];
+        // SAFETY: buffer of `size` bytes.
+        let raw = unsafe { serialize(self.instance, pointer, bytes.as_mut_ptr(), size) };
+        self.core
+            .check(F, raw, || format!("FMUState={pointer:?}, size={size}"))?;
+        Ok(bytes)
+    }
+
+    fn deserialize_state(&mut self, bytes: &[u8]) -> Result<StateId> {
+        const F: &str = "fmi3DeserializeFMUState";
+        self.core.require(F, ANY_STATE)?;
+        let can = self
+            .core
+            .co_simulation()
+            .is_some_and(|cs| cs.can_serialize_fmu_state);
+        let (true, Some(deserialize)) = (can, self.f.deserialize_fmu_state) else {
+            return Err(self.core.unsupported(
+                "deserialize_state: the FMU cannot serialise its state (canSerializeFMUState is false)",
+            ));
+        };
+        let mut pointer: fmi3FMUState = std::ptr::null_mut();
+        // SAFETY: valid instance, byte buffer of the given size.
+        let raw = unsafe { deserialize(self.instance, bytes.as_ptr(), bytes.len(), &mut pointer) };
+        let size = bytes.len();
+        self.core
+            .check(F, raw, || format!("size={size}, FMUState={pointer:?}"))?;
+        if pointer.is_null() {
+            return Err(self
+                .core
+                .unsupported(format!("{F} returned OK but no state")));
+        }
+        Ok(self.states.insert(pointer, None))
+    }
+
+    fn provides_directional_derivatives(&self) -> bool {
+        self.core
+            .co_simulation()
+            .is_some_and(|cs| cs.provides_directional_derivatives)
+            && self.f.get_directional_derivative.is_some()
+    }
+
+    fn directional_derivative(
+        &mut self,
+        unknowns: &[ValueReference],
+        knowns: &[ValueReference],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> Result<()> {
+        const F: &str = "fmi3GetDirectionalDerivative";
+        self.core.require(F, GET_STATES)?;
+        let (true, Some(get)) = (
+            self.provides_directional_derivatives(),
+            self.f.get_directional_derivative,
+        ) else {
+            return Err(self.core.unsupported(
+                "directional_derivative: the FMU does not provide directional derivatives",
+            ));
+        };
+        self.core
+            .check_len(F, "seed values", self.expected_values(knowns), seed.len())?;
+        self.core.check_len(
+            F,
+            "sensitivity values",
+            self.expected_values(unknowns),
+            sensitivity.len(),
+        )?;
+        // SAFETY: valid instance; every count is the length of its buffer.
+        let raw = unsafe {
+            get(
+                self.instance,
+                unknowns.as_ptr(),
+                unknowns.len(),
+                knowns.as_ptr(),
+                knowns.len(),
+                seed.as_ptr(),
+                seed.len(),
+                sensitivity.as_mut_ptr(),
+                sensitivity.len(),
+            )
+        };
+        self.core.check(F, raw, || {
+            format!(
+                "unknowns={unknowns:?}, knowns={knowns:?}, seed={seed:?}, \
+                 sensitivity={sensitivity:?}"
+            )
+        })
+    }
+
+    fn max_output_derivative_order(&self) -> u32 {
+        if self.f.get_output_derivatives.is_some() {
+            self.core
+                .co_simulation()
+                .map_or(0, |cs| cs.max_output_derivative_order)
+        } else {
+            0
+        }
+    }
+
+    fn get_output_derivatives(
+        &mut self,
+        vrs: &[ValueReference],
+        order: u32,
+        values: &mut [f64],
+    ) -> Result<()> {
+        const F: &str = "fmi3GetOutputDerivatives";
+        self.core
+            .require(F, &[SlaveState::StepMode, SlaveState::Terminated])?;
+        let max = self.max_output_derivative_order();
+        let Some(get) = self
+            .f
+            .get_output_derivatives
+            .filter(|_| order >= 1 && order <= max)
+        else {
+            return Err(self.core.unsupported(format!(
+                "get_output_derivatives: order {order} is not available (maxOutputDerivativeOrder = {max})"
+            )));
+        };
+        self.check_values(F, vrs, values.len())?;
+        self.int_scratch.clear();
+        self.int_scratch
+            .resize(vrs.len(), i32::try_from(order).unwrap_or(i32::MAX));
+        // SAFETY: valid instance; one order per value reference, nValues is the buffer length.
+        let raw = unsafe {
+            get(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                self.int_scratch.as_ptr(),
+                values.as_mut_ptr(),
+                values.len(),
+            )
+        };
+        let orders = &self.int_scratch;
+        self.core.check(F, raw, || {
+            format!("vr={vrs:?}, order={orders:?}, value={values:?}")
+        })
+    }
+
+    fn set_input_polynomial(
+        &mut self,
+        vrs: &[ValueReference],
+        order: usize,
+        taylor: &[f64],
+    ) -> Result<PolynomialInputMode> {
+        self.core.require(
+            "set_input_polynomial",
+            &[
+                SlaveState::InitializationMode,
+                SlaveState::StepMode,
+                SlaveState::EventMode,
+            ],
+        )?;
+        self.core.check_polynomial(vrs, order, taylor)?;
+        if !self.array_sizes.is_empty() && self.expected_values(vrs) != vrs.len() {
+            return Err(Error::Usage(format!(
+                "{}: set_input_polynomial: array variables cannot follow a polynomial",
+                self.core.name
+            )));
+        }
+        let mut values = std::mem::take(&mut self.real_scratch);
+        values.clear();
+        values.extend(taylor.iter().step_by(order + 1).copied());
+        let result = self.set_float64_raw(vrs, &values);
+        self.real_scratch = values;
+        result?;
+        self.forget_polynomials(vrs);
+        let intermediate = !self.core.options.force_sub_steps
+            && !vrs.is_empty()
+            && vrs
+                .iter()
+                .all(|vr| self.intermediate_inputs.binary_search(vr).is_ok());
+        if intermediate {
+            lock(&self.core.env().intermediate)
+                .polynomial
+                .insert(vrs, order, taylor);
+            Ok(PolynomialInputMode::IntermediateUpdate)
+        } else {
+            self.sub_step_inputs.insert(vrs, order, taylor);
+            Ok(PolynomialInputMode::SubSteps)
+        }
+    }
+
+    fn call_count(&self) -> u64 {
+        self.core.call_count()
+    }
+}
+
+impl Drop for Fmi3Instance {
+    fn drop(&mut self) {
+        {
+            let mut intermediate = lock(&self.core.env().intermediate);
+            intermediate.active = false;
+        }
+        if !self.core.fatal {
+            if matches!(
+                self.core.state,
+                SlaveState::StepMode | SlaveState::EventMode
+            ) {
+                if let Err(e) = self.terminate() {
+                    ::log::warn!("{}: while freeing the instance: {e}", self.core.name);
+                }
+            }
+            if let Some(free_state) = self.f.free_fmu_state {
+                for mut pointer in self.states.drain() {
+                    // SAFETY: a state this FMU produced, freed once (drained).
+                    let raw = unsafe { free_state(self.instance, &mut pointer) };
+                    if let Err(e) = self.core.check("fmi3FreeFMUState", raw, String::new) {
+                        ::log::warn!("{}: while freeing the instance: {e}", self.core.name);
+                    }
+                }
+            }
+        }
+        // SAFETY: the instance is valid and freed exactly once; the environment is dropped only
+        // after this (a field, dropped after Drop::drop).
+        unsafe { (self.f.free_instance)(self.instance) };
+        self.core.trace_plain(|| "fmi3FreeInstance()".to_string());
+        {
+            let mut intermediate = lock(&self.core.env().intermediate);
+            intermediate.instance = std::ptr::null_mut::<c_void>();
+        }
+        self.instance = std::ptr::null_mut();
+    }
+}

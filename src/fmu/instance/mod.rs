@@ -1,0 +1,683 @@
+//! The safe FMI 2 / FMI 3 instance behind the [`Slave`] trait.
+//!
+//! [`instantiate`] picks the FMI version from the library; [`Fmi2Instance`] and
+//! [`Fmi3Instance`] can also be created directly (they offer a few extras, such as
+//! [`Fmi2Instance::recent_log`]). Every FMI status becomes a `Result`, the lifecycle state is
+//! tracked so that calls the standard forbids are refused before they reach the FMU, and the
+//! FMU's log messages are captured for error messages.
+
+use std::any::Any;
+use std::ffi::{c_int, c_void, CString};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::description::{FmiVersion, ModelDescription, ValueReference};
+use super::library::FmuLibrary;
+use super::slave::{Slave, SlaveState, StateId};
+use crate::error::{Error, FmiStatus, Result};
+
+mod fmi2;
+mod fmi3;
+mod log;
+
+pub use fmi2::Fmi2Instance;
+pub use fmi3::Fmi3Instance;
+
+use self::log::{status_from_raw, Environment};
+
+/// Receives every traced FMI call: `(instance name, "fmi2SetReal(vr=[0], value=[1.5]) -> OK")`.
+pub type CallSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// Receives every log message of the FMU (in addition to the `log` crate, target "fmu").
+pub type LogSink = Arc<dyn Fn(&FmuLogMessage) + Send + Sync>;
+
+/// One log message of an FMU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FmuLogMessage {
+    /// The instance that logged it.
+    pub instance: String,
+    /// The status the FMU logged with.
+    pub status: FmiStatus,
+    /// The log category.
+    pub category: String,
+    /// The message (FMI 2: already printf-formatted).
+    pub message: String,
+}
+
+/// How an instance is created and observed.
+#[derive(Clone)]
+pub struct InstanceOptions {
+    /// `loggingOn` at instantiation: ask the FMU for debug logging.
+    pub logging_on: bool,
+    /// Trace every FMI call (function, arguments, status), like fmusim's `--log-fmi-calls`.
+    pub log_fmi_calls: bool,
+    /// Where traced calls go; `None`: the `log` crate at info level, target "fmi_calls".
+    pub call_sink: Option<CallSink>,
+    /// An extra receiver of the FMU's log messages (they always go to the `log` crate too).
+    pub log_sink: Option<LogSink>,
+    /// FMI 3: instantiate with `eventModeUsed` (only honoured when the FMU `hasEventMode`).
+    pub event_mode: bool,
+    /// FMI 3: instantiate with `earlyReturnAllowed`.
+    pub early_return: bool,
+    /// Sub-steps per `do_step` when a polynomial input has to be sampled (see
+    /// [`crate::fmu::PolynomialInputMode::SubSteps`]).
+    pub sub_steps: usize,
+    /// Force sub-stepping for polynomial inputs even when the FMU could interpolate itself.
+    pub force_sub_steps: bool,
+    /// `fmi*SetDebugLogging` categories to enable after instantiation (empty: leave the FMU's
+    /// default).
+    pub debug_categories: Vec<String>,
+    /// Something the instance keeps alive until it is freed (e.g. the extracted FMU folder
+    /// holding its resources).
+    pub keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl Default for InstanceOptions {
+    fn default() -> Self {
+        InstanceOptions {
+            logging_on: false,
+            log_fmi_calls: false,
+            call_sink: None,
+            log_sink: None,
+            event_mode: false,
+            early_return: false,
+            sub_steps: 8,
+            force_sub_steps: false,
+            debug_categories: Vec::new(),
+            keep_alive: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for InstanceOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstanceOptions")
+            .field("logging_on", &self.logging_on)
+            .field("log_fmi_calls", &self.log_fmi_calls)
+            .field("call_sink", &self.call_sink.is_some())
+            .field("log_sink", &self.log_sink.is_some())
+            .field("event_mode", &self.event_mode)
+            .field("early_return", &self.early_return)
+            .field("sub_steps", &self.sub_steps)
+            .field("force_sub_steps", &self.force_sub_steps)
+            .field("debug_categories", &self.debug_categories)
+            .field("keep_alive", &self.keep_alive.is_some())
+            .finish()
+    }
+}
+
+/// Instantiate an FMU from its loaded library as a [`Slave`] of the library's FMI version.
+///
+/// `resource_dir` is the FMU's unpacked `resources` folder (if it has one).
+pub fn instantiate(
+    library: Arc<FmuLibrary>,
+    description: Arc<ModelDescription>,
+    name: &str,
+    resource_dir: Option<&Path>,
+    options: InstanceOptions,
+) -> Result<Box<dyn Slave>> {
+    Ok(match library.fmi_version() {
+        FmiVersion::Fmi2 => Box::new(Fmi2Instance::new(
+            library,
+            description,
+            name,
+            resource_dir,
+            options,
+        )?),
+        FmiVersion::Fmi3 => Box::new(Fmi3Instance::new(
+            library,
+            description,
+            name,
+            resource_dir,
+            options,
+        )?),
+    })
+}
+
+/// States in which variables may be read.
+const GET_STATES: &[SlaveState] = &[
+    SlaveState::InitializationMode,
+    SlaveState::StepMode,
+    SlaveState::EventMode,
+    SlaveState::Terminated,
+];
+/// States in which variables may be written.
+const SET_STATES: &[SlaveState] = &[
+    SlaveState::Instantiated,
+    SlaveState::InitializationMode,
+    SlaveState::StepMode,
+    SlaveState::EventMode,
+];
+/// Every state (FMU state get/set, reset).
+const ANY_STATE: &[SlaveState] = &[
+    SlaveState::Instantiated,
+    SlaveState::InitializationMode,
+    SlaveState::StepMode,
+    SlaveState::EventMode,
+    SlaveState::Terminated,
+];
+
+/// The owner of the heap-allocated callback environment (freed on drop, which the instance
+/// types arrange to happen after `fmi*FreeInstance`).
+struct EnvBox(*mut Environment);
+
+impl EnvBox {
+    fn new(env: Environment) -> EnvBox {
+        EnvBox(Box::into_raw(Box::new(env)))
+    }
+    fn get(&self) -> &Environment {
+        // SAFETY: the pointer comes from Box::into_raw and is freed only in Drop.
+        unsafe { &*self.0 }
+    }
+    fn as_ptr(&self) -> *mut c_void {
+        self.0.cast()
+    }
+}
+
+impl Drop for EnvBox {
+    fn drop(&mut self) {
+        // SAFETY: allocated by Box::into_raw in `new`, freed exactly once here.
+        drop(unsafe { Box::from_raw(self.0) });
+    }
+}
+
+/// Counts the instance on its library for as long as it lives.
+struct InstanceSlot(Arc<FmuLibrary>);
+
+impl Drop for InstanceSlot {
+    fn drop(&mut self) {
+        self.0.unregister_instance();
+    }
+}
+
+/// What the FMI 2 and FMI 3 instances share: identity, lifecycle state, call accounting,
+/// tracing and status mapping.
+struct Core {
+    name: String,
+    description: Arc<ModelDescription>,
+    state: SlaveState,
+    fatal: bool,
+    calls: u64,
+    trace: bool,
+    /// Log sequence number before the most recent FMI call.
+    call_log_mark: u64,
+    /// Log sequence number after the most recent FMI call.
+    log_mark: u64,
+    env: EnvBox,
+    slot: InstanceSlot,
+    /// Last: its `keep_alive` (e.g. the extracted folder) goes after the library reference.
+    options: InstanceOptions,
+}
+
+impl Core {
+    fn new(
+        library: Arc<FmuLibrary>,
+        description: Arc<ModelDescription>,
+        name: &str,
+        options: InstanceOptions,
+    ) -> Result<Core> {
+        if description.fmi_version != library.fmi_version() {
+            return Err(Error::Unsupported {
+                instance: name.to_string(),
+                message: format!(
+                    "the model description is FMI {} but the library was loaded as FMI {}",
+                    description.fmi_version,
+                    library.fmi_version()
+                ),
+            });
+        }
+        library.register_instance(name)?;
+        let slot = InstanceSlot(library);
+        let env = EnvBox::new(Environment::new(
+            name,
+            description.fmi_version,
+            options.log_sink.clone(),
+            options.log_fmi_calls,
+            options.call_sink.clone(),
+        ));
+        Ok(Core {
+            name: name.to_string(),
+            description,
+            trace: options.log_fmi_calls,
+            options,
+            state: SlaveState::Instantiated,
+            fatal: false,
+            calls: 0,
+            call_log_mark: 0,
+            log_mark: 0,
+            env,
+            slot,
+        })
+    }
+
+    fn env(&self) -> &Environment {
+        self.env.get()
+    }
+
+    fn library(&self) -> &Arc<FmuLibrary> {
+        &self.slot.0
+    }
+
+    fn version(&self) -> FmiVersion {
+        self.description.fmi_version
+    }
+
+    fn co_simulation(&self) -> Option<&super::description::CoSimulation> {
+        self.description.co_simulation.as_ref()
+    }
+
+    /// Refuse `function` unless the instance is in one of `allowed` (and never failed fatally).
+    fn require(&self, function: &'static str, allowed: &[SlaveState]) -> Result<()> {
+        if self.fatal {
+            return Err(Error::WrongState {
+                instance: self.name.clone(),
+                function,
+                state: "Fatal (an earlier call failed fatally; the instance can only be freed)"
+                    .into(),
+            });
+        }
+        if allowed.contains(&self.state) {
+            Ok(())
+        } else {
+            Err(Error::WrongState {
+                instance: self.name.clone(),
+                function,
+                state: format!("{:?}", self.state),
+            })
+        }
+    }
+
+    /// Account for one FMI call: count it, trace it (the arguments are formatted only when
+    /// tracing is on), note a fatal status, log a warning; returns the decoded status.
+    #[inline]
+    fn record(
+        &mut self,
+        function: &'static str,
+        raw: c_int,
+        args: impl FnOnce() -> String,
+    ) -> FmiStatus {
+        self.calls += 1;
+        let status = status_from_raw(raw, self.version());
+        let seq = self.env().log_seq();
+        self.call_log_mark = std::mem::replace(&mut self.log_mark, seq);
+        if self.trace {
+            self.env()
+                .emit_call(&format!("{function}({}) -> {status}", args()));
+        }
+        match status {
+            FmiStatus::Ok => {}
+            FmiStatus::Warning => {
+                ::log::warn!("{}: {function} returned Warning", self.name);
+            }
+            FmiStatus::Fatal => self.fatal = true,
+            _ => {}
+        }
+        status
+    }
+
+    /// [`Core::record`], then OK and Warning are success and anything else an error.
+    #[inline]
+    fn check(
+        &mut self,
+        function: &'static str,
+        raw: c_int,
+        args: impl FnOnce() -> String,
+    ) -> Result<()> {
+        match self.record(function, raw, args) {
+            FmiStatus::Ok | FmiStatus::Warning => Ok(()),
+            status => Err(self.fmi_error(function, status)),
+        }
+    }
+
+    /// Trace a call that returns no status (instantiate, free).
+    fn trace_plain(&mut self, line: impl FnOnce() -> String) {
+        self.calls += 1;
+        if self.trace {
+            self.env().emit_call(&line());
+        }
+    }
+
+    /// The FMU's log messages of the most recent call (or its recent ones if that call logged
+    /// nothing).
+    fn call_log(&self) -> Vec<String> {
+        self.env().messages_since(self.call_log_mark)
+    }
+
+    fn fmi_error(&self, function: &'static str, status: FmiStatus) -> Error {
+        Error::Fmi {
+            instance: self.name.clone(),
+            function,
+            status,
+            log: self.call_log(),
+        }
+    }
+
+    fn unsupported(&self, message: impl Into<String>) -> Error {
+        Error::Unsupported {
+            instance: self.name.clone(),
+            message: message.into(),
+        }
+    }
+
+    fn missing_function(&self, function: &str) -> Error {
+        self.unsupported(format!("the FMU's binary does not export {function}"))
+    }
+
+    fn length_mismatch(&self, function: &str, what: &str, expected: usize, got: usize) -> Error {
+        Error::Usage(format!(
+            "{}: {function}: expected {expected} {what}, got {got}",
+            self.name
+        ))
+    }
+
+    fn check_len(&self, function: &str, what: &str, expected: usize, got: usize) -> Result<()> {
+        if expected == got {
+            Ok(())
+        } else {
+            Err(self.length_mismatch(function, what, expected, got))
+        }
+    }
+
+    /// Total call count, including calls made by callbacks.
+    fn call_count(&self) -> u64 {
+        self.calls
+            + self
+                .env()
+                .callback_calls
+                .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Check a polynomial input request: coefficient count and Float64 variables.
+    fn check_polynomial(&self, vrs: &[ValueReference], order: usize, taylor: &[f64]) -> Result<()> {
+        let expected = vrs.len().saturating_mul(order.saturating_add(1));
+        self.check_len(
+            "set_input_polynomial",
+            "Taylor coefficients",
+            expected,
+            taylor.len(),
+        )?;
+        for &vr in vrs {
+            let Some(var) = self
+                .description
+                .variables
+                .iter()
+                .find(|v| v.value_reference == vr)
+            else {
+                continue; // unknown references are the FMU's to reject
+            };
+            if var.var_type != super::description::VariableType::Float64 {
+                return Err(Error::Usage(format!(
+                    "{}: set_input_polynomial: variable '{}' is not a Float64 variable",
+                    self.name, var.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Log (once per instance) that sub-steps degrade to one step because the FMU cannot vary
+    /// its communication step size.
+    fn sub_step_count(&self, warned: &mut bool) -> usize {
+        let variable = self
+            .co_simulation()
+            .is_some_and(|cs| cs.can_handle_variable_communication_step_size);
+        if variable {
+            self.options.sub_steps.max(1)
+        } else {
+            if !*warned {
+                *warned = true;
+                ::log::warn!(
+                    "{}: the FMU cannot handle a variable communication step size; polynomial \
+                     inputs are held constant over each step (one sub-step)",
+                    self.name
+                );
+            }
+            1
+        }
+    }
+}
+
+/// Polynomial inputs for the next step: per input, the Taylor coefficients
+/// `u(t0 + tau) = sum_j c_j tau^j / j!`.
+#[derive(Debug, Default)]
+pub(crate) struct Polynomial {
+    vrs: Vec<ValueReference>,
+    starts: Vec<usize>,
+    orders: Vec<usize>,
+    coefficients: Vec<f64>,
+    values: Vec<f64>,
+}
+
+impl Polynomial {
+    fn is_empty(&self) -> bool {
+        self.vrs.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.vrs.clear();
+        self.starts.clear();
+        self.orders.clear();
+        self.coefficients.clear();
+        self.values.clear();
+    }
+
+    fn max_order(&self) -> usize {
+        self.orders.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Add (or replace) inputs `vrs`, each with `order + 1` coefficients from `taylor`.
+    fn insert(&mut self, vrs: &[ValueReference], order: usize, taylor: &[f64]) {
+        let n = order + 1;
+        for (i, &vr) in vrs.iter().enumerate() {
+            self.remove(vr);
+            self.vrs.push(vr);
+            self.orders.push(order);
+            self.starts.push(self.coefficients.len());
+            self.coefficients
+                .extend_from_slice(taylor.get(i * n..(i + 1) * n).unwrap_or(&[]));
+        }
+    }
+
+    /// Forget the polynomial of input `vr`, if any.
+    fn remove(&mut self, vr: ValueReference) {
+        let Some(i) = self.vrs.iter().position(|&v| v == vr) else {
+            return;
+        };
+        let start = self.starts[i];
+        let len = self.orders[i] + 1;
+        self.coefficients.drain(start..start + len);
+        self.vrs.remove(i);
+        self.orders.remove(i);
+        self.starts.remove(i);
+        for s in &mut self.starts[i..] {
+            *s -= len;
+        }
+    }
+
+    fn remove_all(&mut self, vrs: &[ValueReference]) {
+        if !self.is_empty() {
+            for &vr in vrs {
+                self.remove(vr);
+            }
+        }
+    }
+
+    /// Evaluate every input at `tau` after the step start.
+    fn evaluate(&mut self, tau: f64) -> (&[ValueReference], &[f64]) {
+        self.values.clear();
+        for (i, &start) in self.starts.iter().enumerate() {
+            let coefficients = &self.coefficients[start..start + self.orders[i] + 1];
+            let mut factor = 1.0;
+            let mut value = 0.0;
+            for (j, c) in coefficients.iter().enumerate() {
+                value += c * factor;
+                factor *= tau / (j + 1) as f64;
+            }
+            self.values.push(value);
+        }
+        (&self.vrs, &self.values)
+    }
+
+    /// The `k`-th Taylor coefficient (`k`-th derivative at the step start) of every input of
+    /// order >= `k`, as (value references, values) written into the given buffers.
+    fn derivatives(&self, k: usize, vrs: &mut Vec<ValueReference>, values: &mut Vec<f64>) {
+        vrs.clear();
+        values.clear();
+        for (i, &vr) in self.vrs.iter().enumerate() {
+            if self.orders[i] >= k {
+                vrs.push(vr);
+                values.push(self.coefficients[self.starts[i] + k]);
+            }
+        }
+    }
+}
+
+/// Saved FMU states, indexed by [`StateId`]; freed slots are reused.
+#[derive(Debug, Default)]
+struct StateTable {
+    /// The FMU's state pointer and the lifecycle state it was saved in (None: deserialised).
+    slots: Vec<Option<(*mut c_void, Option<SlaveState>)>>,
+}
+
+impl StateTable {
+    fn insert(&mut self, pointer: *mut c_void, state: Option<SlaveState>) -> StateId {
+        if let Some(i) = self.slots.iter().position(Option::is_none) {
+            self.slots[i] = Some((pointer, state));
+            StateId(i)
+        } else {
+            self.slots.push(Some((pointer, state)));
+            StateId(self.slots.len() - 1)
+        }
+    }
+
+    fn get(&self, id: StateId) -> Option<(*mut c_void, Option<SlaveState>)> {
+        self.slots.get(id.0).copied().flatten()
+    }
+
+    fn set(&mut self, id: StateId, pointer: *mut c_void, state: Option<SlaveState>) {
+        if let Some(slot) = self.slots.get_mut(id.0) {
+            *slot = Some((pointer, state));
+        }
+    }
+
+    fn take(&mut self, id: StateId) -> Option<*mut c_void> {
+        self.slots
+            .get_mut(id.0)
+            .and_then(Option::take)
+            .map(|(p, _)| p)
+    }
+
+    fn drain(&mut self) -> Vec<*mut c_void> {
+        self.slots.drain(..).flatten().map(|(p, _)| p).collect()
+    }
+}
+
+fn unknown_state(instance: &str, id: StateId) -> Error {
+    Error::Usage(format!(
+        "{instance}: state {} is not a saved state of this instance (never saved or already freed)",
+        id.0
+    ))
+}
+
+/// A C string from a Rust string given by the user (interior NUL is a usage error).
+fn c_string(instance: &str, what: &str, s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| {
+        Error::Usage(format!(
+            "{instance}: {what} contains a NUL character: {s:?}"
+        ))
+    })
+}
+
+/// `file:///...` URI of a directory, with a trailing slash (FMI 2 `fmuResourceLocation`).
+pub(crate) fn file_uri(dir: &Path) -> String {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let bytes = absolute.as_os_str().as_encoded_bytes();
+    let mut path = String::with_capacity(bytes.len() + 8);
+    for &b in bytes {
+        match b {
+            b'\\' => path.push('/'),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' | b':' => {
+                path.push(b as char)
+            }
+            _ => path.push_str(&format!("%{b:02X}")),
+        }
+    }
+    if !path.ends_with('/') {
+        path.push('/');
+    }
+    if path.starts_with('/') {
+        format!("file://{path}")
+    } else {
+        format!("file:///{path}")
+    }
+}
+
+/// Native path of a directory with a trailing separator (FMI 3 `resourcePath`).
+pub(crate) fn dir_with_separator(dir: &Path) -> Vec<u8> {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut bytes = absolute.as_os_str().as_encoded_bytes().to_vec();
+    let separator = std::path::MAIN_SEPARATOR as u8;
+    if bytes.last() != Some(&separator) && bytes.last() != Some(&b'/') {
+        bytes.push(separator);
+    }
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polynomial_evaluates_taylor_series_and_forgets_inputs() {
+        let mut p = Polynomial::default();
+        // u0 = 1 + 2 tau + 3 tau^2 / 2 ; u1 = 5 - tau
+        p.insert(&[7, 9], 2, &[1.0, 2.0, 3.0, 5.0, -1.0, 0.0]);
+        let (vrs, values) = p.evaluate(2.0);
+        assert_eq!(vrs, &[7, 9]);
+        assert_eq!(values, &[1.0 + 4.0 + 6.0, 3.0]);
+        p.insert(&[7], 0, &[4.0]);
+        let (vrs, values) = p.evaluate(2.0);
+        assert_eq!(vrs, &[9, 7]);
+        assert_eq!(values, &[3.0, 4.0]);
+        assert_eq!(p.max_order(), 2);
+        p.remove_all(&[9]);
+        assert_eq!(p.max_order(), 0);
+        let (mut dv, mut dval) = (Vec::new(), Vec::new());
+        p.derivatives(0, &mut dv, &mut dval);
+        assert_eq!((dv.as_slice(), dval.as_slice()), (&[7u32][..], &[4.0][..]));
+        p.clear();
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn state_table_reuses_slots() {
+        let memory = [0u8; 3];
+        let p = |i: usize| memory[i..].as_ptr().cast_mut().cast::<c_void>();
+        let mut t = StateTable::default();
+        let a = t.insert(p(0), None);
+        let b = t.insert(p(1), Some(SlaveState::StepMode));
+        assert_eq!((a, b), (StateId(0), StateId(1)));
+        assert_eq!(t.take(a), Some(p(0)));
+        assert_eq!(t.take(a), None);
+        assert_eq!(t.insert(p(2), None), StateId(0));
+        assert_eq!(t.drain().len(), 2);
+    }
+
+    #[test]
+    fn resource_locations() {
+        let uri = file_uri(Path::new("/tmp/my fmu/resources"));
+        assert_eq!(uri, "file:///tmp/my%20fmu/resources/");
+        let path = dir_with_separator(Path::new("/tmp/x/resources"));
+        assert_eq!(path, b"/tmp/x/resources/");
+    }
+
+    #[test]
+    fn statuses_decode_per_version() {
+        assert_eq!(status_from_raw(5, FmiVersion::Fmi2), FmiStatus::Pending);
+        assert_eq!(status_from_raw(5, FmiVersion::Fmi3), FmiStatus::Unknown(5));
+        assert_eq!(
+            status_from_raw(-1, FmiVersion::Fmi2),
+            FmiStatus::Unknown(-1)
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! One loaded FMU shared library with its resolved FMI function table, shared by every instance
+//! of that FMU through `Arc` (one load per FMU file, many instances).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::description::{FmiVersion, ModelDescription};
+use super::ffi::{Fmi2Functions, Fmi3Functions};
+use crate::error::{Error, Result};
+
+/// The function table of a loaded library, for the FMI version its model description speaks.
+#[derive(Debug, Clone)]
+pub enum FmiFunctions {
+    /// FMI 2.0 Co-Simulation.
+    Fmi2(Box<Fmi2Functions>),
+    /// FMI 3.0 Co-Simulation.
+    Fmi3(Box<Fmi3Functions>),
+}
+
+/// A loaded FMU binary and its resolved function pointers.
+///
+/// The function pointers stay valid as long as this value lives; instances keep an
+/// `Arc<FmuLibrary>` so the library is unloaded only after the last instance is freed.
+pub struct FmuLibrary {
+    path: PathBuf,
+    functions: FmiFunctions,
+    model_name: String,
+    only_once_per_process: bool,
+    live_instances: AtomicUsize,
+    // Declared last so it is dropped (unloaded) after everything else.
+    _library: libloading::Library,
+}
+
+impl std::fmt::Debug for FmuLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FmuLibrary")
+            .field("path", &self.path)
+            .field("version", &self.fmi_version())
+            .field(
+                "live_instances",
+                &self.live_instances.load(Ordering::Relaxed),
+            )
+            .finish()
+    }
+}
+
+impl FmuLibrary {
+    /// Load the shared library at `binary_path` and resolve the FMI functions of the version
+    /// `description` declares, checking the functions its capability flags promise.
+    pub fn load(binary_path: &Path, description: &ModelDescription) -> Result<Arc<FmuLibrary>> {
+        let binary_error = |message: String| Error::Binary {
+            path: binary_path.to_path_buf(),
+            message,
+        };
+        let Some(cs) = description.co_simulation.as_ref() else {
+            return Err(binary_error(format!(
+                "model '{}' has no Co-Simulation interface (cosimo drives Co-Simulation FMUs only)",
+                description.model_name
+            )));
+        };
+        if !binary_path.is_file() {
+            return Err(binary_error(
+                "the shared library does not exist (does the FMU contain a binary for this platform?)"
+                    .into(),
+            ));
+        }
+        // SAFETY: loading a library runs its initialisers; an FMU binary is trusted code by
+        // the nature of co-simulation (we are about to call into it anyway).
+        let library = unsafe { libloading::Library::new(binary_path) }
+            .map_err(|e| binary_error(format!("cannot load the shared library: {e}")))?;
+        let functions = match description.fmi_version {
+            FmiVersion::Fmi2 => FmiFunctions::Fmi2(Box::new(Fmi2Functions::load(
+                &library,
+                binary_path,
+                description,
+            )?)),
+            FmiVersion::Fmi3 => FmiFunctions::Fmi3(Box::new(Fmi3Functions::load(
+                &library,
+                binary_path,
+                description,
+            )?)),
+        };
+        Ok(Arc::new(FmuLibrary {
+            path: binary_path.to_path_buf(),
+            functions,
+            model_name: description.model_name.clone(),
+            only_once_per_process: cs.can_be_instantiated_only_once_per_process,
+            live_instances: AtomicUsize::new(0),
+            _library: library,
+        }))
+    }
+
+    /// Path of the shared library.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The FMI version of the function table.
+    pub fn fmi_version(&self) -> FmiVersion {
+        match self.functions {
+            FmiFunctions::Fmi2(_) => FmiVersion::Fmi2,
+            FmiFunctions::Fmi3(_) => FmiVersion::Fmi3,
+        }
+    }
+
+    /// The resolved function table.
+    pub fn functions(&self) -> &FmiFunctions {
+        &self.functions
+    }
+
+    /// The FMI 2 functions, when this is an FMI 2 library.
+    pub fn fmi2(&self) -> Option<&Fmi2Functions> {
+        match &self.functions {
+            FmiFunctions::Fmi2(f) => Some(&**f),
+            FmiFunctions::Fmi3(_) => None,
+        }
+    }
+
+    /// The FMI 3 functions, when this is an FMI 3 library.
+    pub fn fmi3(&self) -> Option<&Fmi3Functions> {
+        match &self.functions {
+            FmiFunctions::Fmi3(f) => Some(&**f),
+            FmiFunctions::Fmi2(_) => None,
+        }
+    }
+
+    /// Number of instances currently alive on this library.
+    pub fn live_instances(&self) -> usize {
+        self.live_instances.load(Ordering::Acquire)
+    }
+
+    /// Count a new instance; refuses a second live one when the FMU says
+    /// `canBeInstantiatedOnlyOncePerProcess`.
+    pub(crate) fn register_instance(&self, instance: &str) -> Result<()> {
+        let previous = self.live_instances.fetch_add(1, Ordering::AcqRel);
+        if self.only_once_per_process && previous > 0 {
+            self.live_instances.fetch_sub(1, Ordering::AcqRel);
+            return Err(Error::Unsupported {
+                instance: instance.to_string(),
+                message: format!(
+                    "model '{}' declares canBeInstantiatedOnlyOncePerProcess and is already \
+                     instantiated in this process; run further instances in a worker process",
+                    self.model_name
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Forget an instance counted by [`FmuLibrary::register_instance`].
+    pub(crate) fn unregister_instance(&self) {
+        self.live_instances.fetch_sub(1, Ordering::AcqRel);
+    }
+}

@@ -1,0 +1,900 @@
+//! The FMI 3.0 Co-Simulation C API, generic over the model; `export_fmu!` instantiates it.
+
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::sync::Arc;
+
+use crate::ffi::{self, categories, guard, null_arg, slice, slice_mut, text, with};
+use crate::fmi2::check_step_times;
+use crate::instance::{Fmi3Log, Instance, Logger, Phase, Sink, Status, Version};
+use crate::model::{Context, Model};
+use crate::values::Element;
+use crate::variable::{Causality, Table, VarType};
+
+/// `fmi3IntermediateUpdateCallback`.
+pub type IntermediateUpdate = unsafe extern "C" fn(
+    env: *mut c_void,
+    time: f64,
+    set_requested: bool,
+    get_allowed: bool,
+    step_finished: bool,
+    can_return_early: bool,
+    early_return_requested: *mut bool,
+    early_return_time: *mut f64,
+);
+
+/// Whether the model has events, which decides `hasEventMode`.
+pub fn has_events<M: Model>() -> bool {
+    M::NUM_EVENT_INDICATORS > 0 || M::HAS_TIME_EVENTS
+}
+
+/// `fmi3InstantiateCoSimulation`.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn instantiate_co_simulation<M: Model>(
+    name: *const c_char,
+    token: *const c_char,
+    resource_path: *const c_char,
+    _visible: bool,
+    logging_on: bool,
+    event_mode_used: bool,
+    early_return_allowed: bool,
+    required: *const u32,
+    n_required: usize,
+    env: *mut c_void,
+    log_message: Option<Fmi3Log>,
+    intermediate_update: Option<IntermediateUpdate>,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), || {
+        const F: &str = "fmi3InstantiateCoSimulation";
+        let name = text(name).unwrap_or_default();
+        let sink = log_message.map_or(Sink::None, |l| Sink::V3(l, env));
+        let logger = Logger::new(sink, &name, logging_on);
+        let err = |msg: String| logger.log(Status::Error, 2, &format!("{F}: {msg}"));
+        let model = M::default();
+        let table = match Table::new(M::NAME, model.variables()) {
+            Ok(t) => Arc::new(t),
+            Err(e) => {
+                err(format!("invalid variable table: {e}"));
+                return std::ptr::null_mut();
+            }
+        };
+        match text(token) {
+            Some(g) if g == table.token => {}
+            g => {
+                err(format!(
+                    "instantiationToken {g:?} does not match this FMU's {}",
+                    table.token
+                ));
+                return std::ptr::null_mut();
+            }
+        }
+        if event_mode_used && !has_events::<M>() {
+            err(
+                "eventModeUsed = true, but this FMU has no event mode (hasEventMode = false)"
+                    .into(),
+            );
+            return std::ptr::null_mut();
+        }
+        let Some(required) = slice(required, n_required) else {
+            err("requiredIntermediateVariables is NULL".into());
+            return std::ptr::null_mut();
+        };
+        if let Some(vr) = required.iter().find(|&&vr| table.index_of(vr).is_none()) {
+            err(format!(
+                "requiredIntermediateVariables: unknown value reference {vr}"
+            ));
+            return std::ptr::null_mut();
+        }
+        let cx = Context {
+            instance_name: name,
+            fmi_version: 3,
+            resource_dir: text(resource_path).map(std::path::PathBuf::from),
+            start_time: 0.0,
+        };
+        let mut inst = Instance::new(model, table, logger, cx, Version::V3);
+        inst.event_mode_used = event_mode_used;
+        inst.early_return_allowed = early_return_allowed;
+        inst.intermediate = intermediate_update.map(|f| (f, env));
+        Box::into_raw(Box::new(inst)) as *mut c_void
+    })
+}
+
+/// `fmi3InstantiateModelExchange` / `fmi3InstantiateScheduledExecution`: not supported.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn instantiate_unsupported(
+    func: &str,
+    name: *const c_char,
+    env: *mut c_void,
+    log: Option<Fmi3Log>,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), || {
+        let logger = Logger::new(
+            log.map_or(Sink::None, |l| Sink::V3(l, env)),
+            &text(name).unwrap_or_default(),
+            true,
+        );
+        logger.log(
+            Status::Error,
+            2,
+            &format!("{func}: this FMU supports Co-Simulation only"),
+        );
+        std::ptr::null_mut()
+    })
+}
+
+/// `fmi3FreeInstance`.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn free_instance<M: Model>(c: *mut c_void) {
+    crate::fmi2::free_instance::<M>(c)
+}
+
+/// `fmi3SetDebugLogging`.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn set_debug_logging<M: Model>(
+    c: *mut c_void,
+    on: bool,
+    n: usize,
+    cats: *const *const c_char,
+) -> c_int {
+    const F: &str = "fmi3SetDebugLogging";
+    with::<M>(c, F, |inst| match categories(cats, n) {
+        Some(cats) => match inst.logger.set_debug_logging(on, &cats) {
+            Ok(()) => Status::Ok,
+            Err(e) => inst.fail(F, e),
+        },
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi3EnterInitializationMode`.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn enter_initialization_mode<M: Model>(
+    c: *mut c_void,
+    _tol_defined: bool,
+    _tol: f64,
+    start: f64,
+    stop_defined: bool,
+    stop: f64,
+) -> c_int {
+    const F: &str = "fmi3EnterInitializationMode";
+    with::<M>(c, F, |inst| {
+        inst.enter_initialization(F, start, stop_defined.then_some(stop))
+    })
+}
+
+/// `fmi3ExitInitializationMode` (enters Event Mode when `eventModeUsed`, else Step Mode).
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn exit_initialization_mode<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi3ExitInitializationMode";
+    with::<M>(c, F, |inst| inst.exit_initialization(F))
+}
+
+/// `fmi3EnterEventMode`.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi3EnterEventMode";
+    with::<M>(c, F, |inst| {
+        if let Err(s) = inst.expect(F, &[Phase::Step]) {
+            return s;
+        }
+        if !inst.event_mode_used {
+            return inst.fail(F, "the instance was created with eventModeUsed = false");
+        }
+        inst.phase = Phase::Event;
+        Status::Ok
+    })
+}
+
+/// `fmi3EnterStepMode`.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn enter_step_mode<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi3EnterStepMode";
+    with::<M>(c, F, |inst| {
+        if let Err(s) = inst.expect(F, &[Phase::Event]) {
+            return s;
+        }
+        inst.phase = Phase::Step;
+        Status::Ok
+    })
+}
+
+/// `fmi3UpdateDiscreteStates`: applies a pending event's action.
+///
+/// # Safety
+/// Output pointers must be NULL or writable.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn update_discrete_states<M: Model>(
+    c: *mut c_void,
+    need_update: *mut bool,
+    terminate: *mut bool,
+    nominals_changed: *mut bool,
+    values_changed: *mut bool,
+    next_defined: *mut bool,
+    next_time: *mut f64,
+) -> c_int {
+    const F: &str = "fmi3UpdateDiscreteStates";
+    with::<M>(c, F, |inst| {
+        if let Err(s) = inst.expect(F, &[Phase::Event]) {
+            return s;
+        }
+        if let Err(e) = inst.refresh() {
+            return inst.fail(F, format!("model evaluation failed: {e}"));
+        }
+        let before = inst.states();
+        if let Some(ev) = inst.s.pending.take() {
+            let t = inst.s.time;
+            if let Err(e) = inst.apply_event(t, &ev) {
+                inst.phase = Phase::Failed;
+                return inst.fail(F, format!("event action failed: {e}"));
+            }
+        }
+        let changed = inst.states() != before;
+        let next = if M::HAS_TIME_EVENTS {
+            inst.model.next_time_event(&inst.s.values, inst.s.time)
+        } else {
+            None
+        };
+        let put = |p: *mut bool, v: bool| {
+            if let Some(p) = p.as_mut() {
+                *p = v;
+            }
+        };
+        put(need_update, false);
+        put(terminate, false);
+        put(nominals_changed, false);
+        put(values_changed, changed);
+        put(next_defined, next.is_some());
+        if let (Some(p), Some(t)) = (next_time.as_mut(), next) {
+            *p = t;
+        }
+        Status::Ok
+    })
+}
+
+/// Taylor coefficients at the step start of the cubic through samples at 0, h/3, 2h/3, h.
+fn cubic_through(u: [f64; 4], h: f64) -> [f64; 4] {
+    let d1 = u[1] - u[0];
+    let d2 = u[2] - 2.0 * u[1] + u[0];
+    let d3 = u[3] - 3.0 * u[2] + 3.0 * u[1] - u[0];
+    [
+        u[0],
+        3.0 / h * (d1 - d2 / 2.0 + d3 / 3.0),
+        9.0 / (h * h) * (d2 - d3),
+        27.0 * d3 / (h * h * h),
+    ]
+}
+
+/// `fmi3DoStep`. Inputs declared `intermediateUpdate` are requested through the callback at
+/// `tc + h/3`, `tc + 2h/3` and `tc + h`, and follow the cubic through those samples and the
+/// value at `tc` (held when there is no callback or nothing is set). With `eventModeUsed` the
+/// step ends early at an event with `eventHandlingNeeded`; otherwise events are handled inside.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit; output pointers NULL or writable.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn do_step<M: Model>(
+    c: *mut c_void,
+    tc: f64,
+    h: f64,
+    _no_set_prior: bool,
+    event_handling_needed: *mut bool,
+    terminate: *mut bool,
+    early_return: *mut bool,
+    last_successful_time: *mut f64,
+) -> c_int {
+    const F: &str = "fmi3DoStep";
+    let put = |p: *mut bool, v: bool| {
+        if let Some(p) = p.as_mut() {
+            *p = v;
+        }
+    };
+    // Phase 1: checks; the instance borrow ends before the importer is called back.
+    let mut callback = None;
+    let mut sampled: Vec<usize> = Vec::new();
+    let st = with::<M>(c, F, |inst| {
+        if let Err(s) = inst.expect(F, &[Phase::Step]) {
+            return s;
+        }
+        if let Err(s) = check_step_times(inst, F, tc, h) {
+            return s;
+        }
+        if let Some(ev) = inst.s.pending.take() {
+            inst.log(
+                Status::Warning,
+                1,
+                &format!("{F}: an event was not handled in Event Mode; handling it now"),
+            );
+            let t = inst.s.time;
+            if let Err(e) = inst.apply_event(t, &ev) {
+                inst.phase = Phase::Failed;
+                return inst.fail(F, format!("event action failed: {e}"));
+            }
+        }
+        sampled = inst
+            .table
+            .real_inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, &i)| inst.table.vars[i].intermediate_update)
+            .map(|(k, _)| k)
+            .collect();
+        if h > 0.0 && !sampled.is_empty() {
+            callback = inst.intermediate;
+        }
+        Status::Ok
+    });
+    if st != Status::Ok as c_int {
+        return st;
+    }
+    let mut poly = Vec::new();
+    with::<M>(c, F, |inst| {
+        poly = inst.input_taylor();
+        Status::Ok
+    });
+    // Phase 2: sample the intermediate-update inputs through the callback.
+    if let Some((cb, env)) = callback {
+        let mut samples: Vec<[f64; 4]> = sampled.iter().map(|&k| [poly[k][0]; 4]).collect();
+        for (j, frac) in [1.0 / 3.0, 2.0 / 3.0, 1.0].into_iter().enumerate() {
+            with::<M>(c, F, |inst| {
+                inst.phase = Phase::IntermediateUpdate;
+                Status::Ok
+            });
+            let t = if j == 2 { tc + h } else { tc + frac * h };
+            let (mut early, mut early_time) = (false, t);
+            let called = guard(false, || {
+                cb(
+                    env,
+                    t,
+                    true,
+                    false,
+                    false,
+                    false,
+                    &mut early,
+                    &mut early_time,
+                );
+                true
+            });
+            let st = with::<M>(c, F, |inst| {
+                inst.phase = Phase::Step;
+                if !called {
+                    return inst.fail(F, "the intermediateUpdate callback panicked");
+                }
+                for (s, &k) in samples.iter_mut().zip(&sampled) {
+                    let i = inst.table.real_inputs[k];
+                    s[j + 1] = inst.s.values.data[i].as_f64(0).unwrap_or(0.0);
+                }
+                Status::Ok
+            });
+            if st != Status::Ok as c_int {
+                return st;
+            }
+        }
+        for (s, &k) in samples.iter().zip(&sampled) {
+            poly[k] = cubic_through(*s, h);
+        }
+        with::<M>(c, F, |inst| {
+            // The trajectory starts from the value set before the step.
+            for (s, &k) in samples.iter().zip(&sampled) {
+                let i = inst.table.real_inputs[k];
+                inst.s.values.get_mut::<f64>(inst.table.vars[i].vr)[0] = s[0];
+            }
+            Status::Ok
+        });
+    }
+    // Phase 3: integrate.
+    with::<M>(c, F, |inst| {
+        put(terminate, false);
+        match inst.integrate(tc, tc + h, &poly, inst.event_mode_used) {
+            Ok(end) => {
+                inst.s.time = end.time;
+                inst.s.dirty = false;
+                let early = end.time < tc + h;
+                put(event_handling_needed, end.event.is_some());
+                put(early_return, early);
+                if let Some(p) = last_successful_time.as_mut() {
+                    *p = end.time;
+                }
+                if let Some(ev) = end.event {
+                    inst.log(
+                        Status::Ok,
+                        0,
+                        &format!("{F}: event at t = {}, returning for Event Mode", end.time),
+                    );
+                    inst.s.pending = Some(ev);
+                }
+                Status::Ok
+            }
+            Err(e) => {
+                inst.phase = Phase::Failed;
+                put(event_handling_needed, false);
+                put(early_return, false);
+                if let Some(p) = last_successful_time.as_mut() {
+                    *p = tc;
+                }
+                inst.fail(F, format!("step from t = {tc} failed: {e}"))
+            }
+        }
+    })
+}
+
+macro_rules! getset {
+    ($($get:ident, $set:ident, $t:ty, $vt:ident, $gname:literal, $sname:literal;)*) => {$(
+        #[doc = concat!("`", $gname, "`.")]
+        ///
+        /// # Safety
+        /// Arrays must hold their stated lengths.
+        pub unsafe fn $get<M: Model>(c: *mut c_void, vr: *const u32, n: usize, v: *mut $t, nv: usize) -> c_int {
+            get_typed::<M, $t>(c, $gname, vr, n, v, nv, VarType::$vt)
+        }
+        #[doc = concat!("`", $sname, "`.")]
+        ///
+        /// # Safety
+        /// Arrays must hold their stated lengths.
+        pub unsafe fn $set<M: Model>(c: *mut c_void, vr: *const u32, n: usize, v: *const $t, nv: usize) -> c_int {
+            set_typed::<M, $t>(c, $sname, vr, n, v, nv, VarType::$vt)
+        }
+    )*};
+}
+
+getset! {
+    get_float32, set_float32, f32, Float32, "fmi3GetFloat32", "fmi3SetFloat32";
+    get_float64, set_float64, f64, Float64, "fmi3GetFloat64", "fmi3SetFloat64";
+    get_int8, set_int8, i8, Int8, "fmi3GetInt8", "fmi3SetInt8";
+    get_uint8, set_uint8, u8, UInt8, "fmi3GetUInt8", "fmi3SetUInt8";
+    get_int16, set_int16, i16, Int16, "fmi3GetInt16", "fmi3SetInt16";
+    get_uint16, set_uint16, u16, UInt16, "fmi3GetUInt16", "fmi3SetUInt16";
+    get_int32, set_int32, i32, Int32, "fmi3GetInt32", "fmi3SetInt32";
+    get_uint32, set_uint32, u32, UInt32, "fmi3GetUInt32", "fmi3SetUInt32";
+    get_int64, set_int64, i64, Int64, "fmi3GetInt64", "fmi3SetInt64";
+    get_uint64, set_uint64, u64, UInt64, "fmi3GetUInt64", "fmi3SetUInt64";
+    get_boolean, set_boolean, bool, Boolean, "fmi3GetBoolean", "fmi3SetBoolean";
+}
+
+unsafe fn get_typed<M: Model, T: Element>(
+    c: *mut c_void,
+    func: &str,
+    vr: *const u32,
+    n: usize,
+    v: *mut T,
+    nv: usize,
+    ty: VarType,
+) -> c_int {
+    with::<M>(c, func, |inst| match (slice(vr, n), slice_mut(v, nv)) {
+        (Some(vr), Some(v)) => inst.get(func, vr, v, &[ty]),
+        _ => null_arg(inst, func),
+    })
+}
+
+unsafe fn set_typed<M: Model, T: Element>(
+    c: *mut c_void,
+    func: &str,
+    vr: *const u32,
+    n: usize,
+    v: *const T,
+    nv: usize,
+    ty: VarType,
+) -> c_int {
+    with::<M>(c, func, |inst| match (slice(vr, n), slice(v, nv)) {
+        (Some(vr), Some(v)) => inst.set(func, vr, v, &[ty]),
+        _ => null_arg(inst, func),
+    })
+}
+
+/// `fmi3GetString`.
+///
+/// # Safety
+/// Arrays must hold their stated lengths.
+pub unsafe fn get_string<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    v: *mut *const c_char,
+    nv: usize,
+) -> c_int {
+    const F: &str = "fmi3GetString";
+    with::<M>(c, F, |inst| match (slice(vr, n), slice_mut(v, nv)) {
+        (Some(vr), Some(v)) => inst.get_strings(F, vr, v),
+        _ => null_arg(inst, F),
+    })
+}
+
+/// `fmi3SetString`.
+///
+/// # Safety
+/// Arrays must hold their stated lengths; strings NUL-terminated.
+pub unsafe fn set_string<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    v: *const *const c_char,
+    nv: usize,
+) -> c_int {
+    const F: &str = "fmi3SetString";
+    with::<M>(c, F, |inst| match (slice(vr, n), slice(v, nv)) {
+        (Some(vr), Some(v)) => {
+            let strings: Option<Vec<CString>> = v
+                .iter()
+                .map(|&p| text(p).map(|s| crate::values::to_cstring(&s)))
+                .collect();
+            match strings {
+                Some(s) => inst.set_strings(F, vr, &s),
+                None => inst.fail(F, "a string value is NULL"),
+            }
+        }
+        _ => null_arg(inst, F),
+    })
+}
+
+/// `fmi3GetBinary`.
+///
+/// # Safety
+/// Arrays must hold their stated lengths.
+pub unsafe fn get_binary<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    sizes: *mut usize,
+    v: *mut *const u8,
+    nv: usize,
+) -> c_int {
+    const F: &str = "fmi3GetBinary";
+    with::<M>(c, F, |inst| {
+        match (slice(vr, n), slice_mut(sizes, nv), slice_mut(v, nv)) {
+            (Some(vr), Some(sizes), Some(v)) => inst.get_binaries(F, vr, sizes, v),
+            _ => null_arg(inst, F),
+        }
+    })
+}
+
+/// `fmi3SetBinary`.
+///
+/// # Safety
+/// Arrays must hold their stated lengths; each value its size in bytes.
+pub unsafe fn set_binary<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    sizes: *const usize,
+    v: *const *const u8,
+    nv: usize,
+) -> c_int {
+    const F: &str = "fmi3SetBinary";
+    with::<M>(c, F, |inst| {
+        match (slice(vr, n), slice(sizes, nv), slice(v, nv)) {
+            (Some(vr), Some(sizes), Some(v)) => {
+                let bins: Option<Vec<Vec<u8>>> = v
+                    .iter()
+                    .zip(sizes)
+                    .map(|(&p, &s)| slice(p, s).map(<[u8]>::to_vec))
+                    .collect();
+                match bins {
+                    Some(b) => inst.set_binaries(F, vr, &b),
+                    None => inst.fail(F, "a binary value is NULL"),
+                }
+            }
+            _ => null_arg(inst, F),
+        }
+    })
+}
+
+/// `fmi3GetClock` / `fmi3SetClock` and the interval / shift functions: the kit's models have
+/// no clocks, so any value reference is an error.
+///
+/// # Safety
+/// `vr` must hold `n` elements.
+pub unsafe fn no_clocks<M: Model>(c: *mut c_void, func: &str, vr: *const u32, n: usize) -> c_int {
+    with::<M>(c, func, |inst| match slice(vr, n) {
+        Some(vrs) => {
+            for &r in vrs {
+                if let Err(s) = inst.lookup(func, r) {
+                    return s;
+                }
+            }
+            if vrs.is_empty() {
+                Status::Ok
+            } else {
+                inst.fail(
+                    func,
+                    format!(
+                        "value reference {} is not a clock (this FMU has no clocks)",
+                        vrs[0]
+                    ),
+                )
+            }
+        }
+        None => null_arg(inst, func),
+    })
+}
+
+/// An FMI 3 function this FMU does not provide (and does not claim in its model description).
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn unsupported<M: Model>(c: *mut c_void, func: &str, why: &str) -> c_int {
+    with::<M>(c, func, |inst| inst.fail(func, why))
+}
+
+fn structure_index<M: Model>(inst: &Instance<M>, func: &str, vr: u32) -> Result<usize, Status> {
+    let i = inst.lookup(func, vr)?;
+    let v = &inst.table.vars[i];
+    if v.causality == Causality::Output || inst.table.is_derivative(i) {
+        Ok(i)
+    } else {
+        Err(inst.fail(
+            func,
+            format!("'{}' is neither an output nor a state derivative", v.name),
+        ))
+    }
+}
+
+/// `fmi3GetNumberOfVariableDependencies`.
+///
+/// # Safety
+/// `n` must be NULL or writable.
+pub unsafe fn get_number_of_variable_dependencies<M: Model>(
+    c: *mut c_void,
+    vr: u32,
+    n: *mut usize,
+) -> c_int {
+    const F: &str = "fmi3GetNumberOfVariableDependencies";
+    with::<M>(c, F, |inst| {
+        let i = match structure_index(inst, F, vr) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        match n.as_mut() {
+            Some(n) => {
+                *n = inst.table.dependencies_of(i).len();
+                Status::Ok
+            }
+            None => null_arg(inst, F),
+        }
+    })
+}
+
+/// `fmi3GetVariableDependencies` (scalars only, so element indices are 0; kind `dependent`).
+///
+/// # Safety
+/// Arrays must hold `n` elements.
+pub unsafe fn get_variable_dependencies<M: Model>(
+    c: *mut c_void,
+    dependent: u32,
+    elem_dep: *mut usize,
+    independents: *mut u32,
+    elem_ind: *mut usize,
+    kinds: *mut c_int,
+    n: usize,
+) -> c_int {
+    const F: &str = "fmi3GetVariableDependencies";
+    with::<M>(c, F, |inst| {
+        let i = match structure_index(inst, F, dependent) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        let deps = inst.table.dependencies_of(i);
+        if n != deps.len() {
+            return inst.fail(
+                F,
+                format!("nDependencies is {n}, the variable has {}", deps.len()),
+            );
+        }
+        match (
+            slice_mut(elem_dep, n),
+            slice_mut(independents, n),
+            slice_mut(elem_ind, n),
+            slice_mut(kinds, n),
+        ) {
+            (Some(ed), Some(ind), Some(ei), Some(k)) => {
+                for j in 0..n {
+                    ed[j] = 0;
+                    ind[j] = deps[j];
+                    ei[j] = 0;
+                    k[j] = 5; // fmi3Dependent
+                }
+                Status::Ok
+            }
+            _ => null_arg(inst, F),
+        }
+    })
+}
+
+/// `fmi3GetDirectionalDerivative` and (`adjoint`) `fmi3GetAdjointDerivative`.
+///
+/// # Safety
+/// Arrays must hold their stated lengths.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn derivative<M: Model>(
+    c: *mut c_void,
+    adjoint: bool,
+    unknowns: *const u32,
+    n_unknowns: usize,
+    knowns: *const u32,
+    n_knowns: usize,
+    seed: *const f64,
+    n_seed: usize,
+    sens: *mut f64,
+    n_sens: usize,
+) -> c_int {
+    let func = if adjoint {
+        "fmi3GetAdjointDerivative"
+    } else {
+        "fmi3GetDirectionalDerivative"
+    };
+    with::<M>(c, func, |inst| {
+        let (n_in, n_out) = if adjoint {
+            (n_unknowns, n_knowns)
+        } else {
+            (n_knowns, n_unknowns)
+        };
+        if n_seed != n_in || n_sens != n_out {
+            return inst.fail(func, format!("nSeed {n_seed} / nSensitivity {n_sens} do not fit the {n_unknowns} unknowns and {n_knowns} knowns (scalars)"));
+        }
+        match (
+            slice(unknowns, n_unknowns),
+            slice(knowns, n_knowns),
+            slice(seed, n_seed),
+            slice_mut(sens, n_sens),
+        ) {
+            (Some(u), Some(k), Some(s), Some(out)) => match inst.jacobian(func, u, k) {
+                Ok(j) => {
+                    let seed = nalgebra::DVector::from_column_slice(s);
+                    let r = if adjoint {
+                        j.transpose() * seed
+                    } else {
+                        j * seed
+                    };
+                    out.copy_from_slice(r.as_slice());
+                    Status::Ok
+                }
+                Err(s) => s,
+            },
+            _ => null_arg(inst, func),
+        }
+    })
+}
+
+/// `fmi3GetOutputDerivatives`.
+///
+/// # Safety
+/// Arrays must hold their stated lengths.
+pub unsafe fn get_output_derivatives<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    orders: *const i32,
+    v: *mut f64,
+    nv: usize,
+) -> c_int {
+    const F: &str = "fmi3GetOutputDerivatives";
+    with::<M>(c, F, |inst| {
+        if nv != n {
+            return inst.fail(
+                F,
+                format!("nValues {nv} differs from nValueReferences {n} (scalar outputs)"),
+            );
+        }
+        match (slice(vr, n), slice(orders, n), slice_mut(v, nv)) {
+            (Some(vr), Some(o), Some(v)) => inst.output_derivatives(F, vr, o, v),
+            _ => null_arg(inst, F),
+        }
+    })
+}
+
+/// `fmi3Terminate`.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn terminate<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi3Terminate";
+    with::<M>(c, F, |inst| inst.terminate(F))
+}
+
+/// `fmi3Reset`.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn reset<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi3Reset";
+    with::<M>(c, F, |inst| inst.reset(F))
+}
+
+/// `fmi3GetFMUState`.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn get_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> c_int {
+    const F: &str = "fmi3GetFMUState";
+    with::<M>(c, F, |inst| ffi::get_state(inst, F, state))
+}
+
+/// `fmi3SetFMUState`.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn set_fmu_state<M: Model>(c: *mut c_void, state: *mut c_void) -> c_int {
+    const F: &str = "fmi3SetFMUState";
+    with::<M>(c, F, |inst| ffi::set_state(inst, F, state))
+}
+
+/// `fmi3FreeFMUState`.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn free_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> c_int {
+    const F: &str = "fmi3FreeFMUState";
+    with::<M>(c, F, |inst| ffi::free_state(inst, F, state))
+}
+
+/// `fmi3SerializedFMUStateSize`.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn serialized_fmu_state_size<M: Model>(
+    c: *mut c_void,
+    state: *mut c_void,
+    size: *mut usize,
+) -> c_int {
+    const F: &str = "fmi3SerializedFMUStateSize";
+    with::<M>(c, F, |inst| ffi::state_size(inst, F, state, size))
+}
+
+/// `fmi3SerializeFMUState`.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn serialize_fmu_state<M: Model>(
+    c: *mut c_void,
+    state: *mut c_void,
+    buf: *mut u8,
+    size: usize,
+) -> c_int {
+    const F: &str = "fmi3SerializeFMUState";
+    with::<M>(c, F, |inst| ffi::serialize(inst, F, state, buf, size))
+}
+
+/// `fmi3DeserializeFMUState`.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn deserialize_fmu_state<M: Model>(
+    c: *mut c_void,
+    buf: *const u8,
+    size: usize,
+    state: *mut *mut c_void,
+) -> c_int {
+    const F: &str = "fmi3DeserializeFMUState";
+    with::<M>(c, F, |inst| ffi::deserialize(inst, F, buf, size, state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cubic_through;
+    use crate::model::eval_taylor;
+
+    #[test]
+    fn cubic_fit_recovers_taylor_coefficients() {
+        let c = [1.5, -2.0, 3.0, 7.0];
+        let h = 0.1;
+        let u = [0.0, h / 3.0, 2.0 * h / 3.0, h].map(|s| eval_taylor(&c, s)[0]);
+        let fit = cubic_through(u, h);
+        for k in 0..4 {
+            assert!((fit[k] - c[k]).abs() < 1e-9 * (1.0 + c[k].abs()), "{fit:?}");
+        }
+    }
+}

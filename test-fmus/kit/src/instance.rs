@@ -1,0 +1,1260 @@
+//! The version-neutral instance: lifecycle, checked get/set, integration with events,
+//! FMU states and their serialisation, Jacobians. The `fmi2` and `fmi3` modules are thin C
+//! layers over it.
+
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::sync::Arc;
+
+use nalgebra::DMatrix;
+
+use crate::model::{eval_taylor, Context, Event, Inputs, Model};
+use crate::values::{to_cstring, Element, Value, Values};
+use crate::variable::{fnv1a, Causality, Initial, Table, VarType, Variability, TIME_VR};
+
+/// FMI 2 logger; variadic in C, always called with a "%s" format here.
+pub(crate) type Fmi2Logger =
+    unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, *const c_char, ...);
+/// FMI 3 `logMessage` callback.
+pub(crate) type Fmi3Log = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, *const c_char);
+
+/// Status codes; FMI 2 and FMI 3 share the numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// fmi*OK
+    Ok = 0,
+    /// fmi*Warning
+    Warning = 1,
+    /// fmi*Discard
+    Discard = 2,
+    /// fmi*Error
+    Error = 3,
+    /// fmi*Fatal
+    Fatal = 4,
+}
+
+/// FMI major version of an instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// FMI 2.0
+    V2,
+    /// FMI 3.0
+    V3,
+}
+
+/// Lifecycle state, the union of the FMI 2 and FMI 3 Co-Simulation state machines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Instantiated,
+    Initialization,
+    Step,
+    Event,
+    IntermediateUpdate,
+    Terminated,
+    /// A step failed; only getters, state restore, reset and free are allowed.
+    Failed,
+}
+
+/// Log categories, in the order of the `LogCategories` element.
+pub const CATEGORIES: [&str; 3] = ["logEvents", "logStatusWarning", "logStatusError"];
+pub(crate) const LOG_EVENTS: usize = 0;
+
+/// Where log messages go.
+pub(crate) enum Sink {
+    None,
+    V2(Fmi2Logger, *mut c_void),
+    V3(Fmi3Log, *mut c_void),
+}
+
+/// The logger callback with per-category switches. Errors are always reported; other
+/// categories only while switched on by `loggingOn` or `fmi*SetDebugLogging`.
+pub(crate) struct Logger {
+    pub(crate) sink: Sink,
+    pub(crate) name: CString,
+    pub(crate) enabled: [bool; 3],
+}
+
+impl Logger {
+    pub(crate) fn new(sink: Sink, name: &str, on: bool) -> Logger {
+        Logger {
+            sink,
+            name: to_cstring(name),
+            enabled: [on; 3],
+        }
+    }
+
+    pub(crate) fn log(&self, status: Status, category: usize, msg: &str) {
+        let category = category.min(CATEGORIES.len() - 1);
+        if status < Status::Error && !self.enabled[category] {
+            return;
+        }
+        let cat = to_cstring(CATEGORIES[category]);
+        let text = to_cstring(msg);
+        // SAFETY: the callbacks were given by the importer for exactly this use; every
+        // string passed is NUL-terminated and outlives the call.
+        unsafe {
+            match self.sink {
+                Sink::None => {}
+                Sink::V2(f, env) => f(
+                    env,
+                    self.name.as_ptr(),
+                    status as c_int,
+                    cat.as_ptr(),
+                    c"%s".as_ptr(),
+                    text.as_ptr(),
+                ),
+                Sink::V3(f, env) => f(env, status as c_int, cat.as_ptr(), text.as_ptr()),
+            }
+        }
+    }
+
+    pub(crate) fn set_debug_logging(&mut self, on: bool, cats: &[String]) -> Result<(), String> {
+        if cats.is_empty() {
+            self.enabled = [on; 3];
+            return Ok(());
+        }
+        for c in cats {
+            match CATEGORIES.iter().position(|k| k == c) {
+                Some(i) => self.enabled[i] = on,
+                None => {
+                    return Err(format!(
+                        "unknown log category '{c}' (known: {})",
+                        CATEGORIES.join(", ")
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything an FMU state captures; restoring it continues bit-identically.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct SimState {
+    pub time: f64,
+    pub values: Values,
+    /// Orders 1..=3 of the scalar Float64 inputs, aligned with `Table::real_inputs`.
+    pub input_derivs: Vec<[f64; 3]>,
+    /// An event found by a step and not yet handled (FMI 3 event mode).
+    pub pending: Option<Event>,
+    /// Calculated variables are stale (something was set).
+    pub dirty: bool,
+}
+
+/// How a call into the integrator ended.
+pub(crate) struct StepEnd {
+    pub time: f64,
+    pub event: Option<Event>,
+}
+
+/// A value a magic-checked instance pointer must carry.
+pub(crate) const MAGIC: u64 = 0x464d_554b_4954_0001;
+
+/// One FMU instance.
+pub struct Instance<M: Model> {
+    magic: u64,
+    pub(crate) model: M,
+    pub(crate) table: Arc<Table>,
+    pub(crate) s: SimState,
+    pub(crate) phase: Phase,
+    pub(crate) logger: Logger,
+    pub(crate) cx: Context,
+    pub(crate) version: Version,
+    pub(crate) event_mode_used: bool,
+    pub(crate) early_return_allowed: bool,
+    pub(crate) intermediate: Option<(crate::fmi3::IntermediateUpdate, *mut c_void)>,
+}
+
+/// Safety limit on events within one step, to stop chattering models.
+const MAX_EVENTS_PER_STEP: usize = 10_000;
+
+fn crossed(za: f64, zb: f64) -> bool {
+    (za > 0.0 && zb <= 0.0) || (za < 0.0 && zb >= 0.0)
+}
+
+impl<M: Model> Instance<M> {
+    pub(crate) fn new(
+        model: M,
+        table: Arc<Table>,
+        logger: Logger,
+        cx: Context,
+        version: Version,
+    ) -> Self {
+        let s = Self::fresh_state(&table);
+        Instance {
+            magic: MAGIC,
+            model,
+            table,
+            s,
+            phase: Phase::Instantiated,
+            logger,
+            cx,
+            version,
+            event_mode_used: false,
+            early_return_allowed: false,
+            intermediate: None,
+        }
+    }
+
+    fn fresh_state(table: &Arc<Table>) -> SimState {
+        SimState {
+            time: 0.0,
+            values: Values::new(table.clone()),
+            input_derivs: vec![[0.0; 3]; table.real_inputs.len()],
+            pending: None,
+            dirty: true,
+        }
+    }
+
+    /// The instance behind a C pointer, `None` for NULL or a pointer that is not ours.
+    ///
+    /// # Safety
+    /// `p` must be NULL or a pointer returned by this kit's instantiate and not yet freed.
+    pub(crate) unsafe fn from_ptr<'a>(p: *mut c_void) -> Option<&'a mut Self> {
+        let inst = (p as *mut Self).as_mut()?;
+        (inst.magic == MAGIC).then_some(inst)
+    }
+
+    pub(crate) fn invalidate(&mut self) {
+        self.magic = 0;
+    }
+
+    pub(crate) fn log(&self, status: Status, category: usize, msg: &str) {
+        self.logger.log(status, category, msg);
+    }
+
+    /// Logs an error naming the function and returns `Status::Error`.
+    pub(crate) fn fail(&self, func: &str, msg: impl AsRef<str>) -> Status {
+        self.log(Status::Error, 2, &format!("{func}: {}", msg.as_ref()));
+        Status::Error
+    }
+
+    pub(crate) fn phase_name(&self) -> &'static str {
+        match self.phase {
+            Phase::Instantiated => "Instantiated",
+            Phase::Initialization => "Initialization Mode",
+            Phase::Step => match self.version {
+                Version::V2 => "stepComplete",
+                Version::V3 => "Step Mode",
+            },
+            Phase::Event => "Event Mode",
+            Phase::IntermediateUpdate => "Intermediate Update Mode",
+            Phase::Terminated => "Terminated",
+            Phase::Failed => "an error state (a step failed)",
+        }
+    }
+
+    /// Errors unless the instance is in one of `allowed`.
+    pub(crate) fn expect(&self, func: &str, allowed: &[Phase]) -> Result<(), Status> {
+        if allowed.contains(&self.phase) {
+            Ok(())
+        } else {
+            Err(self.fail(
+                func,
+                format!(
+                    "not allowed in {} (see the FMI state machine)",
+                    self.phase_name()
+                ),
+            ))
+        }
+    }
+
+    /// Looks up a value reference visible in this instance's FMI version.
+    pub(crate) fn lookup(&self, func: &str, vr: u32) -> Result<usize, Status> {
+        match self.table.index_of(vr) {
+            Some(i) if self.version == Version::V3 || self.table.vars[i].in_fmi2() => Ok(i),
+            _ => Err(self.fail(func, format!("unknown value reference {vr}"))),
+        }
+    }
+
+    // ---- lifecycle ------------------------------------------------------------------------
+
+    pub(crate) fn enter_initialization(
+        &mut self,
+        func: &str,
+        start: f64,
+        stop: Option<f64>,
+    ) -> Status {
+        if let Err(s) = self.expect(func, &[Phase::Instantiated]) {
+            return s;
+        }
+        if !start.is_finite() || stop.is_some_and(|e| !(e >= start)) {
+            return self.fail(
+                func,
+                format!("bad experiment: start {start}, stop {stop:?}"),
+            );
+        }
+        self.s.time = start;
+        self.cx.start_time = start;
+        self.phase = Phase::Initialization;
+        self.s.dirty = true;
+        self.refresh_status(func)
+    }
+
+    pub(crate) fn exit_initialization(&mut self, func: &str) -> Status {
+        if let Err(s) = self.expect(func, &[Phase::Initialization]) {
+            return s;
+        }
+        self.s.dirty = true;
+        let st = self.refresh_status(func);
+        if st >= Status::Error {
+            return st;
+        }
+        self.s.dirty = false;
+        self.phase = if self.version == Version::V3 && self.event_mode_used {
+            Phase::Event
+        } else {
+            Phase::Step
+        };
+        Status::Ok
+    }
+
+    pub(crate) fn terminate(&mut self, func: &str) -> Status {
+        if let Err(s) = self.expect(
+            func,
+            &[
+                Phase::Step,
+                Phase::Event,
+                Phase::Failed,
+                Phase::Initialization,
+            ],
+        ) {
+            return s;
+        }
+        self.phase = Phase::Terminated;
+        Status::Ok
+    }
+
+    pub(crate) fn reset(&mut self, func: &str) -> Status {
+        if let Err(s) = self.expect(
+            func,
+            &[
+                Phase::Instantiated,
+                Phase::Initialization,
+                Phase::Step,
+                Phase::Event,
+                Phase::Terminated,
+                Phase::Failed,
+            ],
+        ) {
+            return s;
+        }
+        self.s = Self::fresh_state(&self.table);
+        self.phase = Phase::Instantiated;
+        Status::Ok
+    }
+
+    /// Recomputes calculated variables if something was set since the last evaluation.
+    pub(crate) fn refresh(&mut self) -> Result<(), String> {
+        if !self.s.dirty {
+            return Ok(());
+        }
+        let t = self.s.time;
+        self.s.values.set_f64(TIME_VR, t);
+        if self.phase == Phase::Initialization {
+            self.model.initialize(&mut self.s.values, &self.cx)?;
+        }
+        if self.phase != Phase::Instantiated {
+            self.model.evaluate(&mut self.s.values, t)?;
+        }
+        self.s.dirty = false;
+        Ok(())
+    }
+
+    fn refresh_status(&mut self, func: &str) -> Status {
+        match self.refresh() {
+            Ok(()) => Status::Ok,
+            Err(e) => self.fail(func, format!("model evaluation failed: {e}")),
+        }
+    }
+
+    // ---- get / set ------------------------------------------------------------------------
+
+    /// Why variable `i` may not be set now, if it may not.
+    fn not_settable(&self, i: usize) -> Option<String> {
+        let v = &self.table.vars[i];
+        let var = v.variability_resolved();
+        let input = v.causality == Causality::Input;
+        if v.causality == Causality::Independent {
+            return Some("the independent variable cannot be set".into());
+        }
+        if var == Variability::Constant {
+            return Some("it is a constant".into());
+        }
+        let ok = match self.phase {
+            Phase::Instantiated | Phase::Initialization => {
+                input || matches!(v.initial, Some(Initial::Exact | Initial::Approx))
+            }
+            Phase::Step | Phase::Event => {
+                input || (v.causality == Causality::Parameter && var == Variability::Tunable)
+            }
+            Phase::IntermediateUpdate => input && v.intermediate_update,
+            Phase::Terminated | Phase::Failed => false,
+        };
+        (!ok).then(|| {
+            format!(
+                "variable '{}' (causality {}, variability {}) may not be set in {}",
+                v.name,
+                v.causality_xml(),
+                v.variability_xml(),
+                self.phase_name()
+            )
+        })
+    }
+
+    /// Common checks for a set of `vrs` with `n_values` values of type `ty`; returns each
+    /// variable's index.
+    pub(crate) fn check_set(
+        &self,
+        func: &str,
+        vrs: &[u32],
+        n_values: usize,
+        types: &[VarType],
+    ) -> Result<Vec<usize>, Status> {
+        let idx = self.check_types(func, vrs, n_values, types)?;
+        for &i in &idx {
+            if let Some(why) = self.not_settable(i) {
+                return Err(self.fail(func, why));
+            }
+        }
+        Ok(idx)
+    }
+
+    /// Checks value references, types and the total element count.
+    pub(crate) fn check_types(
+        &self,
+        func: &str,
+        vrs: &[u32],
+        n_values: usize,
+        types: &[VarType],
+    ) -> Result<Vec<usize>, Status> {
+        let mut idx = Vec::with_capacity(vrs.len());
+        let mut total = 0;
+        for &vr in vrs {
+            let i = self.lookup(func, vr)?;
+            let v = &self.table.vars[i];
+            if !types.contains(&v.ty) {
+                return Err(self.fail(
+                    func,
+                    format!(
+                        "variable '{}' (vr {vr}) is of type {}",
+                        v.name,
+                        v.ty.fmi3_name()
+                    ),
+                ));
+            }
+            total += v.len();
+            idx.push(i);
+        }
+        if total != n_values {
+            return Err(self.fail(
+                func,
+                format!("{n_values} values given for {total} elements of the value references"),
+            ));
+        }
+        Ok(idx)
+    }
+
+    fn check_get_phase(&self, func: &str) -> Result<(), Status> {
+        self.expect(
+            func,
+            &[
+                Phase::Initialization,
+                Phase::Step,
+                Phase::Event,
+                Phase::IntermediateUpdate,
+                Phase::Terminated,
+                Phase::Failed,
+            ],
+        )
+    }
+
+    fn ensure_fresh(&mut self, func: &str) -> Result<(), Status> {
+        match self.refresh() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.fail(func, format!("model evaluation failed: {e}"))),
+        }
+    }
+
+    /// Sets numeric or boolean elements after checking permissions and bounds.
+    pub(crate) fn set<T: Element>(
+        &mut self,
+        func: &str,
+        vrs: &[u32],
+        vals: &[T],
+        ty: &[VarType],
+    ) -> Status {
+        let idx = match self.check_set(func, vrs, vals.len(), ty) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        let mut k = 0;
+        for &i in &idx {
+            let v = &self.table.vars[i];
+            for &x in &vals[k..k + v.len()] {
+                let f = x.to_f64();
+                if v.min.is_some_and(|m| !(f >= m)) || v.max.is_some_and(|m| !(f <= m)) {
+                    return self.fail(
+                        func,
+                        format!(
+                            "value {f} for '{}' violates its bounds [{}, {}]",
+                            v.name,
+                            v.min.unwrap_or(f64::NEG_INFINITY),
+                            v.max.unwrap_or(f64::INFINITY)
+                        ),
+                    );
+                }
+            }
+            k += v.len();
+        }
+        let mut k = 0;
+        for &i in &idx {
+            let n = self.table.vars[i].len();
+            if let Some(dst) = T::slice_mut(&mut self.s.values.data[i]) {
+                dst.copy_from_slice(&vals[k..k + n]);
+            }
+            k += n;
+        }
+        self.s.dirty = true;
+        Status::Ok
+    }
+
+    /// Reads numeric or boolean elements.
+    pub(crate) fn get<T: Element>(
+        &mut self,
+        func: &str,
+        vrs: &[u32],
+        out: &mut [T],
+        ty: &[VarType],
+    ) -> Status {
+        if let Err(s) = self.check_get_phase(func) {
+            return s;
+        }
+        let idx = match self.check_types(func, vrs, out.len(), ty) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        if let Err(s) = self.ensure_fresh(func) {
+            return s;
+        }
+        let mut k = 0;
+        for &i in &idx {
+            if let Some(src) = T::slice(&self.s.values.data[i]) {
+                out[k..k + src.len()].copy_from_slice(src);
+                k += src.len();
+            }
+        }
+        Status::Ok
+    }
+
+    /// Sets String elements.
+    pub(crate) fn set_strings(&mut self, func: &str, vrs: &[u32], vals: &[CString]) -> Status {
+        let idx = match self.check_set(func, vrs, vals.len(), &[VarType::String]) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        let mut k = 0;
+        for &i in &idx {
+            if let Value::Str(dst) = &mut self.s.values.data[i] {
+                let n = dst.len();
+                dst.clone_from_slice(&vals[k..k + n]);
+                k += n;
+            }
+        }
+        self.s.dirty = true;
+        Status::Ok
+    }
+
+    /// Pointers to String elements, valid until the next set or the instance is freed.
+    pub(crate) fn get_strings(
+        &mut self,
+        func: &str,
+        vrs: &[u32],
+        out: &mut [*const c_char],
+    ) -> Status {
+        if let Err(s) = self.check_get_phase(func) {
+            return s;
+        }
+        let idx = match self.check_types(func, vrs, out.len(), &[VarType::String]) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        if let Err(s) = self.ensure_fresh(func) {
+            return s;
+        }
+        let mut k = 0;
+        for &i in &idx {
+            if let Value::Str(src) = &self.s.values.data[i] {
+                for c in src {
+                    out[k] = c.as_ptr();
+                    k += 1;
+                }
+            }
+        }
+        Status::Ok
+    }
+
+    /// Sets Binary elements.
+    pub(crate) fn set_binaries(&mut self, func: &str, vrs: &[u32], vals: &[Vec<u8>]) -> Status {
+        let idx = match self.check_set(func, vrs, vals.len(), &[VarType::Binary]) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        let mut k = 0;
+        for &i in &idx {
+            if let Value::Bin(dst) = &mut self.s.values.data[i] {
+                let n = dst.len();
+                dst.clone_from_slice(&vals[k..k + n]);
+                k += n;
+            }
+        }
+        self.s.dirty = true;
+        Status::Ok
+    }
+
+    /// Pointers and sizes of Binary elements, valid until the next set or free.
+    pub(crate) fn get_binaries(
+        &mut self,
+        func: &str,
+        vrs: &[u32],
+        sizes: &mut [usize],
+        out: &mut [*const u8],
+    ) -> Status {
+        if let Err(s) = self.check_get_phase(func) {
+            return s;
+        }
+        let idx = match self.check_types(func, vrs, out.len(), &[VarType::Binary]) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        if let Err(s) = self.ensure_fresh(func) {
+            return s;
+        }
+        let mut k = 0;
+        for &i in &idx {
+            if let Value::Bin(src) = &self.s.values.data[i] {
+                for b in src {
+                    out[k] = b.as_ptr();
+                    sizes[k] = b.len();
+                    k += 1;
+                }
+            }
+        }
+        Status::Ok
+    }
+
+    // ---- stepping -------------------------------------------------------------------------
+
+    /// Current scalar Float64 input values with the stored input derivatives.
+    pub(crate) fn input_taylor(&self) -> Vec<[f64; 4]> {
+        self.table
+            .real_inputs
+            .iter()
+            .zip(&self.s.input_derivs)
+            .map(|(&i, d)| {
+                let u = self.s.values.data[i].as_f64(0).unwrap_or(0.0);
+                [u, d[0], d[1], d[2]]
+            })
+            .collect()
+    }
+
+    pub(crate) fn states(&self) -> Vec<f64> {
+        self.table
+            .states
+            .iter()
+            .map(|&(s, _)| self.s.values.data[s].as_f64(0).unwrap_or(0.0))
+            .collect()
+    }
+
+    fn put_states(&mut self, x: &[f64]) {
+        for (&(s, _), &xi) in self.table.states.iter().zip(x) {
+            if let Value::F64(v) = &mut self.s.values.data[s] {
+                v[0] = xi;
+            }
+        }
+    }
+
+    fn derivatives(&self, dx: &mut [f64]) {
+        for (&(_, d), dxi) in self.table.states.iter().zip(dx.iter_mut()) {
+            *dxi = self.s.values.data[d].as_f64(0).unwrap_or(0.0);
+        }
+    }
+
+    /// Sets time, inputs (from the polynomial `poly` given at `t0`) and states, and evaluates.
+    fn load(&mut self, t: f64, x: &[f64], t0: f64, poly: &[[f64; 4]]) -> Result<(), String> {
+        self.s.values.set_f64(TIME_VR, t);
+        for (&i, c) in self.table.real_inputs.iter().zip(poly) {
+            if let Value::F64(v) = &mut self.s.values.data[i] {
+                v[0] = eval_taylor(c, t - t0)[0];
+            }
+        }
+        self.put_states(x);
+        self.model.evaluate(&mut self.s.values, t)
+    }
+
+    /// One integration step from `(ta, x)` over `h`: exact if the model has it, else RK4.
+    fn single_step(
+        &mut self,
+        ta: f64,
+        x: &[f64],
+        h: f64,
+        t0: f64,
+        poly: &[[f64; 4]],
+    ) -> Result<Vec<f64>, String> {
+        if M::EXACT_STEP {
+            self.load(ta, x, t0, poly)?;
+            let shifted: Vec<[f64; 4]> = poly.iter().map(|c| eval_taylor(c, ta - t0)).collect();
+            let inputs = Inputs {
+                table: &self.table,
+                t0: ta,
+                coeffs: &shifted,
+            };
+            let mut xb = x.to_vec();
+            self.model
+                .exact_step(&self.s.values, &inputs, ta, h, &mut xb)?;
+            return Ok(xb);
+        }
+        let n = x.len();
+        let mut k = [vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]];
+        let mut xs = x.to_vec();
+        let stages = [(0.0, 0.0), (0.5, 0.5), (0.5, 0.5), (1.0, 1.0)];
+        for (j, &(c, a)) in stages.iter().enumerate() {
+            if j > 0 {
+                for m in 0..n {
+                    xs[m] = x[m] + a * h * k[j - 1][m];
+                }
+            }
+            self.load(ta + c * h, &xs, t0, poly)?;
+            self.derivatives(&mut k[j]);
+        }
+        Ok((0..n)
+            .map(|m| x[m] + h / 6.0 * (k[0][m] + 2.0 * k[1][m] + 2.0 * k[2][m] + k[3][m]))
+            .collect())
+    }
+
+    fn indicators(&self, t: f64, z: &mut [f64]) {
+        self.model.event_indicators(&self.s.values, t, z);
+    }
+
+    /// Applies an event action at the current values and logs it.
+    pub(crate) fn apply_event(&mut self, t: f64, ev: &Event) -> Result<(), String> {
+        self.s.values.set_f64(TIME_VR, t);
+        self.model.event(&mut self.s.values, t, ev)?;
+        self.model.evaluate(&mut self.s.values, t)?;
+        self.log(
+            Status::Ok,
+            LOG_EVENTS,
+            &format!(
+                "event at t = {t}: time event {}, state events {:?}",
+                ev.time_event, ev.state_events
+            ),
+        );
+        Ok(())
+    }
+
+    /// Integrates from `t0` to `t_end` with the inputs following `poly` (Taylor coefficients
+    /// at `t0`). Events are handled internally, or, with `stop_at_events`, the integration
+    /// stops at the first event and returns it unhandled.
+    pub(crate) fn integrate(
+        &mut self,
+        t0: f64,
+        t_end: f64,
+        poly: &[[f64; 4]],
+        stop_at_events: bool,
+    ) -> Result<StepEnd, String> {
+        let tol = 1e-12_f64.max(8.0 * f64::EPSILON * t_end.abs());
+        let nz = M::NUM_EVENT_INDICATORS;
+        if self.table.states.is_empty() && nz == 0 && !M::HAS_TIME_EVENTS {
+            // Nothing to integrate: just evaluate at the end of the step.
+            self.load(t_end, &[], t0, poly)?;
+            return Ok(StepEnd {
+                time: t_end,
+                event: None,
+            });
+        }
+        let mut t = t0;
+        let mut x = self.states();
+        let (mut za, mut zb) = (vec![0.0; nz], vec![0.0; nz]);
+        self.load(t, &x, t0, poly)?;
+        self.indicators(t, &mut za);
+        let mut events = 0;
+        loop {
+            let te = if M::HAS_TIME_EVENTS {
+                self.model
+                    .next_time_event(&self.s.values, t)
+                    .filter(|&te| te <= t_end + tol)
+            } else {
+                None
+            };
+            if let Some(te) = te.filter(|&te| te - t <= tol) {
+                let _ = te;
+                let ev = Event {
+                    time_event: true,
+                    state_events: Vec::new(),
+                };
+                if stop_at_events {
+                    return Ok(StepEnd {
+                        time: t,
+                        event: Some(ev),
+                    });
+                }
+                self.apply_event(t, &ev)?;
+                x = self.states();
+                self.indicators(t, &mut za);
+                events += 1;
+                if events > MAX_EVENTS_PER_STEP {
+                    return Err(format!(
+                        "more than {MAX_EVENTS_PER_STEP} events in one step"
+                    ));
+                }
+                continue;
+            }
+            if t_end - t <= tol {
+                break;
+            }
+            let target = te.map_or(t_end, |te| te.min(t_end));
+            let span = target - t;
+            let n = if M::EXACT_STEP && nz == 0 {
+                1
+            } else {
+                let dt = self.model.internal_step(&self.s.values);
+                if !(dt > 0.0) {
+                    return Err(format!("internal step size {dt} is not positive"));
+                }
+                (span / dt - 1e-9).ceil().clamp(1.0, 1e9) as u64
+            };
+            let ta0 = t;
+            let mut crossing = None;
+            for i in 1..=n {
+                let tb = if i == n {
+                    target
+                } else {
+                    ta0 + span * (i as f64) / (n as f64)
+                };
+                let xb = self.single_step(t, &x, tb - t, t0, poly)?;
+                if nz > 0 {
+                    self.load(tb, &xb, t0, poly)?;
+                    self.indicators(tb, &mut zb);
+                    if za.iter().zip(&zb).any(|(&a, &b)| crossed(a, b)) {
+                        let (te, xe, which) = self.locate(t, &x, &za, tb, t0, poly, tol)?;
+                        t = te;
+                        x = xe;
+                        crossing = Some(which);
+                        break;
+                    }
+                    za.copy_from_slice(&zb);
+                }
+                t = tb;
+                x = xb;
+            }
+            if let Some(which) = crossing {
+                self.load(t, &x, t0, poly)?;
+                let ev = Event {
+                    time_event: false,
+                    state_events: which,
+                };
+                if stop_at_events {
+                    return Ok(StepEnd {
+                        time: t,
+                        event: Some(ev),
+                    });
+                }
+                self.apply_event(t, &ev)?;
+                x = self.states();
+                self.indicators(t, &mut za);
+                events += 1;
+                if events > MAX_EVENTS_PER_STEP {
+                    return Err(format!(
+                        "more than {MAX_EVENTS_PER_STEP} events in one step"
+                    ));
+                }
+            }
+        }
+        self.load(t_end, &x, t0, poly)?;
+        Ok(StepEnd {
+            time: t_end,
+            event: None,
+        })
+    }
+
+    /// Bisects a zero crossing inside `[ta, tb]` down to `tol`; returns the time just after
+    /// the crossing, the states there and the indicators that crossed.
+    #[allow(clippy::too_many_arguments)]
+    fn locate(
+        &mut self,
+        ta: f64,
+        xa: &[f64],
+        za: &[f64],
+        tb: f64,
+        t0: f64,
+        poly: &[[f64; 4]],
+        tol: f64,
+    ) -> Result<(f64, Vec<f64>, Vec<usize>), String> {
+        let (mut lo, mut hi) = (ta, tb);
+        let mut zlo = za.to_vec();
+        let mut zm = vec![0.0; za.len()];
+        while hi - lo > tol {
+            let tm = 0.5 * (lo + hi);
+            if tm <= lo || tm >= hi {
+                break;
+            }
+            let xm = self.single_step(ta, xa, tm - ta, t0, poly)?;
+            self.load(tm, &xm, t0, poly)?;
+            self.indicators(tm, &mut zm);
+            if zlo.iter().zip(&zm).any(|(&a, &b)| crossed(a, b)) {
+                hi = tm;
+            } else {
+                lo = tm;
+                zlo.copy_from_slice(&zm);
+            }
+        }
+        let xe = self.single_step(ta, xa, hi - ta, t0, poly)?;
+        self.load(hi, &xe, t0, poly)?;
+        self.indicators(hi, &mut zm);
+        let which: Vec<usize> = (0..za.len()).filter(|&k| crossed(zlo[k], zm[k])).collect();
+        Ok((hi, xe, which))
+    }
+
+    // ---- derivatives ----------------------------------------------------------------------
+
+    /// The Jacobian d`unknowns`/d`knowns` (scalar Float64 variables): analytic where the model
+    /// gives partials, central differences otherwise.
+    pub(crate) fn jacobian(
+        &mut self,
+        func: &str,
+        unknowns: &[u32],
+        knowns: &[u32],
+    ) -> Result<DMatrix<f64>, Status> {
+        self.expect(
+            func,
+            &[
+                Phase::Initialization,
+                Phase::Step,
+                Phase::Event,
+                Phase::Terminated,
+                Phase::Failed,
+            ],
+        )?;
+        let f64_only = [VarType::Float64];
+        let ui = self.check_types(func, unknowns, unknowns.len(), &f64_only)?;
+        let ki = self.check_types(func, knowns, knowns.len(), &f64_only)?;
+        for &k in &ki {
+            let v = &self.table.vars[k];
+            if !(v.causality == Causality::Input
+                || self.table.is_state(k)
+                || v.causality == Causality::Parameter)
+            {
+                return Err(self.fail(
+                    func,
+                    format!("known '{}' is not an input, state or parameter", v.name),
+                ));
+            }
+        }
+        self.ensure_fresh(func)?;
+        let t = self.s.time;
+        let mut jac = DMatrix::zeros(ui.len(), ki.len());
+        for (c, (&k, &kvr)) in ki.iter().zip(knowns).enumerate() {
+            let mut need_fd = Vec::new();
+            for (r, &uvr) in unknowns.iter().enumerate() {
+                match self.model.partial(&self.s.values, t, uvr, kvr) {
+                    Some(p) => jac[(r, c)] = p,
+                    None => need_fd.push(r),
+                }
+            }
+            if need_fd.is_empty() {
+                continue;
+            }
+            let input = self.table.vars[k].causality == Causality::Input;
+            let saved = self.s.values.clone();
+            let x = saved.data[k].as_f64(0).unwrap_or(0.0);
+            let h = 1e-6 * x.abs().max(1.0);
+            let side = |delta: f64, this: &mut Self| -> Result<Vec<f64>, String> {
+                if let Value::F64(v) = &mut this.s.values.data[k] {
+                    v[0] = x + delta;
+                }
+                // In Initialization Mode a parameter also acts through `initialize`
+                // (e.g. a start state computed from it); states and inputs do not.
+                if this.phase == Phase::Initialization && !this.table.is_state(k) && !input {
+                    this.model.initialize(&mut this.s.values, &this.cx)?;
+                }
+                this.model.evaluate(&mut this.s.values, t)?;
+                Ok(need_fd
+                    .iter()
+                    .map(|&r| this.s.values.data[ui[r]].as_f64(0).unwrap_or(0.0))
+                    .collect())
+            };
+            let plus = side(h, self);
+            let minus = side(-h, self);
+            self.s.values = saved;
+            match (plus, minus) {
+                (Ok(p), Ok(m)) => {
+                    for (j, &r) in need_fd.iter().enumerate() {
+                        jac[(r, c)] = (p[j] - m[j]) / (2.0 * h);
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    return Err(self.fail(func, format!("model evaluation failed: {e}")))
+                }
+            }
+        }
+        Ok(jac)
+    }
+
+    /// Output derivatives of the given orders at the current time.
+    pub(crate) fn output_derivatives(
+        &mut self,
+        func: &str,
+        vrs: &[u32],
+        orders: &[i32],
+        out: &mut [f64],
+    ) -> Status {
+        if let Err(s) = self.expect(
+            func,
+            &[
+                Phase::Step,
+                Phase::Event,
+                Phase::Terminated,
+                Phase::Failed,
+                Phase::Initialization,
+            ],
+        ) {
+            return s;
+        }
+        if let Err(s) = self.ensure_fresh(func) {
+            return s;
+        }
+        let coeffs = self.input_taylor();
+        for ((&vr, &order), o) in vrs.iter().zip(orders).zip(out.iter_mut()) {
+            let i = match self.lookup(func, vr) {
+                Ok(i) => i,
+                Err(s) => return s,
+            };
+            let v = &self.table.vars[i];
+            if v.causality != Causality::Output || v.ty != VarType::Float64 || !v.dims.is_empty() {
+                return self.fail(func, format!("'{}' is not a scalar Float64 output", v.name));
+            }
+            if order < 1 || order as u32 > M::MAX_OUTPUT_DERIVATIVE_ORDER {
+                return self.fail(
+                    func,
+                    format!(
+                        "order {order} for '{}' is outside 1..={}",
+                        v.name,
+                        M::MAX_OUTPUT_DERIVATIVE_ORDER
+                    ),
+                );
+            }
+            let inputs = Inputs {
+                table: &self.table,
+                t0: self.s.time,
+                coeffs: &coeffs,
+            };
+            match self.model.output_derivative(
+                &self.s.values,
+                &inputs,
+                self.s.time,
+                vr,
+                order as u32,
+            ) {
+                Some(d) => *o = d,
+                None => {
+                    return self.fail(
+                        func,
+                        format!(
+                            "the model gives no derivative of order {order} for '{}'",
+                            v.name
+                        ),
+                    )
+                }
+            }
+        }
+        Status::Ok
+    }
+
+    // ---- FMU states -----------------------------------------------------------------------
+
+    /// A tag identifying this model's table inside serialized states.
+    fn state_tag(&self) -> u64 {
+        fnv1a(0xcbf2_9ce4_8422_2325, self.table.token.as_bytes())
+    }
+
+    /// Serializes a state (little-endian; floats bit-exact).
+    pub(crate) fn serialize(&self, st: &SimState) -> Vec<u8> {
+        let mut w = Vec::new();
+        w.extend_from_slice(b"FMUKIT01");
+        w.extend_from_slice(&self.state_tag().to_le_bytes());
+        w.extend_from_slice(&st.time.to_le_bytes());
+        w.push(u8::from(st.dirty));
+        for d in &st.input_derivs {
+            for x in d {
+                w.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        match &st.pending {
+            None => w.push(0),
+            Some(ev) => {
+                w.push(1);
+                w.push(u8::from(ev.time_event));
+                w.extend_from_slice(&(ev.state_events.len() as u64).to_le_bytes());
+                for &k in &ev.state_events {
+                    w.extend_from_slice(&(k as u64).to_le_bytes());
+                }
+            }
+        }
+        for v in &st.values.data {
+            macro_rules! num {
+                ($x:expr) => {
+                    for e in $x {
+                        w.extend_from_slice(&e.to_le_bytes());
+                    }
+                };
+            }
+            match v {
+                Value::F32(x) => num!(x),
+                Value::F64(x) => num!(x),
+                Value::I8(x) => num!(x),
+                Value::U8(x) => num!(x),
+                Value::I16(x) => num!(x),
+                Value::U16(x) => num!(x),
+                Value::I32(x) => num!(x),
+                Value::U32(x) => num!(x),
+                Value::I64(x) => num!(x),
+                Value::U64(x) => num!(x),
+                Value::Bool(x) => w.extend(x.iter().map(|&b| u8::from(b))),
+                Value::Str(x) => {
+                    for s in x {
+                        let b = s.as_bytes();
+                        w.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                        w.extend_from_slice(b);
+                    }
+                }
+                Value::Bin(x) => {
+                    for b in x {
+                        w.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                        w.extend_from_slice(b);
+                    }
+                }
+            }
+        }
+        w
+    }
+
+    /// Reads a state written by [`Instance::serialize`] of the same model.
+    pub(crate) fn deserialize(&self, bytes: &[u8]) -> Result<SimState, String> {
+        let mut r = Reader { b: bytes, pos: 0 };
+        if r.take(8)? != b"FMUKIT01" {
+            return Err("not a serialized state of this kit".into());
+        }
+        if r.u64()? != self.state_tag() {
+            return Err("the serialized state belongs to a different model".into());
+        }
+        let time = f64::from_le_bytes(r.arr()?);
+        let dirty = r.take(1)?[0] != 0;
+        let mut input_derivs = Vec::with_capacity(self.table.real_inputs.len());
+        for _ in 0..self.table.real_inputs.len() {
+            let mut d = [0.0; 3];
+            for x in &mut d {
+                *x = f64::from_le_bytes(r.arr()?);
+            }
+            input_derivs.push(d);
+        }
+        let pending = if r.take(1)?[0] != 0 {
+            let time_event = r.take(1)?[0] != 0;
+            let n = r.len()?;
+            let mut state_events = Vec::new();
+            for _ in 0..n {
+                let k = r.len()?;
+                if k >= M::NUM_EVENT_INDICATORS {
+                    return Err("bad event indicator index".into());
+                }
+                state_events.push(k);
+            }
+            Some(Event {
+                time_event,
+                state_events,
+            })
+        } else {
+            None
+        };
+        let mut values = Values::new(self.table.clone());
+        for v in &mut values.data {
+            macro_rules! num {
+                ($x:expr, $t:ty) => {
+                    for e in $x.iter_mut() {
+                        *e = <$t>::from_le_bytes(r.arr()?);
+                    }
+                };
+            }
+            match v {
+                Value::F32(x) => num!(x, f32),
+                Value::F64(x) => num!(x, f64),
+                Value::I8(x) => num!(x, i8),
+                Value::U8(x) => num!(x, u8),
+                Value::I16(x) => num!(x, i16),
+                Value::U16(x) => num!(x, u16),
+                Value::I32(x) => num!(x, i32),
+                Value::U32(x) => num!(x, u32),
+                Value::I64(x) => num!(x, i64),
+                Value::U64(x) => num!(x, u64),
+                Value::Bool(x) => {
+                    for e in x.iter_mut() {
+                        *e = r.take(1)?[0] != 0;
+                    }
+                }
+                Value::Str(x) => {
+                    for e in x.iter_mut() {
+                        let n = r.len()?;
+                        *e = CString::new(r.take(n)?.to_vec())
+                            .map_err(|_| "string with NUL byte".to_string())?;
+                    }
+                }
+                Value::Bin(x) => {
+                    for e in x.iter_mut() {
+                        let n = r.len()?;
+                        *e = r.take(n)?.to_vec();
+                    }
+                }
+            }
+        }
+        if r.pos != bytes.len() {
+            return Err(format!("{} trailing bytes", bytes.len() - r.pos));
+        }
+        Ok(SimState {
+            time,
+            values,
+            input_derivs,
+            pending,
+            dirty,
+        })
+    }
+}
+
+/// A bounds-checked little-endian reader.
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len());
+        match end {
+            Some(e) => {
+                let s = &self.b[self.pos..e];
+                self.pos = e;
+                Ok(s)
+            }
+            None => Err("serialized state is truncated".into()),
+        }
+    }
+    fn arr<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let s = self.take(N)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.arr()?))
+    }
+    fn len(&mut self) -> Result<usize, String> {
+        usize::try_from(self.u64()?).map_err(|_| "length too large".to_string())
+    }
+}

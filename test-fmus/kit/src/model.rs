@@ -1,0 +1,199 @@
+//! The `Model` trait a model crate implements, and what the kit hands to it.
+
+use std::path::{Path, PathBuf};
+
+use crate::values::Values;
+use crate::variable::{Table, Variable};
+
+/// Why the kit calls [`Model::event`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Event {
+    /// A time event from [`Model::next_time_event`] is due.
+    pub time_event: bool,
+    /// Indices of the event indicators that crossed zero.
+    pub state_events: Vec<usize>,
+}
+
+impl Event {
+    /// Whether nothing happened.
+    pub fn is_empty(&self) -> bool {
+        !self.time_event && self.state_events.is_empty()
+    }
+}
+
+/// The `DefaultExperiment` of the model descriptions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Experiment {
+    /// Start time.
+    pub start: f64,
+    /// Stop time.
+    pub stop: f64,
+    /// Communication step size.
+    pub step: f64,
+}
+
+/// What an instance knows about its surroundings, given to [`Model::initialize`].
+#[derive(Clone, Debug)]
+pub struct Context {
+    /// Instance name given by the importer.
+    pub instance_name: String,
+    /// FMI major version the instance was created through (2 or 3).
+    pub fmi_version: u8,
+    /// The unpacked `resources/` folder, when the importer gave one.
+    pub resource_dir: Option<PathBuf>,
+    /// Start time of the experiment.
+    pub start_time: f64,
+}
+
+impl Context {
+    /// A file inside the resources folder.
+    pub fn resource(&self, name: &str) -> Result<PathBuf, String> {
+        match &self.resource_dir {
+            Some(d) => Ok(d.join(name)),
+            None => Err("the importer gave no resource location".into()),
+        }
+    }
+
+    /// The resources folder.
+    pub fn resource_dir(&self) -> Option<&Path> {
+        self.resource_dir.as_deref()
+    }
+}
+
+/// The trajectories of the scalar Float64 inputs over the current interval, as Taylor
+/// coefficients `[u, u', u'', u''']` at time `t0` (FMI 2 input derivatives or the cubic the
+/// FMI 3 layer fitted through intermediate-update samples; zeros when inputs are held).
+#[derive(Clone, Debug)]
+pub struct Inputs<'a> {
+    pub(crate) table: &'a Table,
+    pub(crate) t0: f64,
+    pub(crate) coeffs: &'a [[f64; 4]],
+}
+
+impl Inputs<'_> {
+    /// Reference time of the coefficients.
+    pub fn t0(&self) -> f64 {
+        self.t0
+    }
+
+    /// `[u, u', u'', u''']` of an input at `t0` (zeros for an unknown reference).
+    pub fn taylor(&self, vr: u32) -> [f64; 4] {
+        self.position(vr).map_or([0.0; 4], |k| self.coeffs[k])
+    }
+
+    /// The input's value at time `t`.
+    pub fn at(&self, vr: u32, t: f64) -> f64 {
+        eval_taylor(&self.taylor(vr), t - self.t0)[0]
+    }
+
+    fn position(&self, vr: u32) -> Option<usize> {
+        self.table
+            .real_inputs
+            .iter()
+            .position(|&i| self.table.vars[i].vr == vr)
+    }
+}
+
+/// Value and derivatives of a cubic given by Taylor coefficients, `s` after their time.
+pub fn eval_taylor(c: &[f64; 4], s: f64) -> [f64; 4] {
+    [
+        c[0] + s * (c[1] + s * (c[2] / 2.0 + s * c[3] / 6.0)),
+        c[1] + s * (c[2] + s * c[3] / 2.0),
+        c[2] + s * c[3],
+        c[3],
+    ]
+}
+
+/// One model: its variables and equations. All mutable data lives in [`Values`], so methods
+/// take `&self`; `Default` creates the model object of an instance.
+///
+/// Continuous states are the variables other variables declare themselves the derivative of
+/// ([`Variable::derivative_of`]). The kit integrates them with fixed-step RK4
+/// ([`Model::internal_step`]) or the model's [`Model::exact_step`], handles state events
+/// (sign changes of [`Model::event_indicators`], located to ~1e-12 s) and time events
+/// ([`Model::next_time_event`], landed on exactly), and calls [`Model::event`] for both.
+pub trait Model: Default + 'static {
+    /// Model name and `modelIdentifier` (the shared library's file name stem).
+    const NAME: &'static str;
+    /// One-line description for the model descriptions.
+    const DESCRIPTION: &'static str = "";
+    /// Number of event indicators (state events).
+    const NUM_EVENT_INDICATORS: usize = 0;
+    /// Whether [`Model::next_time_event`] may return events.
+    const HAS_TIME_EVENTS: bool = false;
+    /// Whether [`Model::exact_step`] is implemented (then RK4 is not used).
+    const EXACT_STEP: bool = false;
+    /// Highest order [`Model::output_derivative`] answers (0 = none).
+    const MAX_OUTPUT_DERIVATIVE_ORDER: u32 = 0;
+    /// Default experiment of the model descriptions.
+    const EXPERIMENT: Experiment = Experiment {
+        start: 0.0,
+        stop: 10.0,
+        step: 0.01,
+    };
+
+    /// The variable table (without `time`, which the kit adds as value reference 0).
+    fn variables(&self) -> Vec<Variable>;
+
+    /// Computes calculated variables from parameters during initialization (e.g. states from
+    /// their start parameters, data from a resource file). Called on entering and leaving
+    /// Initialization Mode and before a get in it after a set.
+    fn initialize(&self, _v: &mut Values, _cx: &Context) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Computes state derivatives, outputs and locals from time, states, inputs, parameters.
+    fn evaluate(&self, v: &mut Values, time: f64) -> Result<(), String>;
+
+    /// Analytic partial derivative d`of`/d`wrt` at the current values; `None` lets the kit
+    /// use central finite differences.
+    fn partial(&self, _v: &Values, _time: f64, _of: u32, _wrt: u32) -> Option<f64> {
+        None
+    }
+
+    /// The `order`-th time derivative of an output at the current time; `inputs` carries the
+    /// current input derivatives (set by `fmi2SetRealInputDerivatives`, zero otherwise).
+    fn output_derivative(
+        &self,
+        _v: &Values,
+        _inputs: &Inputs<'_>,
+        _time: f64,
+        _vr: u32,
+        _order: u32,
+    ) -> Option<f64> {
+        None
+    }
+
+    /// Advances the continuous states `x` (in table order) exactly from `t` to `t + h`,
+    /// with `inputs` given at `t`. Only called when [`Model::EXACT_STEP`] is true.
+    fn exact_step(
+        &self,
+        _v: &Values,
+        _inputs: &Inputs<'_>,
+        _t: f64,
+        _h: f64,
+        _x: &mut [f64],
+    ) -> Result<(), String> {
+        Err("this model has no exact step".into())
+    }
+
+    /// Internal RK4 step size (the kit shortens it to land on communication points).
+    fn internal_step(&self, _v: &Values) -> f64 {
+        1e-3
+    }
+
+    /// Writes the [`Model::NUM_EVENT_INDICATORS`] event indicators at the current values.
+    fn event_indicators(&self, _v: &Values, _time: f64, _z: &mut [f64]) {}
+
+    /// The next time event strictly after `time`, derived from discrete state (not from `time`
+    /// alone, so a handled event is not found again).
+    fn next_time_event(&self, _v: &Values, _time: f64) -> Option<f64> {
+        None
+    }
+
+    /// Event action: reinitialise states, update discrete variables. After a state event a
+    /// reinit should put the indicator exactly on zero or on the side it moves away to.
+    fn event(&self, _v: &mut Values, _time: f64, _event: &Event) -> Result<(), String> {
+        Ok(())
+    }
+}

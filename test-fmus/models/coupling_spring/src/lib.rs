@@ -1,0 +1,118 @@
+//! CouplingSpring: a nonlinear spring-damper between two bodies, no states.
+//!
+//! `F = c1 (x2 - x1) + c3 (x2 - x1)^3 + d1 (v2 - v1) + d3 (v2 - v1)^3`
+//! (defaults c1 = 1 N/m, c3 = 0 N/m3, d1 = 0.1 N·s/m, d3 = 0 N·s3/m3).
+//! Sign convention: `F1 = F` is the force the element exerts on body 1 and `F2 = -F` the
+//! force on body 2, so both outputs connect straight to the bodies' force inputs. Both
+//! outputs feed through directly from all four inputs, with analytic partial derivatives.
+
+use fmu_kit::{Model, Values, Variable};
+
+/// Position of body 1.
+pub const X1: u32 = 1;
+/// Velocity of body 1.
+pub const V1: u32 = 2;
+/// Position of body 2.
+pub const X2: u32 = 3;
+/// Velocity of body 2.
+pub const V2: u32 = 4;
+/// Force on body 1.
+pub const F1: u32 = 5;
+/// Force on body 2.
+pub const F2: u32 = 6;
+/// Linear stiffness.
+pub const C1: u32 = 7;
+/// Cubic stiffness.
+pub const C3: u32 = 8;
+/// Linear damping.
+pub const D1: u32 = 9;
+/// Cubic damping.
+pub const D3: u32 = 10;
+
+/// The coupling element.
+#[derive(Default)]
+pub struct CouplingSpring;
+
+impl Model for CouplingSpring {
+    const NAME: &'static str = "CouplingSpring";
+    const DESCRIPTION: &'static str =
+        "Nonlinear spring-damper coupling two bodies: F1 = F on body 1, F2 = -F on body 2";
+
+    fn variables(&self) -> Vec<Variable> {
+        let input = |vr, name: &str, unit: &str, what: &str| {
+            Variable::float64(vr, name)
+                .input()
+                .start(0.0)
+                .unit(unit)
+                .description(what)
+                .intermediate_update()
+        };
+        let all = [X1, V1, X2, V2];
+        vec![
+            input(X1, "x1", "m", "Position of body 1"),
+            input(V1, "v1", "m/s", "Velocity of body 1"),
+            input(X2, "x2", "m", "Position of body 2"),
+            input(V2, "v2", "m/s", "Velocity of body 2"),
+            Variable::float64(F1, "F1")
+                .output()
+                .unit("N")
+                .description("Force on body 1 (+F)")
+                .depends_on(&all),
+            Variable::float64(F2, "F2")
+                .output()
+                .unit("N")
+                .description("Force on body 2 (-F)")
+                .depends_on(&all),
+            Variable::float64(C1, "c1")
+                .tunable()
+                .start(1.0)
+                .unit("N/m")
+                .description("Linear stiffness"),
+            Variable::float64(C3, "c3")
+                .tunable()
+                .start(0.0)
+                .unit("N/m3")
+                .description("Cubic stiffness"),
+            Variable::float64(D1, "d1")
+                .tunable()
+                .start(0.1)
+                .unit("N.s/m")
+                .description("Linear damping"),
+            Variable::float64(D3, "d3")
+                .tunable()
+                .start(0.0)
+                .unit("N.s3/m3")
+                .description("Cubic damping"),
+        ]
+    }
+
+    fn evaluate(&self, v: &mut Values, _time: f64) -> Result<(), String> {
+        let dx = v.f64(X2) - v.f64(X1);
+        let dv = v.f64(V2) - v.f64(V1);
+        let f = v.f64(C1) * dx + v.f64(C3) * dx.powi(3) + v.f64(D1) * dv + v.f64(D3) * dv.powi(3);
+        v.set_f64(F1, f);
+        v.set_f64(F2, -f);
+        Ok(())
+    }
+
+    fn partial(&self, v: &Values, _time: f64, of: u32, wrt: u32) -> Option<f64> {
+        let dx = v.f64(X2) - v.f64(X1);
+        let dv = v.f64(V2) - v.f64(V1);
+        let kx = v.f64(C1) + 3.0 * v.f64(C3) * dx * dx;
+        let kv = v.f64(D1) + 3.0 * v.f64(D3) * dv * dv;
+        let df = match wrt {
+            X1 => -kx,
+            X2 => kx,
+            V1 => -kv,
+            V2 => kv,
+            _ => return None,
+        };
+        match of {
+            F1 => Some(df),
+            F2 => Some(-df),
+            _ => None,
+        }
+    }
+}
+
+fmu_kit::export_fmu!(CouplingSpring);
