@@ -2,7 +2,7 @@
 //!
 //! Exit codes: 0 ok, 1 simulation failed, 2 bad input or usage, 3 regression check failed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -107,12 +107,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
+            // Every error's message already includes its cause.
             eprintln!("error: {error}");
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
             ExitCode::from(exit_code(&error))
         }
     }
@@ -236,7 +232,11 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         writer,
     }
     .run(slave.as_mut())
-    .map_err(|e| annotate_partial_results(e, &output_file))?;
+    .inspect_err(|e| {
+        if let Error::Simulation { time, .. } = e {
+            eprintln!("results up to t = {time} are in {}", output_file.display());
+        }
+    })?;
 
     if !args.quiet {
         eprintln!(
@@ -254,20 +254,6 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         eprintln!("results: {}", output_file.display());
     }
     Ok(())
-}
-
-/// Say where the rows written before a failure are.
-fn annotate_partial_results(error: Error, output: &Path) -> Error {
-    match error {
-        Error::Simulation { time, source } => Error::Simulation {
-            time,
-            source: Box::new(Error::Usage(format!(
-                "{source}\n  results up to t = {time} are in {}",
-                output.display()
-            ))),
-        },
-        other => other,
-    }
 }
 
 fn find_variable<'a>(

@@ -72,6 +72,37 @@ impl FmuArchive {
         })
     }
 
+    /// Rewrite an error about a file in the extraction folder to name it inside the FMU the user
+    /// gave (`Model.fmu/modelDescription.xml`), not in a temporary folder that is gone by the
+    /// time the user reads the message.
+    pub fn name_by_source(&self, error: Error) -> Error {
+        if self._temp.is_none() {
+            return error;
+        }
+        let root = self.root.display().to_string();
+        let source = self.source.display().to_string();
+        let rename = |path: PathBuf| match path.strip_prefix(&self.root) {
+            Ok(inside) => self.source.join(inside),
+            Err(_) => path,
+        };
+        match error {
+            Error::ModelDescription {
+                path,
+                line,
+                message,
+            } => Error::ModelDescription {
+                path: rename(path),
+                line,
+                message: message.replace(&root, &source),
+            },
+            Error::Binary { path, message } => Error::Binary {
+                path: rename(path),
+                message: message.replace(&root, &source),
+            },
+            other => other,
+        }
+    }
+
     /// The path the user gave.
     pub fn source(&self) -> &Path {
         &self.source

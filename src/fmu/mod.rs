@@ -37,7 +37,8 @@ impl Fmu {
     /// Open a `.fmu` file or an unpacked FMU folder and parse its model description.
     pub fn open(path: &Path) -> Result<Fmu> {
         let archive = FmuArchive::open(path)?;
-        let description = description::from_file(&archive.model_description_path()?)?;
+        let description = description::from_file(&archive.model_description_path()?)
+            .map_err(|e| archive.name_by_source(e))?;
         Ok(Fmu {
             archive: Arc::new(archive),
             description: Arc::new(description),
@@ -65,7 +66,8 @@ impl Fmu {
         if let Some(library) = self.library.get() {
             return Ok(library);
         }
-        let loaded = FmuLibrary::load(&self.binary_path()?, &self.description)?;
+        let loaded = FmuLibrary::load(&self.binary_path()?, &self.description)
+            .map_err(|e| self.archive.name_by_source(e))?;
         Ok(self.library.get_or_init(|| loaded))
     }
 

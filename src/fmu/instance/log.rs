@@ -118,7 +118,9 @@ impl Environment {
         let level = match status {
             FmiStatus::Ok | FmiStatus::Pending => log::Level::Info,
             FmiStatus::Warning | FmiStatus::Discard => log::Level::Warn,
-            FmiStatus::Error | FmiStatus::Fatal | FmiStatus::Unknown(_) => log::Level::Error,
+            // Error and Fatal messages travel inside the `Err` the failing call returns (see
+            // `recent_log`), so printing them here too would show every failure twice.
+            FmiStatus::Error | FmiStatus::Fatal | FmiStatus::Unknown(_) => log::Level::Debug,
         };
         log::log!(target: "fmu", level, "{}: [{status}] {category}: {message}", self.name);
         if let Some(sink) = &self.log_sink {

@@ -1,0 +1,260 @@
+//! The table of bad inputs: for each, the exact message a user sees and the exit code.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+/// Write a zip at `path` with `(name, bytes)` entries.
+fn zip_file(path: &Path, entries: &[(&str, &[u8])]) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    for (name, bytes) in entries {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+/// The model description of a project FMU.
+fn model_description(model: &str, version: u8) -> String {
+    let archive = std::fs::File::open(fmu(model, version)).unwrap();
+    let mut zip = zip::ZipArchive::new(archive).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("modelDescription.xml").unwrap(), &mut text)
+        .unwrap();
+    text
+}
+
+/// Run cosimo in `dir` (so paths in messages are the short relative ones a user typed).
+fn cosimo_in(dir: &Path, args: &[&str]) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("COSIMO_LOG")
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn assert_error(dir: &Path, args: &[&str], code: i32, message: &str) {
+    let (status, stderr) = cosimo_in(dir, args);
+    assert_eq!(
+        status, code,
+        "exit code of cosimo {args:?}; stderr:\n{stderr}"
+    );
+    assert!(
+        stderr.lines().any(|l| l == message),
+        "cosimo {args:?} should say\n  {message}\nbut said:\n{stderr}"
+    );
+}
+
+#[test]
+fn archives_that_are_not_fmus() {
+    let dir = temp_dir();
+    let d = dir.path();
+    std::fs::write(d.join("notzip.fmu"), "hello").unwrap();
+    assert_error(
+        d,
+        &["inspect", "notzip.fmu"],
+        2,
+        "error: notzip.fmu: not a zip archive (an FMU is a zip file with modelDescription.xml at its top level)",
+    );
+
+    zip_file(
+        &d.join("slip.fmu"),
+        &[("modelDescription.xml", b"<x/>"), ("../evil.txt", b"x")],
+    );
+    assert_error(
+        d,
+        &["inspect", "slip.fmu"],
+        2,
+        "error: slip.fmu: entry \"../evil.txt\" has a \"..\" component and would be written outside the FMU folder; refusing to extract the archive (unsafe zip entry)",
+    );
+    assert!(!d.join("evil.txt").exists() && !d.parent().unwrap().join("evil.txt").exists());
+
+    zip_file(&d.join("nomd.fmu"), &[("binaries/linux64/a.so", b"x")]);
+    assert_error(
+        d,
+        &["run", "nomd.fmu"],
+        2,
+        "error: nomd.fmu: no modelDescription.xml at the top level of the FMU (an FMU holds modelDescription.xml, binaries/ and resources/ at its root)",
+    );
+
+    assert_error(
+        d,
+        &["run", "missing.fmu"],
+        2,
+        "error: missing.fmu: no such file or folder (expected a .fmu file or an unpacked FMU folder)",
+    );
+}
+
+#[test]
+fn malformed_model_description_names_the_line() {
+    let dir = temp_dir();
+    let md = model_description("Dahlquist", 2);
+    let line = md
+        .lines()
+        .position(|l| l.contains("<ModelVariables>"))
+        .unwrap()
+        + 1;
+    let broken = md.replacen("<ModelVariables>", "<ModelVariables><oops>", 1);
+    zip_file(
+        &dir.path().join("badxml.fmu"),
+        &[("modelDescription.xml", broken.as_bytes())],
+    );
+    let (status, stderr) = cosimo_in(dir.path(), &["inspect", "badxml.fmu"]);
+    assert_eq!(status, 2, "{stderr}");
+    // quick-xml reports the mismatch where the enclosing element closes.
+    let closing = md
+        .lines()
+        .position(|l| l.contains("</ModelVariables>"))
+        .unwrap()
+        + 1;
+    assert!(closing > line);
+    assert_eq!(
+        stderr.trim_end(),
+        format!("error: badxml.fmu/modelDescription.xml:{closing}: malformed XML: ill-formed document: expected `</oops>`, but `</ModelVariables>` was found")
+    );
+
+    let missing = md.replacen("valueReference=\"3\"", "", 1);
+    zip_file(
+        &dir.path().join("noattr.fmu"),
+        &[("modelDescription.xml", missing.as_bytes())],
+    );
+    let line = md
+        .lines()
+        .position(|l| l.contains("valueReference=\"3\""))
+        .unwrap()
+        + 1;
+    assert_error(
+        dir.path(),
+        &["inspect", "noattr.fmu"],
+        2,
+        &format!("error: noattr.fmu/modelDescription.xml:{line}: ScalarVariable \"k\": missing attribute \"valueReference\""),
+    );
+}
+
+#[test]
+fn missing_binary_lists_the_platforms_the_fmu_ships() {
+    let dir = temp_dir();
+    let md = model_description("Dahlquist", 2);
+    zip_file(
+        &dir.path().join("nobin.fmu"),
+        &[
+            ("modelDescription.xml", md.as_bytes()),
+            ("binaries/win64/Dahlquist.dll", b"x"),
+            ("binaries/darwin64/Dahlquist.dylib", b"x"),
+        ],
+    );
+    assert_error(
+        dir.path(),
+        &["run", "nobin.fmu"],
+        2,
+        "error: nobin.fmu: no binary for this platform (expected binaries/linux64/Dahlquist.so); the FMU ships binaries for darwin64, win64 only: export it for linux64 or run it on one of those platforms",
+    );
+    // Inspecting needs no binary.
+    let (status, _) = cosimo_in(dir.path(), &["inspect", "nobin.fmu"]);
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn binary_without_the_fmi_functions() {
+    let dir = temp_dir();
+    let md = model_description("Dahlquist", 2);
+    // A real shared library that is not an FMU: the C math library.
+    let libm = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib64/libm.so.6",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
+    .expect("libm on this machine");
+    let bytes = std::fs::read(libm).unwrap();
+    zip_file(
+        &dir.path().join("nofunc.fmu"),
+        &[
+            ("modelDescription.xml", md.as_bytes()),
+            ("binaries/linux64/Dahlquist.so", &bytes),
+        ],
+    );
+    let (status, stderr) = cosimo_in(dir.path(), &["run", "nofunc.fmu"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: nofunc.fmu/binaries/linux64/Dahlquist.so: does not export fmi2Instantiate"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn start_values_that_do_not_fit() {
+    let dir = temp_dir();
+    let osc = fmu("Oscillator", 2);
+    let osc = osc.to_str().unwrap();
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-value", "mass=2"],
+        2,
+        "error: --start-value mass: Oscillator has no variable \"mass\"; did you mean one of: a, m? (`cosimo inspect` lists them all)",
+    );
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-value", "m=abc"],
+        2,
+        "error: Oscillator: \"abc\" is not a valid value for Real variable \"m\" (expected a number)",
+    );
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-value", "m"],
+        2,
+        "error: --start-value \"m\": expected NAME=VALUE, e.g. --start-value m=2.5",
+    );
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-value", "x=1"],
+        2,
+        "error: Oscillator: cannot set a start value for \"x\": it is calculated by the FMU; only parameters, inputs and variables with a start value can be set",
+    );
+    // The FMU itself refuses a value outside the declared range; its message reaches the user.
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-value", "m=-1"],
+        1,
+        "  [Error] logStatusError: fmi2SetReal: value -1 for 'm' violates its bounds [0, inf]",
+    );
+}
+
+#[test]
+fn fmi_version_mismatch_and_bad_times() {
+    let dir = temp_dir();
+    let osc = fmu("Oscillator", 3);
+    let osc = osc.to_str().unwrap();
+    assert_error(
+        dir.path(),
+        &["run", osc, "--fmi-version", "2"],
+        2,
+        &format!("error: {osc}: this is an FMI 3.0 FMU, but --fmi-version 2 asks for FMI 2.0"),
+    );
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-time", "2", "--stop-time", "1"],
+        2,
+        "error: the stop time 1 must be after the start time 2",
+    );
+    assert_error(
+        dir.path(),
+        &["run", osc, "--step-size", "0"],
+        2,
+        "error: the step size must be positive, not 0",
+    );
+}
