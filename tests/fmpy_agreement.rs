@@ -1,0 +1,136 @@
+//! `cosimo run` agrees with FMPy, an independent importer, on every FMU of the project's test
+//! set, FMI 2 and FMI 3, with the same experiment.
+//!
+//! FMPy comes from `cargo xtask test` (it installs it into `target/fmpy-venv` and sets
+//! `COSIMO_FMPY_PYTHON`). Without it the test says it was skipped, except in CI, where it fails.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use cosimo::fmu::description::{Causality, VariableType};
+use cosimo::fmu::Fmu;
+
+fn fmpy_python() -> Option<PathBuf> {
+    match std::env::var_os("COSIMO_FMPY_PYTHON") {
+        Some(python) => Some(PathBuf::from(python)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!(
+                "FMPy is required in CI: run the suite with `cargo xtask test`, which installs it"
+            )
+        }
+        None => {
+            eprintln!(
+                "skipped: COSIMO_FMPY_PYTHON not set; run `cargo xtask test` to compare with FMPy"
+            );
+            None
+        }
+    }
+}
+
+const FMPY_SCRIPT: &str = r#"
+import sys
+from fmpy import simulate_fmu
+from fmpy.util import write_csv
+path, out, stop, step = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+names = sys.argv[5:]
+result = simulate_fmu(path, fmi_type='CoSimulation', start_time=0.0, stop_time=stop,
+                      step_size=step, output_interval=step, output=names)
+write_csv(out, result)
+"#;
+
+/// Numeric scalar outputs: what both tools write as plain numbers.
+fn numeric_outputs(path: &Path) -> Vec<String> {
+    let fmu = Fmu::open(path).unwrap();
+    fmu.description()
+        .variables
+        .iter()
+        .filter(|v| v.causality == Causality::Output && !v.is_array())
+        .filter(|v| {
+            !matches!(
+                v.var_type,
+                VariableType::String | VariableType::Binary | VariableType::Clock
+            )
+        })
+        .map(|v| v.name.clone())
+        .collect()
+}
+
+#[test]
+fn cosimo_and_fmpy_give_the_same_results_for_every_project_fmu() {
+    let Some(python) = fmpy_python() else { return };
+    let mut compared = 0;
+    for packed in fmu_pack::packed_fmus().expect("the project's FMUs pack") {
+        let outputs = numeric_outputs(&packed.path);
+        if outputs.is_empty() {
+            continue;
+        }
+        let dir = temp_dir();
+        let (stop, step) = ("2", "0.01");
+        let ours = dir.path().join("cosimo.csv");
+        let theirs = dir.path().join("fmpy.csv");
+        let mut args = vec![
+            "run".to_string(),
+            packed.path.display().to_string(),
+            "--stop-time".into(),
+            stop.into(),
+            "--step-size".into(),
+            step.into(),
+            "--quiet".into(),
+            "--output-file".into(),
+            ours.display().to_string(),
+        ];
+        for name in &outputs {
+            args.push("--output-variable".into());
+            args.push(name.clone());
+        }
+        cosimo_ok(&args);
+
+        let status = Command::new(&python)
+            .arg("-c")
+            .arg(FMPY_SCRIPT)
+            .arg(&packed.path)
+            .arg(&theirs)
+            .args([stop, step])
+            .args(&outputs)
+            .output()
+            .expect("FMPy's python runs");
+        assert!(
+            status.status.success(),
+            "FMPy failed on {}:\n{}",
+            packed.path.display(),
+            show(&status)
+        );
+
+        let (a, b) = (read_results(&ours), read_results(&theirs));
+        assert_eq!(
+            a.time().len(),
+            b.time().len(),
+            "{}: row counts differ",
+            packed.path.display()
+        );
+        for (ta, tb) in a.time().iter().zip(b.time()) {
+            assert!(
+                (ta - tb).abs() < 1e-9,
+                "{}: output times differ ({ta} vs {tb})",
+                packed.path.display()
+            );
+        }
+        for name in &outputs {
+            let (ca, cb) = (
+                a.column(name).unwrap(),
+                b.column(name).expect("FMPy records the output"),
+            );
+            let deviation = max_relative_deviation(a.values(ca), b.values(cb), 1e-6);
+            assert!(
+                deviation < 1e-9,
+                "{} {name}: cosimo and FMPy differ by {deviation:e} (relative)",
+                packed.path.display()
+            );
+        }
+        compared += 1;
+    }
+    assert!(compared >= 6, "only {compared} FMUs compared");
+}
