@@ -7,5 +7,6 @@ pub mod error;
 pub mod fmu;
 pub mod master;
 pub mod results;
+pub mod system;
 
 pub use error::{Error, FmiStatus, Result};

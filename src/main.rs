@@ -2,7 +2,7 @@
 //!
 //! Exit codes: 0 ok, 1 simulation failed, 2 bad input or usage, 3 regression check failed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -11,10 +11,12 @@ use cosimo::fmu::description::{Causality, FmiVersion, StartValue, Variable};
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::values::{check_start_value_allowed, parse_value};
 use cosimo::fmu::{summary, Fmu};
+use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::record::Recording;
 use cosimo::master::single::{SingleRun, TableInputs};
-use cosimo::master::TimeGrid;
+use cosimo::master::{run_system, TimeGrid};
 use cosimo::results::{CsvWriter, Table};
+use cosimo::system::{config, Algorithm, Endpoint, Experiment, System};
 use cosimo::Error;
 
 #[derive(Parser)]
@@ -33,7 +35,7 @@ enum Command {
     /// Show what an FMU declares: model, capabilities, default experiment, variables.
     Inspect(InspectArgs),
     /// Simulate a Co-Simulation FMU and write its results to CSV.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 #[derive(Args)]
@@ -47,8 +49,25 @@ struct InspectArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The FMU: a .fmu file or an unpacked FMU folder.
-    fmu: PathBuf,
+    /// What to run: one FMU (.fmu file or unpacked folder), a system file (.json), or several
+    /// components as `name=path` or bare paths (named after the file) with --connect.
+    #[arg(required = true, value_name = "FMU|SYSTEM|NAME=FMU")]
+    targets: Vec<String>,
+    /// Connect an output to an input: `component.output=component.input` (repeatable).
+    #[arg(long = "connect", value_name = "FROM=TO")]
+    connections: Vec<String>,
+    /// Master algorithm for systems.
+    #[arg(long, value_parser = ["jacobi", "gauss-seidel"])]
+    algorithm: Option<String>,
+    /// Extrapolation order of Float inputs in systems: 0 (hold) to 3.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
+    extrapolation_order: Option<u8>,
+    /// Step Jacobi components in parallel, each FMU on its own worker thread.
+    #[arg(long)]
+    parallel: bool,
+    /// Worker threads for --parallel (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
     /// Start time [s] (default: the FMU's default experiment, else 0).
     #[arg(long)]
     start_time: Option<f64>,
@@ -64,7 +83,8 @@ struct RunArgs {
     /// Relative tolerance passed to the FMU (default: the default experiment's).
     #[arg(long)]
     tolerance: Option<f64>,
-    /// Start value or parameter, NAME=VALUE (repeatable). Arrays: space-separated elements.
+    /// Start value or parameter, NAME=VALUE (repeatable; in systems component.NAME=VALUE).
+    /// Arrays: space-separated elements.
     #[arg(long = "start-value", value_name = "NAME=VALUE")]
     start_values: Vec<String>,
     /// CSV with a time column and one column per input (Float inputs interpolated, discrete held).
@@ -73,7 +93,7 @@ struct RunArgs {
     /// Where to write the results (default: <model name>_out.csv in the current folder).
     #[arg(long)]
     output_file: Option<PathBuf>,
-    /// Variable to record (repeatable; default: every output).
+    /// Variable to record (repeatable; in systems component.NAME; default: every output).
     #[arg(long = "output-variable", value_name = "NAME")]
     output_variables: Vec<String>,
     /// Expect this FMI version (2 or 3) and refuse an FMU of the other.
@@ -158,7 +178,178 @@ fn inspect(args: &InspectArgs) -> Result<(), Error> {
 }
 
 fn run(args: &RunArgs) -> Result<(), Error> {
-    let fmu = Fmu::open(&args.fmu)?;
+    let single = args.targets.len() == 1 && args.connections.is_empty();
+    let first = &args.targets[0];
+    if single && !first.ends_with(".json") && !first.contains('=') {
+        return run_fmu(args, Path::new(first));
+    }
+    let mut system = if single && first.ends_with(".json") {
+        config::from_file(Path::new(first))?
+    } else {
+        config::from_command_line(&args.targets, &args.connections, Experiment::default())?
+    };
+    apply_overrides(args, &mut system)?;
+    let options = RunOptions {
+        instance: InstanceOptions {
+            log_fmi_calls: args.log_fmi_calls,
+            logging_on: args.debug_logging,
+            event_mode: args.event_mode,
+            ..InstanceOptions::default()
+        },
+        threads: args.threads,
+        record: args.output_variables.clone(),
+    };
+    let mut execution = Execution::instantiate(&system, &options)?;
+    let output_file = args.output_file.clone().unwrap_or_else(|| {
+        let stem = Path::new(first)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("system");
+        PathBuf::from(format!("{stem}_out.csv"))
+    });
+    let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
+    let progress = Progress::new(args.quiet, system.experiment.start, system.experiment.stop);
+    let result = run_system(&mut execution, &mut writer, &mut |t| progress.update(t));
+    progress.finish();
+    let stats = result.inspect_err(|e| {
+        if let Error::Simulation { time, .. } = e {
+            eprintln!("results up to t = {time} are in {}", output_file.display());
+        }
+    })?;
+    if !args.quiet {
+        eprintln!(
+            "{} components: simulated {} s to {} s in {} macro steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
+            system.components.len(),
+            system.experiment.start,
+            stats.end_time,
+            stats.steps,
+            stats.fmi_calls,
+            stats.rows,
+            stats.wall_seconds,
+            stats.real_time_factor(system.experiment.start),
+            if stats.terminated_early { " (an FMU asked to terminate)" } else { "" },
+        );
+        eprintln!("results: {}", output_file.display());
+    }
+    Ok(())
+}
+
+/// Command-line settings win over the system file's.
+fn apply_overrides(args: &RunArgs, system: &mut System) -> Result<(), Error> {
+    let experiment = &mut system.experiment;
+    if let Some(t) = args.start_time {
+        experiment.start = t;
+    }
+    if let Some(t) = args.stop_time {
+        experiment.stop = t;
+    }
+    if let Some(h) = args.step_size {
+        experiment.step = h;
+    }
+    if args.output_interval.is_some() {
+        experiment.output_interval = args.output_interval;
+    }
+    if args.tolerance.is_some() {
+        experiment.tolerance = args.tolerance;
+    }
+    if let Some(algorithm) = &args.algorithm {
+        experiment.algorithm = if algorithm == "gauss-seidel" {
+            Algorithm::GaussSeidel
+        } else {
+            Algorithm::Jacobi
+        };
+    }
+    if let Some(order) = args.extrapolation_order {
+        experiment.extrapolation_order = order;
+    }
+    experiment.parallel |= args.parallel;
+    if experiment.stop.is_nan() || experiment.stop <= experiment.start {
+        return Err(Error::Usage(format!(
+            "the stop time {} must be after the start time {}",
+            experiment.stop, experiment.start
+        )));
+    }
+    if !experiment.step.is_finite() || experiment.step <= 0.0 {
+        return Err(Error::Usage(format!(
+            "the step size must be positive, not {}",
+            experiment.step
+        )));
+    }
+    for assignment in &args.start_values {
+        let (name, value) = assignment.split_once('=').ok_or_else(|| {
+            Error::Usage(format!("--start-value \"{assignment}\": expected component.NAME=VALUE, e.g. --start-value mass1.m=2.5"))
+        })?;
+        let endpoint = Endpoint::parse(name.trim()).ok_or_else(|| {
+            Error::Usage(format!("--start-value \"{assignment}\": in a system, name the component: component.NAME=VALUE"))
+        })?;
+        let known: Vec<String> = system.components.iter().map(|c| c.name.clone()).collect();
+        let component = system
+            .components
+            .iter_mut()
+            .find(|c| c.name == endpoint.component)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--start-value {name}: there is no component \"{}\"; the components are: {}",
+                    endpoint.component,
+                    known.join(", ")
+                ))
+            })?;
+        component
+            .start_values
+            .retain(|(n, _)| *n != endpoint.variable);
+        component
+            .start_values
+            .push((endpoint.variable, value.trim().to_string()));
+    }
+    Ok(())
+}
+
+/// A progress bar on a terminal, shown only for runs that last longer than a second.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    start: f64,
+    stop: f64,
+    started: std::time::Instant,
+}
+
+impl Progress {
+    fn new(quiet: bool, start: f64, stop: f64) -> Progress {
+        let bar = (!quiet && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+            let bar = indicatif::ProgressBar::hidden();
+            bar.set_length(1000);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {percent:>3}% t = {msg} s, {elapsed} elapsed, {eta} left",
+            ) {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress {
+            bar,
+            start,
+            stop,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn update(&self, t: f64) {
+        let Some(bar) = &self.bar else { return };
+        if bar.is_hidden() && self.started.elapsed().as_secs_f64() > 1.0 {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        bar.set_position((1000.0 * (t - self.start) / (self.stop - self.start)) as u64);
+        bar.set_message(format!("{t:.6}"));
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn run_fmu(args: &RunArgs, path: &Path) -> Result<(), Error> {
+    let fmu = Fmu::open(path)?;
     let md = fmu.description().clone();
     if let Some(wanted) = &args.fmi_version {
         let wanted_version = if wanted == "2" {
@@ -169,7 +360,7 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         if md.fmi_version != wanted_version {
             return Err(Error::Usage(format!(
                 "{}: this is an FMI {} FMU, but --fmi-version {wanted} asks for FMI {wanted_version}",
-                args.fmu.display(),
+                path.display(),
                 md.fmi_version
             )));
         }

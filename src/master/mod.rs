@@ -1,10 +1,24 @@
 //! HOW a simulation advances in time.
 //!
 //! `single` drives one FMU alone (inputs from a table, outputs recorded), as fmusim and FMPy
-//! do; `record` turns slave variables into result rows.
+//! do. A system runs through [`run_system`]: `execution` holds its slaves and coupling values,
+//! `zoh` steps them (Jacobi or Gauss-Seidel, hold or extrapolation), `loops` solves algebraic
+//! loops, `pool` keeps each slave on one thread, `record` turns variables into result rows.
 
+pub mod execution;
+pub mod loops;
+pub mod polynomial;
+pub mod pool;
 pub mod record;
 pub mod single;
+pub mod zoh;
+
+use std::io::Write;
+use std::time::Instant;
+
+use crate::results::CsvWriter;
+use crate::{Error, Result};
+use execution::Execution;
 
 /// The time grid of a run: start, stop, communication step and output interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,4 +69,66 @@ impl RunStatistics {
     pub fn real_time_factor(&self, start: f64) -> f64 {
         (self.end_time - start) / self.wall_seconds.max(1e-12)
     }
+}
+
+/// Run an instantiated system from its start to its stop time, writing a result row at every
+/// output point (flushed as it goes) and calling `progress` with the time after every step.
+/// A failure is reported with the time it happened; rows up to it are already written.
+pub fn run_system<W: Write + Send>(
+    exec: &mut Execution,
+    writer: &mut CsvWriter<W>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunStatistics> {
+    let started = Instant::now();
+    let experiment = exec.resolved.system.experiment.clone();
+    let grid = TimeGrid {
+        start: experiment.start,
+        stop: experiment.stop,
+        step: experiment.step,
+        output_interval: experiment.output_interval.unwrap_or(experiment.step),
+    };
+    let at = |time: f64| {
+        move |e: Error| Error::Simulation {
+            time,
+            source: Box::new(e),
+        }
+    };
+    let mut stats = RunStatistics {
+        end_time: grid.start,
+        ..RunStatistics::default()
+    };
+    exec.initialize().map_err(at(grid.start))?;
+    exec.write_row(writer).map_err(at(grid.start))?;
+    stats.rows += 1;
+
+    let eps = grid.epsilon();
+    let mut next_output = grid.next_point(grid.start, grid.output_interval);
+    while exec.time < grid.stop - eps
+        && !exec
+            .terminate_requested
+            .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        let t = exec.time;
+        let target = grid
+            .next_point(t, grid.step)
+            .min(next_output)
+            .min(grid.stop);
+        exec.step(target - t).map_err(at(t))?;
+        stats.steps += 1;
+        if (exec.time - next_output).abs() <= eps || exec.time >= grid.stop - eps {
+            exec.write_row(writer).map_err(at(exec.time))?;
+            stats.rows += 1;
+            next_output = grid.next_point(exec.time, grid.output_interval);
+        }
+        stats.end_time = exec.time;
+        progress(exec.time);
+    }
+    stats.terminated_early = exec
+        .terminate_requested
+        .load(std::sync::atomic::Ordering::Relaxed)
+        && exec.time < grid.stop - eps;
+    exec.terminate().map_err(at(exec.time))?;
+    stats.fmi_calls = exec.fmi_calls();
+    stats.wall_seconds = started.elapsed().as_secs_f64();
+    Ok(stats)
 }

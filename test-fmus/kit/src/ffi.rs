@@ -30,6 +30,14 @@ pub(crate) unsafe fn with<M: Model>(
     f: impl FnOnce(&mut Instance<M>) -> Status,
 ) -> c_int {
     let r = catch_unwind(AssertUnwindSafe(|| match Instance::<M>::from_ptr(c) {
+        Some(inst) if inst.phase == Phase::Fatal => {
+            inst.logger.log_always(
+                Status::Fatal,
+                2,
+                &format!("{func}: the FMU is in a fatal error state; only FreeInstance is allowed"),
+            );
+            Status::Fatal
+        }
         Some(inst) => f(inst),
         None => Status::Error,
     }));

@@ -204,7 +204,7 @@ pub unsafe fn get_integer<M: Model>(
 ) -> c_int {
     const F: &str = "fmi2GetInteger";
     with::<M>(c, F, |inst| match (slice(vr, n), slice_mut(v, n)) {
-        (Some(vr), Some(v)) => inst.get(F, vr, v, &[VarType::Int32]),
+        (Some(vr), Some(v)) => inst.get_fmi2_integers(F, vr, v),
         _ => null_arg(inst, F),
     })
 }
@@ -276,7 +276,7 @@ pub unsafe fn set_integer<M: Model>(
 ) -> c_int {
     const F: &str = "fmi2SetInteger";
     with::<M>(c, F, |inst| match (slice(vr, n), slice(v, n)) {
-        (Some(vr), Some(v)) => inst.set(F, vr, v, &[VarType::Int32]),
+        (Some(vr), Some(v)) => inst.set_fmi2_integers(F, vr, v),
         _ => null_arg(inst, F),
     })
 }
@@ -544,14 +544,19 @@ pub unsafe fn do_step<M: Model>(c: *mut c_void, tc: f64, h: f64, _no_set_prior: 
             return s;
         }
         let poly = inst.input_taylor();
-        match inst.integrate(tc, tc + h, &poly, false) {
+        let failure = inst.planned_failure(tc, tc + h);
+        let stop = failure.as_ref().map_or(tc + h, |f| f.1);
+        match inst.integrate(tc, stop, &poly, false) {
             Ok(_) => {
-                inst.s.time = tc + h;
+                inst.s.time = stop;
                 inst.s.dirty = false;
                 for d in &mut inst.s.input_derivs {
                     *d = [0.0; 3];
                 }
-                Status::Ok
+                match failure {
+                    Some((f, _)) => inst.step_failed(F, &f),
+                    None => Status::Ok,
+                }
             }
             Err(e) => {
                 inst.phase = Phase::Failed;

@@ -400,11 +400,25 @@ pub unsafe fn do_step<M: Model>(
     // Phase 3: integrate.
     with::<M>(c, F, |inst| {
         put(terminate, false);
-        match inst.integrate(tc, tc + h, &poly, inst.event_mode_used) {
+        let failure = inst.planned_failure(tc, tc + h);
+        let stop = failure.as_ref().map_or(tc + h, |f| f.1);
+        match inst.integrate(tc, stop, &poly, inst.event_mode_used) {
             Ok(end) => {
                 inst.s.time = end.time;
                 inst.s.dirty = false;
                 let early = end.time < tc + h;
+                // The failure happens where the step was to stop, unless an event came first.
+                if let Some((f, _)) = failure.filter(|_| end.event.is_none() || end.time >= stop) {
+                    put(event_handling_needed, false);
+                    put(early_return, early);
+                    if let Some(p) = last_successful_time.as_mut() {
+                        *p = end.time;
+                    }
+                    if let Some(ev) = end.event {
+                        inst.s.pending = Some(ev);
+                    }
+                    return inst.step_failed(F, &f);
+                }
                 put(event_handling_needed, end.event.is_some());
                 put(early_return, early);
                 if let Some(p) = last_successful_time.as_mut() {
@@ -466,6 +480,16 @@ getset! {
     get_boolean, set_boolean, bool, Boolean, "fmi3GetBoolean", "fmi3SetBoolean";
 }
 
+/// The variable types an `fmi3Get/Set<Type>` call reads and writes: Int64 also serves
+/// Enumeration variables.
+fn accepted(ty: &VarType) -> &[VarType] {
+    if *ty == VarType::Int64 {
+        &[VarType::Int64, VarType::Enumeration]
+    } else {
+        std::slice::from_ref(ty)
+    }
+}
+
 unsafe fn get_typed<M: Model, T: Element>(
     c: *mut c_void,
     func: &str,
@@ -476,7 +500,7 @@ unsafe fn get_typed<M: Model, T: Element>(
     ty: VarType,
 ) -> c_int {
     with::<M>(c, func, |inst| match (slice(vr, n), slice_mut(v, nv)) {
-        (Some(vr), Some(v)) => inst.get(func, vr, v, &[ty]),
+        (Some(vr), Some(v)) => inst.get(func, vr, v, accepted(&ty)),
         _ => null_arg(inst, func),
     })
 }
@@ -491,7 +515,7 @@ unsafe fn set_typed<M: Model, T: Element>(
     ty: VarType,
 ) -> c_int {
     with::<M>(c, func, |inst| match (slice(vr, n), slice(v, nv)) {
-        (Some(vr), Some(v)) => inst.set(func, vr, v, &[ty]),
+        (Some(vr), Some(v)) => inst.set(func, vr, v, accepted(&ty)),
         _ => null_arg(inst, func),
     })
 }

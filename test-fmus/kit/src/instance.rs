@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use nalgebra::DMatrix;
 
-use crate::model::{eval_taylor, Context, Event, Inputs, Model};
+use crate::model::{eval_taylor, Context, Event, Inputs, Model, StepFailure};
 use crate::values::{to_cstring, Element, Value, Values};
 use crate::variable::{fnv1a, Causality, Initial, Table, VarType, Variability, TIME_VR};
 
@@ -52,6 +52,8 @@ pub(crate) enum Phase {
     Terminated,
     /// A step failed; only getters, state restore, reset and free are allowed.
     Failed,
+    /// A step returned Fatal; every call except free returns Fatal.
+    Fatal,
 }
 
 /// Log categories, in the order of the `LogCategories` element.
@@ -87,6 +89,12 @@ impl Logger {
         if status < Status::Error && !self.enabled[category] {
             return;
         }
+        self.log_always(status, category, msg);
+    }
+
+    /// Logs whether or not the category is switched on.
+    pub(crate) fn log_always(&self, status: Status, category: usize, msg: &str) {
+        let category = category.min(CATEGORIES.len() - 1);
         let cat = to_cstring(CATEGORIES[category]);
         let text = to_cstring(msg);
         // SAFETY: the callbacks were given by the importer for exactly this use; every
@@ -240,6 +248,7 @@ impl<M: Model> Instance<M> {
             Phase::IntermediateUpdate => "Intermediate Update Mode",
             Phase::Terminated => "Terminated",
             Phase::Failed => "an error state (a step failed)",
+            Phase::Fatal => "a fatal error state",
         }
     }
 
@@ -388,7 +397,7 @@ impl<M: Model> Instance<M> {
                 input || (v.causality == Causality::Parameter && var == Variability::Tunable)
             }
             Phase::IntermediateUpdate => input && v.intermediate_update,
-            Phase::Terminated | Phase::Failed => false,
+            Phase::Terminated | Phase::Failed | Phase::Fatal => false,
         };
         (!ok).then(|| {
             format!(
@@ -503,6 +512,17 @@ impl<M: Model> Instance<M> {
                         ),
                     );
                 }
+                if let Some(t) = &v.declared_type {
+                    if !(f.fract() == 0.0 && t.contains(f as i64)) {
+                        return self.fail(
+                            func,
+                            format!(
+                                "value {f} for '{}' is not an item of the enumeration '{}'",
+                                v.name, t.name
+                            ),
+                        );
+                    }
+                }
             }
             k += v.len();
         }
@@ -541,6 +561,72 @@ impl<M: Model> Instance<M> {
             if let Some(src) = T::slice(&self.s.values.data[i]) {
                 out[k..k + src.len()].copy_from_slice(src);
                 k += src.len();
+            }
+        }
+        Status::Ok
+    }
+
+    /// FMI 2 `fmi2GetInteger`: Integer (Int32) and Enumeration variables (stored as i64).
+    pub(crate) fn get_fmi2_integers(
+        &mut self,
+        func: &str,
+        vrs: &[u32],
+        out: &mut [c_int],
+    ) -> Status {
+        if let Err(s) = self.check_get_phase(func) {
+            return s;
+        }
+        let types = [VarType::Int32, VarType::Enumeration];
+        let idx = match self.check_types(func, vrs, out.len(), &types) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        if let Err(s) = self.ensure_fresh(func) {
+            return s;
+        }
+        for (o, &i) in out.iter_mut().zip(&idx) {
+            *o = match &self.s.values.data[i] {
+                Value::I32(x) => x.first().copied().unwrap_or(0),
+                Value::I64(x) => {
+                    let e = x.first().copied().unwrap_or(0);
+                    match c_int::try_from(e) {
+                        Ok(e) => e,
+                        Err(_) => {
+                            let name = &self.table.vars[i].name;
+                            return self.fail(
+                                func,
+                                format!("value {e} of '{name}' does not fit an fmi2Integer"),
+                            );
+                        }
+                    }
+                }
+                _ => 0,
+            };
+        }
+        Status::Ok
+    }
+
+    /// FMI 2 `fmi2SetInteger`: Integer (Int32) and Enumeration variables.
+    pub(crate) fn set_fmi2_integers(&mut self, func: &str, vrs: &[u32], vals: &[c_int]) -> Status {
+        let types = [VarType::Int32, VarType::Enumeration];
+        let idx = match self.check_types(func, vrs, vals.len(), &types) {
+            Ok(i) => i,
+            Err(s) => return s,
+        };
+        if idx.iter().all(|&i| self.table.vars[i].ty == VarType::Int32) {
+            return self.set(func, vrs, vals, &types[..1]);
+        }
+        // Mixed or enumeration: widen to i64 and set one variable at a time, all checked first.
+        let snapshot = self.s.values.clone();
+        for ((&vr, &x), &i) in vrs.iter().zip(vals).zip(&idx) {
+            let st = if self.table.vars[i].ty == VarType::Int32 {
+                self.set(func, &[vr], &[x], &types[..1])
+            } else {
+                self.set(func, &[vr], &[i64::from(x)], &types[1..])
+            };
+            if st != Status::Ok {
+                self.s.values = snapshot;
+                return st;
             }
         }
         Status::Ok
@@ -643,6 +729,35 @@ impl<M: Model> Instance<M> {
     }
 
     // ---- stepping -------------------------------------------------------------------------
+
+    /// The failure the model asks for in the step from `tc` to `t_end`, if any, with the time
+    /// the step must stop at.
+    pub(crate) fn planned_failure(&self, tc: f64, t_end: f64) -> Option<(StepFailure, f64)> {
+        let f = self.model.step_failure(&self.s.values, tc, t_end)?;
+        if f.status == Status::Ok {
+            return None;
+        }
+        let stop = match f.status {
+            Status::Warning => t_end,
+            _ if f.time >= tc => f.time.min(t_end),
+            _ => tc,
+        };
+        Some((f, stop))
+    }
+
+    /// Ends a step with the model's requested failure: logs its message (always) and moves to
+    /// the phase the status implies.
+    pub(crate) fn step_failed(&mut self, func: &str, f: &StepFailure) -> Status {
+        let category = if f.status >= Status::Error { 2 } else { 1 };
+        self.logger
+            .log_always(f.status, category, &format!("{func}: {}", f.message));
+        match f.status {
+            Status::Error => self.phase = Phase::Failed,
+            Status::Fatal => self.phase = Phase::Fatal,
+            _ => {}
+        }
+        f.status
+    }
 
     /// Current scalar Float64 input values with the stored input derivatives.
     pub(crate) fn input_taylor(&self) -> Vec<[f64; 4]> {

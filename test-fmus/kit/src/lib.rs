@@ -57,10 +57,12 @@ pub mod xml;
 
 pub use instance::Status;
 pub use linear::linear_step;
-pub use model::{eval_taylor, Context, Event, Experiment, Inputs, Model};
+pub use model::{eval_taylor, Context, Event, Experiment, Inputs, Model, StepFailure};
 pub use nalgebra;
 pub use values::{Element, Value, Values};
-pub use variable::{Causality, Initial, Start, Table, VarType, Variability, Variable, TIME_VR};
+pub use variable::{
+    Causality, EnumerationType, Initial, Start, Table, VarType, Variability, Variable, TIME_VR,
+};
 
 /// The model description of `M` for FMI major version 2 or 3.
 pub fn model_description<M: Model>(fmi_version: u8) -> Result<String, String> {

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::instance::Status;
 use crate::values::Values;
 use crate::variable::{Table, Variable};
 
@@ -19,6 +20,21 @@ impl Event {
     pub fn is_empty(&self) -> bool {
         !self.time_event && self.state_events.is_empty()
     }
+}
+
+/// A failure a model asks for in a communication step ([`Model::step_failure`]), to test how
+/// importers handle failing FMUs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepFailure {
+    /// What the step returns: `Warning` (the step completes), `Discard` (the step stops at
+    /// `time`, which becomes the last successful time; the instance may continue from there),
+    /// `Error` (the step stops at `time`, the instance is unusable until reset or a state is
+    /// restored) or `Fatal` (every later call except free returns Fatal). `Ok` means no failure.
+    pub status: Status,
+    /// Where the step stops (clamped to the step's interval).
+    pub time: f64,
+    /// The message logged with the status.
+    pub message: String,
 }
 
 /// The `DefaultExperiment` of the model descriptions.
@@ -188,6 +204,12 @@ pub trait Model: Default + 'static {
     /// The next time event strictly after `time`, derived from discrete state (not from `time`
     /// alone, so a handled event is not found again).
     fn next_time_event(&self, _v: &Values, _time: f64) -> Option<f64> {
+        None
+    }
+
+    /// A failure to simulate in the communication step from `t` to `t_end` (`None`: none).
+    /// Called before the step is integrated; see [`StepFailure`].
+    fn step_failure(&self, _v: &Values, _t: f64, _t_end: f64) -> Option<StepFailure> {
         None
     }
 

@@ -68,7 +68,7 @@ impl Value {
             VarType::UInt16 => ints!(U16, u16),
             VarType::Int32 => ints!(I32, i32),
             VarType::UInt32 => ints!(U32, u32),
-            VarType::Int64 => ints!(I64, i64),
+            VarType::Int64 | VarType::Enumeration => ints!(I64, i64),
             VarType::UInt64 => ints!(U64, u64),
             VarType::Boolean => Value::Bool(
                 (0..len)

@@ -36,6 +36,9 @@ pub enum VarType {
     String,
     /// Byte string (FMI 3 only).
     Binary,
+    /// Enumeration (FMI 2 `Enumeration`, read and written as Integer; FMI 3 `Enumeration`,
+    /// read and written as Int64); the variable names its [`EnumerationType`].
+    Enumeration,
 }
 
 impl VarType {
@@ -55,6 +58,7 @@ impl VarType {
             VarType::Boolean => "Boolean",
             VarType::String => "String",
             VarType::Binary => "Binary",
+            VarType::Enumeration => "Enumeration",
         }
     }
 
@@ -65,6 +69,7 @@ impl VarType {
             VarType::Int32 => Some("Integer"),
             VarType::Boolean => Some("Boolean"),
             VarType::String => Some("String"),
+            VarType::Enumeration => Some("Enumeration"),
             _ => None,
         }
     }
@@ -88,7 +93,7 @@ impl VarType {
             VarType::UInt16 => (0, u16::MAX.into()),
             VarType::Int32 => (i32::MIN.into(), i32::MAX.into()),
             VarType::UInt32 => (0, u32::MAX.into()),
-            VarType::Int64 => (i64::MIN.into(), i64::MAX.into()),
+            VarType::Int64 | VarType::Enumeration => (i64::MIN.into(), i64::MAX.into()),
             VarType::UInt64 => (0, u64::MAX.into()),
             _ => (0, 0),
         }
@@ -252,6 +257,31 @@ impl From<Vec<&str>> for Start {
     }
 }
 
+/// A named enumeration type (`TypeDefinitions`: FMI 2 `SimpleType` with `Enumeration`,
+/// FMI 3 `EnumerationType`), given to [`Variable::enumeration`]. Values are the items' values.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EnumerationType {
+    /// Type name (the variables' `declaredType`).
+    pub name: String,
+    /// Items as (name, value), in declaration order.
+    pub items: Vec<(String, i64)>,
+}
+
+impl EnumerationType {
+    /// A type with the given items.
+    pub fn new(name: &str, items: &[(&str, i64)]) -> Self {
+        EnumerationType {
+            name: name.to_owned(),
+            items: items.iter().map(|&(n, v)| (n.to_owned(), v)).collect(),
+        }
+    }
+
+    /// Whether `value` is the value of an item.
+    pub fn contains(&self, value: i64) -> bool {
+        self.items.iter().any(|&(_, v)| v == value)
+    }
+}
+
 /// One variable of a model, built with chained setters, e.g.
 /// `Variable::float64(1, "m").parameter().start(1.0).unit("kg").min(0.0)`.
 #[derive(Clone, Debug, PartialEq)]
@@ -289,6 +319,10 @@ pub struct Variable {
     pub dependencies: Option<Vec<u32>>,
     /// FMI 3: an input the FMU requests through the intermediate-update callback.
     pub intermediate_update: bool,
+    /// For an Enumeration variable: its type (written to `TypeDefinitions`).
+    pub declared_type: Option<EnumerationType>,
+    /// For a continuous state: the model may reinitialise it at events (`reinit="true"`).
+    pub reinit: bool,
 }
 
 macro_rules! ctor {
@@ -318,7 +352,16 @@ impl Variable {
             derivative_of: None,
             dependencies: None,
             intermediate_update: false,
+            declared_type: None,
+            reinit: false,
         }
+    }
+
+    /// A new Enumeration variable of the type `ty` (local, no start).
+    pub fn enumeration(vr: u32, name: &str, ty: &EnumerationType) -> Self {
+        let mut v = Self::new(vr, name, VarType::Enumeration);
+        v.declared_type = Some(ty.clone());
+        v
     }
 
     ctor!(float32 => Float32, float64 => Float64, int8 => Int8, uint8 => UInt8, int16 => Int16,
@@ -432,6 +475,12 @@ impl Variable {
         self
     }
 
+    /// Declares that event actions reinitialise this continuous state (`reinit="true"`).
+    pub fn reinit(mut self) -> Self {
+        self.reinit = true;
+        self
+    }
+
     /// Number of scalar elements (product of the dimensions).
     pub fn len(&self) -> usize {
         self.dims.iter().product()
@@ -512,6 +561,18 @@ impl Table {
             if v.intermediate_update && v.causality != Causality::Input {
                 return Err(format!("{what}: only inputs may be intermediateUpdate"));
             }
+            check_enumeration(v).map_err(|e| format!("{what}: {e}"))?;
+        }
+        let mut enum_types: HashMap<&str, &EnumerationType> = HashMap::new();
+        for v in &vars {
+            if let Some(t) = &v.declared_type {
+                if enum_types.insert(&t.name, t).is_some_and(|old| old != t) {
+                    return Err(format!(
+                        "enumeration type '{}' is declared with different items",
+                        t.name
+                    ));
+                }
+            }
         }
         let mut states = Vec::new();
         for (i, v) in vars.iter().enumerate() {
@@ -535,6 +596,16 @@ impl Table {
             }
         }
         let state_idx: HashSet<usize> = states.iter().map(|s| s.0).collect();
+        if let Some((_, v)) = vars
+            .iter()
+            .enumerate()
+            .find(|(i, v)| v.reinit && !state_idx.contains(i))
+        {
+            return Err(format!(
+                "variable '{}' (vr {}): only continuous states may be reinit",
+                v.name, v.vr
+            ));
+        }
         for v in &vars {
             if let Some(deps) = &v.dependencies {
                 for d in deps {
@@ -702,6 +773,38 @@ fn check_start(v: &mut Variable) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// An Enumeration variable needs a type with items, and its start values must be items;
+/// other variables must not have a declared type.
+fn check_enumeration(v: &Variable) -> Result<(), String> {
+    match (&v.declared_type, v.ty == VarType::Enumeration) {
+        (None, false) => Ok(()),
+        (Some(_), false) => Err("only Enumeration variables have an enumeration type".into()),
+        (None, true) => Err("an Enumeration variable needs its type".into()),
+        (Some(t), true) => {
+            if t.items.is_empty() {
+                return Err(format!("enumeration type '{}' has no items", t.name));
+            }
+            let mut names = HashSet::new();
+            if !t.items.iter().all(|(n, _)| names.insert(n)) {
+                return Err(format!(
+                    "enumeration type '{}' repeats an item name",
+                    t.name
+                ));
+            }
+            match &v.start {
+                Some(Start::Int(x)) => match x
+                    .iter()
+                    .find(|&&e| !i64::try_from(e).is_ok_and(|e| t.contains(e)))
+                {
+                    Some(e) => Err(format!("start {e} is not an item of '{}'", t.name)),
+                    None => Ok(()),
+                },
+                _ => Ok(()),
+            }
+        }
+    }
 }
 
 /// FNV-1a, used for the instantiation token and to tag serialized states.

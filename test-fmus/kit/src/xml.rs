@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::instance::CATEGORIES;
 use crate::model::Model;
-use crate::variable::{Causality, Start, Table, VarType, Variable};
+use crate::variable::{Causality, EnumerationType, Start, Table, VarType, Variable};
 
 /// Escapes text for an XML attribute value.
 fn esc(s: &str) -> String {
@@ -113,6 +113,63 @@ fn units(table: &Table, fmi2: bool) -> String {
     o
 }
 
+/// The enumeration types of the variables shown in one FMI version, first use first.
+fn enumeration_types(table: &Table, fmi2: bool) -> Vec<&EnumerationType> {
+    let mut seen = BTreeSet::new();
+    table
+        .vars
+        .iter()
+        .filter(|v| !fmi2 || v.in_fmi2())
+        .filter_map(|v| v.declared_type.as_ref())
+        .filter(|t| seen.insert(t.name.as_str()))
+        .collect()
+}
+
+/// `TypeDefinitions` (FMI 2 `SimpleType` + `Enumeration`, FMI 3 `EnumerationType`).
+fn type_definitions(table: &Table, fmi2: bool) -> String {
+    let types = enumeration_types(table, fmi2);
+    if types.is_empty() {
+        return String::new();
+    }
+    let mut o = String::from("  <TypeDefinitions>\n");
+    for t in types {
+        let (open, close, indent) = if fmi2 {
+            (
+                format!(
+                    "    <SimpleType name=\"{}\">\n      <Enumeration>\n",
+                    esc(&t.name)
+                ),
+                "      </Enumeration>\n    </SimpleType>\n",
+                "        ",
+            )
+        } else {
+            (
+                format!("    <EnumerationType name=\"{}\">\n", esc(&t.name)),
+                "    </EnumerationType>\n",
+                "      ",
+            )
+        };
+        o.push_str(&open);
+        for (name, value) in &t.items {
+            let _ = writeln!(
+                o,
+                "{indent}<Item name=\"{}\" value=\"{value}\"/>",
+                esc(name)
+            );
+        }
+        o.push_str(close);
+    }
+    o.push_str("  </TypeDefinitions>\n");
+    o
+}
+
+/// `declaredType` of an Enumeration variable.
+fn declared_type(v: &Variable, o: &mut String) {
+    if let Some(t) = &v.declared_type {
+        let _ = write!(o, " declaredType=\"{}\"", esc(&t.name));
+    }
+}
+
 fn log_categories() -> String {
     let mut o = String::from("  <LogCategories>\n");
     for c in CATEGORIES {
@@ -163,6 +220,7 @@ pub fn fmi2<M: Model>(table: &Table) -> String {
         M::MAX_OUTPUT_DERIVATIVE_ORDER
     );
     o.push_str(&units(table, true));
+    o.push_str(&type_definitions(table, true));
     o.push_str(&log_categories());
     o.push_str(&experiment::<M>());
     o.push_str("  <ModelVariables>\n");
@@ -171,7 +229,11 @@ pub fn fmi2<M: Model>(table: &Table) -> String {
         common_attrs(v, &mut o);
         o.push_str(">\n");
         let _ = write!(o, "      <{}", v.ty.fmi2_name().unwrap_or("Real"));
-        if v.ty == VarType::Float64 || v.ty == VarType::Int32 {
+        declared_type(v, &mut o);
+        if matches!(
+            v.ty,
+            VarType::Float64 | VarType::Int32 | VarType::Enumeration
+        ) {
             type_attrs(v, &mut o);
         }
         if let Some(s) = &v.start {
@@ -179,6 +241,9 @@ pub fn fmi2<M: Model>(table: &Table) -> String {
         }
         if let Some(d) = v.derivative_of.and_then(vr_index) {
             let _ = write!(o, " derivative=\"{d}\"");
+        }
+        if v.reinit {
+            o.push_str(" reinit=\"true\"");
         }
         let _ = i;
         o.push_str("/>\n    </ScalarVariable>\n");
@@ -249,12 +314,14 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
         M::MAX_OUTPUT_DERIVATIVE_ORDER
     );
     o.push_str(&units(table, false));
+    o.push_str(&type_definitions(table, false));
     o.push_str(&log_categories());
     o.push_str(&experiment::<M>());
     o.push_str("  <ModelVariables>\n");
     for v in &table.vars {
         let _ = write!(o, "    <{}", v.ty.fmi3_name());
         common_attrs(v, &mut o);
+        declared_type(v, &mut o);
         if v.intermediate_update {
             o.push_str(" intermediateUpdate=\"true\"");
         }
@@ -267,6 +334,9 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
         }
         if let Some(d) = v.derivative_of {
             let _ = write!(o, " derivative=\"{d}\"");
+        }
+        if v.reinit {
+            o.push_str(" reinit=\"true\"");
         }
         let starts: Vec<String> = match &v.start {
             Some(Start::Str(s)) => s.iter().map(|x| esc(x)).collect(),

@@ -1,12 +1,33 @@
-//! Oscillator: a force-driven single mass, `m x'' = F - c x - d v`.
+//! Oscillator: a single mass driven by a force and, optionally, through a spring-damper by a
+//! moving base (another body):
+//! `m x'' = F - c x - d v + cc (x_in - x) + dc (v_in - v)`.
 //!
-//! Defaults: m = 1 kg, c = 1 N/m, d = 0.1 N·s/m, x0 = 1 m, v0 = 0 m/s (all fixed parameters).
-//! Outputs x, v (states, no direct feedthrough) and a = (F - c x - d v) / m (direct feedthrough
-//! of F). The model is linear, so each step is exact for inputs that are cubics in time: the
-//! matrix exponential of the system augmented with the input's Taylor coefficients.
-//! Output derivatives (orders 1..=3) are time derivatives along the trajectory with the
-//! current input derivatives: x' = v, x'' = v' = a, and a^(k) = (F^(k) - c v^(k-1)... ) / m,
-//! i.e. a' = (F' - c v - d a) / m, a'' = (F'' - c a - d a') / m, a''' = (F''' - c a' - d a'') / m.
+//! Defaults: m = 1 kg, c = 1 N/m, d = 0.1 N·s/m, x0 = 1 m, v0 = 0 m/s, cc = 0 N/m,
+//! dc = 0 N·s/m (all fixed parameters). With cc = dc = 0 the inputs `x_in`, `v_in` have no
+//! effect and the model is the plain force-driven oscillator `m x'' = F - c x - d v`.
+//!
+//! Coupling (force/displacement decomposition of the two-mass oscillator): `x_in`, `v_in` are
+//! the position and velocity of the body at the other end of a coupling spring-damper
+//! (stiffness cc, damping dc). The spring-damper exerts `cc (x_in - x) + dc (v_in - v)` on this
+//! mass and the opposite force on the other body; the output `Fc = cc (x - x_in) + dc (v - v_in)`
+//! is the force on the OTHER body, so it connects straight to that body's force input.
+//!
+//! Outputs x, v (states, no direct feedthrough), a = der(v) (direct feedthrough of F, x_in and
+//! v_in) and Fc (direct feedthrough of x_in and v_in). The model is linear, so each step is
+//! exact for inputs that are cubics in time: the matrix exponential of the system augmented
+//! with one chain of Taylor coefficients per input (F always; x_in when cc != 0; v_in when
+//! dc != 0, so the defaults give exactly the single-input computation).
+//!
+//! Partial derivatives (directional derivatives) are analytic with respect to the states x, v,
+//! the inputs F, x_in, v_in and the parameters m, c, d, cc, dc; those with respect to x0 and v0
+//! (which act through the initial states in Initialization Mode) are left to the kit's finite
+//! differences.
+//!
+//! Output derivatives (orders 1..=3) are time derivatives along the trajectory with the current
+//! input derivatives (each input's own Taylor coefficients; v_in is not assumed to equal
+//! x_in'). With k = c + cc and e = d + dc: x' = v, x'' = v' = a and, for j >= 1,
+//! `a^(j) = (F^(j) + cc x_in^(j) + dc v_in^(j) - k x^(j) - e v^(j)) / m` where x^(1) = v and
+//! x^(j) = a^(j-2), v^(j) = a^(j-1); and `Fc^(j) = cc (x^(j) - x_in^(j)) + dc (v^(j) - v_in^(j))`.
 
 use fmu_kit::nalgebra::DMatrix;
 use fmu_kit::{linear_step, Experiment, Inputs, Model, Values, Variable};
@@ -15,7 +36,7 @@ use fmu_kit::{linear_step, Experiment, Inputs, Model, Values, Variable};
 pub const X: u32 = 1;
 /// Velocity (state).
 pub const V: u32 = 2;
-/// Acceleration (direct feedthrough of F).
+/// Acceleration (direct feedthrough of F, x_in, v_in).
 pub const A: u32 = 3;
 /// der(x).
 pub const DER_X: u32 = 4;
@@ -33,6 +54,17 @@ pub const D: u32 = 9;
 pub const X0: u32 = 10;
 /// Initial velocity.
 pub const V0: u32 = 11;
+/// Input: position of the body at the other end of the coupling spring-damper.
+pub const X_IN: u32 = 12;
+/// Input: velocity of the body at the other end of the coupling spring-damper.
+pub const V_IN: u32 = 13;
+/// Coupling stiffness.
+pub const CC: u32 = 14;
+/// Coupling damping.
+pub const DC: u32 = 15;
+/// Output: force of the coupling spring-damper on the other body,
+/// `cc (x - x_in) + dc (v - v_in)`.
+pub const F_C: u32 = 16;
 
 /// The oscillator model.
 #[derive(Default)]
@@ -42,6 +74,8 @@ struct Params {
     m: f64,
     c: f64,
     d: f64,
+    cc: f64,
+    dc: f64,
 }
 
 fn params(v: &Values) -> Params {
@@ -49,12 +83,25 @@ fn params(v: &Values) -> Params {
         m: v.f64(M),
         c: v.f64(C),
         d: v.f64(D),
+        cc: v.f64(CC),
+        dc: v.f64(DC),
     }
+}
+
+/// Force of the coupling spring-damper on this mass, `cc (x_in - x) + dc (v_in - v)`.
+fn coupling_on_self(v: &Values, p: &Params) -> f64 {
+    p.cc * (v.f64(X_IN) - v.f64(X)) + p.dc * (v.f64(V_IN) - v.f64(V))
+}
+
+/// Acceleration from the current values.
+fn acceleration(v: &Values, p: &Params) -> f64 {
+    (v.f64(F) - p.c * v.f64(X) - p.d * v.f64(V) + coupling_on_self(v, p)) / p.m
 }
 
 impl Model for Oscillator {
     const NAME: &'static str = "Oscillator";
-    const DESCRIPTION: &'static str = "Force-driven single-mass oscillator m x'' = F - c x - d v";
+    const DESCRIPTION: &'static str =
+        "Single-mass oscillator m x'' = F - c x - d v + cc (x_in - x) + dc (v_in - v)";
     const EXACT_STEP: bool = true;
     const MAX_OUTPUT_DERIVATIVE_ORDER: u32 = 3;
     const EXPERIMENT: Experiment = Experiment {
@@ -79,7 +126,7 @@ impl Model for Oscillator {
                 .output()
                 .unit("m/s2")
                 .description("Acceleration")
-                .depends_on(&[F]),
+                .depends_on(&[F, X_IN, V_IN]),
             Variable::float64(DER_X, "der(x)")
                 .unit("m/s")
                 .derivative_of(X)
@@ -87,7 +134,7 @@ impl Model for Oscillator {
             Variable::float64(DER_V, "der(v)")
                 .unit("m/s2")
                 .derivative_of(V)
-                .depends_on(&[X, V, F]),
+                .depends_on(&[X, V, F, X_IN, V_IN]),
             Variable::float64(F, "F")
                 .input()
                 .start(0.0)
@@ -122,6 +169,38 @@ impl Model for Oscillator {
                 .start(0.0)
                 .unit("m/s")
                 .description("Initial velocity"),
+            Variable::float64(X_IN, "x_in")
+                .input()
+                .start(0.0)
+                .unit("m")
+                .description("Position of the body at the other end of the coupling spring-damper")
+                .intermediate_update(),
+            Variable::float64(V_IN, "v_in")
+                .input()
+                .start(0.0)
+                .unit("m/s")
+                .description("Velocity of the body at the other end of the coupling spring-damper")
+                .intermediate_update(),
+            Variable::float64(CC, "cc")
+                .parameter()
+                .start(0.0)
+                .unit("N/m")
+                .min(0.0)
+                .description("Coupling stiffness (spring between x and x_in)"),
+            Variable::float64(DC, "dc")
+                .parameter()
+                .start(0.0)
+                .unit("N.s/m")
+                .min(0.0)
+                .description("Coupling damping (damper between v and v_in)"),
+            Variable::float64(F_C, "Fc")
+                .output()
+                .unit("N")
+                .description(
+                    "Force of the coupling spring-damper on the other body (at x_in): \
+                     cc (x - x_in) + dc (v - v_in); this mass feels -Fc",
+                )
+                .depends_on(&[X_IN, V_IN]),
         ]
     }
 
@@ -136,25 +215,49 @@ impl Model for Oscillator {
         if p.m.is_nan() || p.m <= 0.0 {
             return Err(format!("mass m = {} must be positive", p.m));
         }
-        let a = (v.f64(F) - p.c * v.f64(X) - p.d * v.f64(V)) / p.m;
+        let a = acceleration(v, &p);
+        // The force on the other body; +0.0 instead of -0.0 when uncoupled.
+        let fc = p.cc * (v.f64(X) - v.f64(X_IN)) + p.dc * (v.f64(V) - v.f64(V_IN));
+        let fc = if fc == 0.0 { 0.0 } else { fc };
         v.set_f64(DER_X, v.f64(V));
         v.set_f64(DER_V, a);
         v.set_f64(A, a);
+        v.set_f64(F_C, fc);
         Ok(())
     }
 
     fn partial(&self, v: &Values, _time: f64, of: u32, wrt: u32) -> Option<f64> {
+        // x0 and v0 act through the initial states in Initialization Mode only: leave them to
+        // finite differences, which know the phase.
+        if !matches!(wrt, X | V | F | X_IN | V_IN | M | C | D | CC | DC) {
+            return None;
+        }
         let p = params(v);
-        let d_acc = match wrt {
-            F => 1.0 / p.m,
-            X => -p.c / p.m,
-            V => -p.d / p.m,
-            _ => return None,
-        };
+        let delta = |k: u32| f64::from(u8::from(wrt == k));
         Some(match of {
-            A | DER_V => d_acc,
-            DER_X => f64::from(u8::from(wrt == V)),
-            X | V => f64::from(u8::from(wrt == of)),
+            X | V => delta(of),
+            DER_X => delta(V),
+            A | DER_V => match wrt {
+                F => 1.0 / p.m,
+                X => -(p.c + p.cc) / p.m,
+                V => -(p.d + p.dc) / p.m,
+                X_IN => p.cc / p.m,
+                V_IN => p.dc / p.m,
+                M => -acceleration(v, &p) / p.m,
+                C => -v.f64(X) / p.m,
+                D => -v.f64(V) / p.m,
+                CC => (v.f64(X_IN) - v.f64(X)) / p.m,
+                _ => (v.f64(V_IN) - v.f64(V)) / p.m, // DC
+            },
+            F_C => match wrt {
+                X => p.cc,
+                V => p.dc,
+                X_IN => -p.cc,
+                V_IN => -p.dc,
+                CC => v.f64(X) - v.f64(X_IN),
+                DC => v.f64(V) - v.f64(V_IN),
+                _ => 0.0,
+            },
             _ => return None,
         })
     }
@@ -168,19 +271,33 @@ impl Model for Oscillator {
         order: u32,
     ) -> Option<f64> {
         let p = params(v);
+        let (k_tot, e_tot) = (p.c + p.cc, p.d + p.dc);
         let f = inputs.taylor(F);
-        // Time derivatives of a: a^(0..=3).
-        let mut acc = [v.f64(A), 0.0, 0.0, 0.0];
+        let xi = inputs.taylor(X_IN);
+        let vi = inputs.taylor(V_IN);
         let vel = v.f64(V);
-        acc[1] = (f[1] - p.c * vel - p.d * acc[0]) / p.m;
-        acc[2] = (f[2] - p.c * acc[0] - p.d * acc[1]) / p.m;
-        acc[3] = (f[3] - p.c * acc[1] - p.d * acc[2]) / p.m;
+        // Time derivatives of a: a^(0..=3); of x and v: x^(j), v^(j) for j = 0..=3.
+        let mut acc = [v.f64(A), 0.0, 0.0, 0.0];
+        let mut xd = [v.f64(X), vel, acc[0], 0.0];
+        let mut vd = [vel, acc[0], 0.0, 0.0];
+        for j in 1..4 {
+            acc[j] = (f[j] + p.cc * xi[j] + p.dc * vi[j] - k_tot * xd[j] - e_tot * vd[j]) / p.m;
+            if j + 1 < 4 {
+                vd[j + 1] = acc[j];
+            }
+            if j + 2 < 4 {
+                xd[j + 2] = acc[j];
+            }
+        }
         let k = order as usize;
+        if !(1..4).contains(&k) {
+            return None;
+        }
         match vr {
-            X if k == 1 => Some(vel),
-            X => Some(acc[k - 2]),
-            V => Some(acc[k - 1]),
+            X => Some(xd[k]),
+            V => Some(vd[k]),
             A => Some(acc[k]),
+            F_C => Some(p.cc * (xd[k] - xi[k]) + p.dc * (vd[k] - vi[k])),
             _ => None,
         }
     }
@@ -194,9 +311,22 @@ impl Model for Oscillator {
         x: &mut [f64],
     ) -> Result<(), String> {
         let p = params(v);
-        let a = DMatrix::from_row_slice(2, 2, &[0.0, 1.0, -p.c / p.m, -p.d / p.m]);
-        let b = DMatrix::from_row_slice(2, 1, &[0.0, 1.0 / p.m]);
-        linear_step(&a, &b, x, &[inputs.taylor(F)], h);
+        let a =
+            DMatrix::from_row_slice(2, 2, &[0.0, 1.0, -(p.c + p.cc) / p.m, -(p.d + p.dc) / p.m]);
+        // One input chain per input that acts: F always, x_in / v_in only when coupled.
+        let mut gains = vec![1.0 / p.m];
+        let mut taylor = vec![inputs.taylor(F)];
+        for (vr, gain) in [(X_IN, p.cc), (V_IN, p.dc)] {
+            if gain != 0.0 {
+                gains.push(gain / p.m);
+                taylor.push(inputs.taylor(vr));
+            }
+        }
+        let mut b = DMatrix::zeros(2, gains.len());
+        for (j, g) in gains.into_iter().enumerate() {
+            b[(1, j)] = g;
+        }
+        linear_step(&a, &b, x, &taylor, h);
         Ok(())
     }
 }

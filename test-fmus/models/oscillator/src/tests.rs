@@ -369,3 +369,329 @@ fn model_descriptions_are_generated() {
     assert!(x2.contains("fmiVersion=\"2.0\"") && x2.contains("canInterpolateInputs=\"true\""));
     assert!(x3.contains("fmiVersion=\"3.0\"") && x3.contains("intermediateUpdate=\"true\""));
 }
+
+// ---- force/displacement coupling ------------------------------------------------------------
+
+const PCC: f64 = 3.0;
+const PDC: f64 = 0.4;
+/// Taylor coefficients at t = 0 of the other body's position x_in; v_in = x_in'.
+const XIC: [f64; 4] = [0.3, -0.5, 2.0, -4.0];
+const VIC: [f64; 4] = [XIC[1], XIC[2], XIC[3], 0.0];
+
+fn x_in(t: f64) -> f64 {
+    fmu_kit::eval_taylor(&XIC, t)[0]
+}
+
+fn v_in(t: f64) -> f64 {
+    fmu_kit::eval_taylor(&VIC, t)[0]
+}
+
+fn coupled_rhs(t: f64, z: [f64; 2]) -> [f64; 2] {
+    let f = force(t) - PC * z[0] - PD * z[1] + PCC * (x_in(t) - z[0]) + PDC * (v_in(t) - z[1]);
+    [z[1], f / PM]
+}
+
+/// Independent reference: classical RK4 with 20 000 steps from (PX0, PV0) at 0 to `t`.
+/// Returns (x, v, a, Fc) at `t`.
+fn coupled_reference(t: f64) -> (f64, f64, f64, f64) {
+    let n = 20_000;
+    let dt = t / f64::from(n);
+    let mut z = [PX0, PV0];
+    for i in 0..n {
+        let s = dt * f64::from(i);
+        let k1 = coupled_rhs(s, z);
+        let k2 = coupled_rhs(
+            s + dt / 2.0,
+            [z[0] + dt / 2.0 * k1[0], z[1] + dt / 2.0 * k1[1]],
+        );
+        let k3 = coupled_rhs(
+            s + dt / 2.0,
+            [z[0] + dt / 2.0 * k2[0], z[1] + dt / 2.0 * k2[1]],
+        );
+        let k4 = coupled_rhs(s + dt, [z[0] + dt * k3[0], z[1] + dt * k3[1]]);
+        for m in 0..2 {
+            z[m] += dt / 6.0 * (k1[m] + 2.0 * k2[m] + 2.0 * k3[m] + k4[m]);
+        }
+    }
+    let a = coupled_rhs(t, z)[1];
+    let fc = PCC * (z[0] - x_in(t)) + PDC * (z[1] - v_in(t));
+    (z[0], z[1], a, fc)
+}
+
+fn assert_close(got: f64, want: f64, tol: f64, what: &str) {
+    let err = (got - want).abs() / want.abs().max(1.0);
+    assert!(err < tol, "{what}: got {got}, want {want}, error {err:e}");
+}
+
+unsafe fn fmi2_coupled() -> *mut c_void {
+    let tok = token();
+    let cb = callbacks();
+    let c = fmi2Instantiate(c"osc".as_ptr(), 1, tok.as_ptr(), null(), &cb, 0, 0);
+    assert!(!c.is_null());
+    let vr = [M, C, D, X0, V0, CC, DC];
+    let val = [PM, PC, PD, PX0, PV0, PCC, PDC];
+    assert_eq!(fmi2SetReal(c, vr.as_ptr(), 7, val.as_ptr()), OK);
+    assert_eq!(fmi2SetupExperiment(c, 0, 0.0, 0.0, 0, 0.0), OK);
+    assert_eq!(fmi2EnterInitializationMode(c), OK);
+    assert_eq!(fmi2ExitInitializationMode(c), OK);
+    c
+}
+
+/// Sets F, x_in, v_in at t = 0 with all their input derivatives.
+unsafe fn fmi2_set_coupled_inputs(c: *mut c_void) {
+    let vr = [F, X_IN, V_IN];
+    assert_eq!(
+        fmi2SetReal(c, vr.as_ptr(), 3, [FC[0], XIC[0], VIC[0]].as_ptr()),
+        OK
+    );
+    let dvr = [F, F, F, X_IN, X_IN, X_IN, V_IN, V_IN, V_IN];
+    let order = [1, 2, 3, 1, 2, 3, 1, 2, 3];
+    let val = [
+        FC[1], FC[2], FC[3], XIC[1], XIC[2], XIC[3], VIC[1], VIC[2], VIC[3],
+    ];
+    assert_eq!(
+        fmi2SetRealInputDerivatives(c, dvr.as_ptr(), 9, order.as_ptr(), val.as_ptr()),
+        OK
+    );
+}
+
+#[test]
+fn fmi2_coupled_step_with_polynomial_inputs_matches_fine_rk4() {
+    unsafe {
+        let c = fmi2_coupled();
+        // At t = 0 (inputs at their values, before the step).
+        fmi2_set_coupled_inputs(c);
+        let got = get2(c, &[A, F_C]);
+        let a0 = coupled_rhs(0.0, [PX0, PV0])[1];
+        assert_close(got[0], a0, 1e-14, "a(0)");
+        assert_close(
+            got[1],
+            PCC * (PX0 - XIC[0]) + PDC * (PV0 - VIC[0]),
+            1e-14,
+            "Fc(0)",
+        );
+        let h = 0.5;
+        assert_eq!(fmi2DoStep(c, 0.0, h, 1), OK);
+        let got = get2(c, &[X, V, A, F_C, X_IN, V_IN]);
+        let (x, v, a, fc) = coupled_reference(h);
+        assert_close(got[0], x, 1e-10, "x");
+        assert_close(got[1], v, 1e-10, "v");
+        assert_close(got[2], a, 1e-10, "a");
+        assert_close(got[3], fc, 1e-10, "Fc");
+        assert_close(got[4], x_in(h), 1e-14, "x_in at the step end");
+        assert_close(got[5], v_in(h), 1e-14, "v_in at the step end");
+        // The coupling matters: without it the result would be far off.
+        let (x_free, ..) = closed_form(h);
+        assert!((got[0] - x_free).abs() > 1e-3);
+        fmi2FreeInstance(c);
+    }
+}
+
+unsafe extern "C" fn intermediate_coupled(
+    env: *mut c_void,
+    t: f64,
+    set_requested: bool,
+    _get: bool,
+    _finished: bool,
+    _can_return: bool,
+    early: *mut bool,
+    _early_time: *mut f64,
+) {
+    let env = &mut *(env as *mut Env);
+    env.calls.push(t);
+    *early = false;
+    if set_requested {
+        let vr = [F, X_IN, V_IN];
+        let val = [force(t), x_in(t), v_in(t)];
+        assert_eq!(
+            fmi3SetFloat64(env.inst, vr.as_ptr(), 3, val.as_ptr(), 3),
+            OK
+        );
+    }
+}
+
+#[test]
+fn fmi3_coupled_step_with_intermediate_update_matches_fine_rk4() {
+    unsafe {
+        let tok = token();
+        let mut env = Box::new(Env {
+            inst: null_mut(),
+            calls: Vec::new(),
+        });
+        let envp = &mut *env as *mut Env as *mut c_void;
+        let c = fmi3InstantiateCoSimulation(
+            c"osc3c".as_ptr(),
+            tok.as_ptr(),
+            null(),
+            false,
+            false,
+            false,
+            false,
+            null(),
+            0,
+            envp,
+            Some(log3),
+            Some(intermediate_coupled),
+        );
+        assert!(!c.is_null());
+        env.inst = c;
+        let vr = [M, C, D, X0, V0, CC, DC, F, X_IN, V_IN];
+        let val = [PM, PC, PD, PX0, PV0, PCC, PDC, FC[0], XIC[0], VIC[0]];
+        assert_eq!(fmi3SetFloat64(c, vr.as_ptr(), 10, val.as_ptr(), 10), OK);
+        assert_eq!(
+            fmi3EnterInitializationMode(c, false, 0.0, 0.0, false, 0.0),
+            OK
+        );
+        assert_eq!(fmi3ExitInitializationMode(c), OK);
+        let h = 0.5;
+        let (mut ehn, mut term, mut early, mut lst) = (true, true, true, -1.0);
+        assert_eq!(
+            fmi3DoStep(c, 0.0, h, true, &mut ehn, &mut term, &mut early, &mut lst),
+            OK
+        );
+        assert!(!ehn && !term && !early && lst == h);
+        assert_eq!(env.calls.len(), 3);
+        let mut got = [0.0; 4];
+        assert_eq!(
+            fmi3GetFloat64(c, [X, V, A, F_C].as_ptr(), 4, got.as_mut_ptr(), 4),
+            OK
+        );
+        let (x, v, a, fc) = coupled_reference(h);
+        assert_close(got[0], x, 1e-10, "x");
+        assert_close(got[1], v, 1e-10, "v");
+        assert_close(got[2], a, 1e-10, "a");
+        assert_close(got[3], fc, 1e-10, "Fc");
+        fmi3FreeInstance(c);
+    }
+}
+
+/// Values of the model at the instance's current point, for finite differences of `evaluate`.
+unsafe fn values_like(c: *mut c_void) -> Values {
+    let table = Table::new(Oscillator::NAME, Oscillator.variables()).expect("valid table");
+    let mut v = Values::new(std::sync::Arc::new(table));
+    let vrs = [X, V, F, X_IN, V_IN, M, C, D, CC, DC, X0, V0];
+    for (&vr, x) in vrs.iter().zip(get2(c, &vrs)) {
+        v.set_f64(vr, x);
+    }
+    Oscillator.evaluate(&mut v, 0.0).expect("evaluate");
+    v
+}
+
+#[test]
+fn coupled_directional_derivatives_match_finite_differences() {
+    unsafe {
+        let c = fmi2_coupled();
+        fmi2_set_coupled_inputs(c);
+        assert_eq!(fmi2DoStep(c, 0.0, 0.3, 1), OK);
+        // Move the inputs off the polynomial so every term is non-trivial.
+        let vr = [F, X_IN, V_IN];
+        assert_eq!(
+            fmi2SetReal(c, vr.as_ptr(), 3, [0.7, -0.2, 1.1].as_ptr()),
+            OK
+        );
+        let base = values_like(c);
+        let unknowns = [A, DER_V, F_C, DER_X, X, V];
+        for known in [X, V, F, X_IN, V_IN, M, C, D, CC, DC] {
+            let mut out = [0.0; 6];
+            let status = fmi2GetDirectionalDerivative(
+                c,
+                unknowns.as_ptr(),
+                6,
+                [known].as_ptr(),
+                1,
+                [1.0].as_ptr(),
+                out.as_mut_ptr(),
+            );
+            assert_eq!(status, OK);
+            let x = base.f64(known);
+            let step = 1e-6 * x.abs().max(1.0);
+            let side = |delta: f64| {
+                let mut v = base.clone();
+                v.set_f64(known, x + delta);
+                Oscillator.evaluate(&mut v, 0.0).expect("evaluate");
+                unknowns.map(|u| v.f64(u))
+            };
+            let (plus, minus) = (side(step), side(-step));
+            for (k, &u) in unknowns.iter().enumerate() {
+                let fd = (plus[k] - minus[k]) / (2.0 * step);
+                assert_close(out[k], fd, 1e-7, &format!("d[{u}]/d[{known}]"));
+            }
+        }
+        fmi2FreeInstance(c);
+    }
+}
+
+#[test]
+fn coupled_output_derivatives_follow_the_dynamics() {
+    unsafe {
+        let c = fmi2_coupled();
+        fmi2_set_coupled_inputs(c);
+        // z = [x, v], z' = Az z + Bz u with u = [F, x_in, v_in]: z^(j+1) = Az z^(j) + Bz u^(j).
+        let (m, k, e) = (PM, PC + PCC, PD + PDC);
+        let mut z = [PX0, PV0];
+        let mut zd = vec![z];
+        for j in 0..4 {
+            let u = [FC[j], XIC[j], VIC[j]];
+            let next = [
+                z[1],
+                (u[0] + PCC * u[1] + PDC * u[2] - k * z[0] - e * z[1]) / m,
+            ];
+            zd.push(next);
+            z = next;
+        }
+        let fc = |j: usize| PCC * (zd[j][0] - XIC[j]) + PDC * (zd[j][1] - VIC[j]);
+        let vrs = [X, X, X, V, V, V, A, A, A, F_C, F_C, F_C];
+        let orders = [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3];
+        let mut d = [0.0; 12];
+        assert_eq!(
+            fmi2GetRealOutputDerivatives(c, vrs.as_ptr(), 12, orders.as_ptr(), d.as_mut_ptr()),
+            OK
+        );
+        let want = [
+            zd[1][0],
+            zd[2][0],
+            zd[3][0],
+            zd[1][1],
+            zd[2][1],
+            zd[3][1],
+            zd[2][1],
+            zd[3][1],
+            zd[4][1],
+            fc(1),
+            fc(2),
+            fc(3),
+        ];
+        for (i, (&g, &w)) in d.iter().zip(&want).enumerate() {
+            assert_close(g, w, 1e-13, &format!("derivative {i}"));
+        }
+        fmi2FreeInstance(c);
+    }
+}
+
+#[test]
+fn default_coupling_is_inert() {
+    unsafe {
+        // cc = dc = 0: x_in and v_in have no effect and Fc is 0.
+        let c = fmi2_ready(true);
+        assert_eq!(
+            fmi2SetReal(c, [X_IN, V_IN].as_ptr(), 2, [5.0, -3.0].as_ptr()),
+            OK
+        );
+        assert_eq!(fmi2SetReal(c, [F].as_ptr(), 1, [FC[0]].as_ptr()), OK);
+        let vr = [F, F, F, X_IN, V_IN];
+        let order = [1, 2, 3, 1, 1];
+        let val = [FC[1], FC[2], FC[3], 7.0, 9.0];
+        assert_eq!(
+            fmi2SetRealInputDerivatives(c, vr.as_ptr(), 5, order.as_ptr(), val.as_ptr()),
+            OK
+        );
+        assert_eq!(fmi2DoStep(c, 0.0, 0.1, 1), OK);
+        let got = get2(c, &[X, V, A, F_C]);
+        let (x, v, a) = closed_form(0.1);
+        assert_rel(got[0], x, "x");
+        assert_rel(got[1], v, "v");
+        assert_rel(got[2], a, "a");
+        assert_eq!(got[3].to_bits(), 0.0f64.to_bits(), "Fc = +0 when uncoupled");
+        fmi2FreeInstance(c);
+    }
+}

@@ -1,0 +1,705 @@
+//! A system being run: its slaves, the values of its coupling variables and their history.
+//!
+//! The coupling variables are the connections: `u_c = scale_c * (source output) + shift_c`.
+//! At every communication point [`Execution::exchange`] evaluates them in the coupling graph's
+//! order, setting an input before any output that feeds through from it is read, and solving
+//! algebraic loops (`loops.rs`). The history of past values feeds the extrapolation polynomials
+//! of the stepping algorithms (`zoh.rs`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::polynomial::MAX_DEGREE;
+use super::pool::{Placement, Unit};
+use super::record::Recording;
+use crate::fmu::description::{Causality, VariableType};
+use crate::fmu::instance::InstanceOptions;
+use crate::fmu::values::set_value;
+use crate::fmu::{Fmu, Slave, SlaveState, ValueReference};
+use crate::results::CsvWriter;
+use crate::system::graph::{self, CouplingGraph};
+use crate::system::resolve::{resolve, ResolvedSystem};
+use crate::system::System;
+use crate::{Error, Result};
+
+/// Number of past communication points kept per coupling variable.
+pub const HISTORY: usize = MAX_DEGREE + 1;
+
+/// Options of a run that are not part of the system itself.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Options for every instance (logging, FMI call tracing, event mode, ...).
+    pub instance: InstanceOptions,
+    /// Worker threads for parallel Jacobi (0: one per core, capped by the component count).
+    pub threads: usize,
+    /// Variables to record as `component.variable` (empty: every output of every component).
+    pub record: Vec<String>,
+}
+
+/// Values of the coupling variables at the last communication points, newest first.
+pub struct History {
+    times: [f64; HISTORY],
+    len: usize,
+    values: Vec<[f64; HISTORY]>,
+}
+
+impl History {
+    fn new(connections: usize) -> History {
+        History {
+            times: [0.0; HISTORY],
+            len: 0,
+            values: vec![[0.0; HISTORY]; connections],
+        }
+    }
+
+    fn push(&mut self, time: f64, values: &[f64]) {
+        self.times.copy_within(0..HISTORY - 1, 1);
+        self.times[0] = time;
+        for (row, &value) in self.values.iter_mut().zip(values) {
+            row.copy_within(0..HISTORY - 1, 1);
+            row[0] = value;
+        }
+        self.len = (self.len + 1).min(HISTORY);
+    }
+
+    /// Number of stored points.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True before the first point.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The stored times, newest first.
+    pub fn times(&self) -> &[f64] {
+        &self.times[..self.len]
+    }
+
+    /// The stored values of one connection, newest first.
+    pub fn values(&self, connection: usize) -> &[f64] {
+        &self.values[connection][..self.len]
+    }
+}
+
+/// One input of a component driven by a connection.
+#[derive(Debug, Clone)]
+pub struct InputBinding {
+    pub connection: usize,
+    pub vr: ValueReference,
+    pub var_type: VariableType,
+    pub order: u8,
+}
+
+/// What the master does with one component every macro step.
+#[derive(Debug, Clone, Default)]
+pub struct ComponentPlan {
+    /// Float64 inputs grouped by extrapolation order: (order, value references, connections).
+    pub float_groups: Vec<(u8, Vec<ValueReference>, Vec<usize>)>,
+    /// Inputs of other types (held between communication points).
+    pub other_inputs: Vec<InputBinding>,
+    /// Float64 outputs that are sources of connections, read right after each step.
+    pub float_outputs: Vec<ValueReference>,
+    /// The connections fed by `float_outputs` (same order).
+    pub float_output_connections: Vec<usize>,
+    /// Sources of other types: (connection, value reference, type).
+    pub other_outputs: Vec<(usize, ValueReference, VariableType)>,
+    /// Sub-steps per macro step.
+    pub sub_steps: u32,
+    /// Scratch floats this component needs (Taylor coefficients and output values).
+    pub scratch: usize,
+}
+
+/// A system instantiated and ready to step.
+pub struct Execution {
+    pub resolved: ResolvedSystem,
+    pub graph: CouplingGraph,
+    pub placement: Placement,
+    pub plans: Vec<ComponentPlan>,
+    /// Current value of each coupling variable (consistent at communication points).
+    pub values: Vec<f64>,
+    /// Source values read right after the last step (f64 bits), written by the step tasks.
+    pub after_step: Vec<AtomicU64>,
+    /// For each connection: its source output feeds through from a connected input, so it must
+    /// be read again after those inputs are set at a communication point.
+    pub fresh_read: Vec<bool>,
+    pub history: History,
+    /// Set by a step task when an FMU asks to terminate.
+    pub terminate_requested: AtomicBool,
+    /// Current time.
+    pub time: f64,
+    /// Recorded variables, per component (index, recording).
+    recordings: Vec<(usize, Recording)>,
+}
+
+impl Execution {
+    /// Open every FMU once (one unpack and one library per file), resolve the system against
+    /// the model descriptions, and instantiate every component (on its worker, in parallel mode).
+    pub fn instantiate(system: &System, options: &RunOptions) -> Result<Execution> {
+        let mut opened: HashMap<PathBuf, Arc<Fmu>> = HashMap::new();
+        let mut fmus = Vec::with_capacity(system.components.len());
+        for component in &system.components {
+            let fmu = match opened.get(&component.fmu) {
+                Some(fmu) => fmu.clone(),
+                None => {
+                    let fmu = Arc::new(
+                        Fmu::open(&component.fmu).map_err(|e| in_component(&component.name, e))?,
+                    );
+                    opened.insert(component.fmu.clone(), fmu.clone());
+                    fmu
+                }
+            };
+            fmus.push(fmu);
+        }
+        let descriptions = fmus.iter().map(|f| f.description().clone()).collect();
+        let resolved = resolve(system, descriptions)?;
+        let graph = graph::build(&resolved);
+        let fresh_read = fresh_reads(&resolved);
+        let plans = plan_components(&resolved);
+        let recordings = recordings(&resolved, &options.record)?;
+
+        let factory = |i: usize| -> Result<Box<dyn Slave>> {
+            let name = &resolved.components[i].name;
+            fmus[i]
+                .instantiate(name, options.instance.clone())
+                .map_err(|e| in_component(name, e))
+        };
+        let count = resolved.components.len();
+        let mut placement = if system.experiment.parallel && count > 1 {
+            let threads = if options.threads == 0 {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            } else {
+                options.threads
+            };
+            Placement::pool(count, threads, &factory)?
+        } else {
+            Placement::local(count, &factory)?
+        };
+        let sizes: Vec<usize> = plans.iter().map(|p| p.scratch).collect();
+        placement.run_all(&|i, unit: &mut Unit| {
+            unit.floats = vec![0.0; sizes[i]];
+            Ok(())
+        })?;
+        let connections = resolved.connections.len();
+        Ok(Execution {
+            time: system.experiment.start,
+            values: vec![0.0; connections],
+            after_step: (0..connections).map(|_| AtomicU64::new(0)).collect(),
+            history: History::new(connections),
+            terminate_requested: AtomicBool::new(false),
+            fresh_read,
+            plans,
+            placement,
+            graph,
+            resolved,
+            recordings,
+        })
+    }
+
+    /// Name of a component.
+    pub fn component_name(&self, index: usize) -> &str {
+        &self.resolved.components[index].name
+    }
+
+    /// `component.variable` of a connection's source and target.
+    pub fn connection_names(&self, c: usize) -> (String, String) {
+        let conn = &self.resolved.connections[c];
+        let name = |component: usize, variable: usize| {
+            let comp = &self.resolved.components[component];
+            format!(
+                "{}.{}",
+                comp.name, comp.description.variables[variable].name
+            )
+        };
+        (
+            name(conn.from_component, conn.from_variable),
+            name(conn.to_component, conn.to_variable),
+        )
+    }
+
+    /// Start values, initialization mode, consistent coupling values (loops solved), exit, and
+    /// FMI 3 event iteration where initialization ends in event mode.
+    pub fn initialize(&mut self) -> Result<()> {
+        let experiment = self.resolved.system.experiment.clone();
+        let start_values: Vec<Vec<(usize, crate::fmu::description::StartValue)>> = self
+            .resolved
+            .components
+            .iter()
+            .map(|c| c.start_values.clone())
+            .collect();
+        let descriptions: Vec<_> = self
+            .resolved
+            .components
+            .iter()
+            .map(|c| c.description.clone())
+            .collect();
+        self.placement.run_all(&|i, unit: &mut Unit| {
+            for (variable, value) in &start_values[i] {
+                set_value(
+                    unit.slave.as_mut(),
+                    &descriptions[i].variables[*variable],
+                    value,
+                )?;
+            }
+            unit.slave.enter_initialization_mode(
+                experiment.tolerance,
+                experiment.start,
+                Some(experiment.stop),
+            )
+        })?;
+        self.exchange(true)?;
+        let terminate = &self.terminate_requested;
+        self.placement.run_all(&|_, unit: &mut Unit| {
+            unit.slave.exit_initialization_mode()?;
+            if unit.slave.state() == SlaveState::EventMode {
+                if event_iteration(unit.slave.as_mut())? {
+                    terminate.store(true, Ordering::Relaxed);
+                }
+                unit.slave.enter_step_mode()?;
+            }
+            Ok(())
+        })?;
+        // Outputs may change when initialization ends; take the coupling values from step mode.
+        self.read_all_sources()?;
+        self.exchange(false)?;
+        self.history.push(self.time, &self.values);
+        Ok(())
+    }
+
+    /// Read every connection's source into `after_step` (as the step tasks do after stepping).
+    fn read_all_sources(&mut self) -> Result<()> {
+        let plans = &self.plans;
+        let resolved = &self.resolved;
+        let after = &self.after_step;
+        self.placement
+            .run_all(&|i, unit: &mut Unit| read_outputs(&plans[i], resolved, unit, after))
+    }
+
+    /// Evaluate the coupling variables at the current time in graph order. In `initial` mode
+    /// every source is read fresh and every target set (inputs must be set before
+    /// initialization ends); otherwise values read after the step are used where no input
+    /// feeds through, and only inputs that feed through are set now.
+    pub fn exchange(&mut self, initial: bool) -> Result<()> {
+        let blocks = self.graph.blocks.clone();
+        for block in &blocks {
+            if block.is_loop {
+                super::loops::solve(self, block)?;
+                continue;
+            }
+            for &c in &block.connections {
+                let value = if initial || self.fresh_read[c] {
+                    self.read_source(c)?
+                } else {
+                    f64::from_bits(self.after_step[c].load(Ordering::Relaxed))
+                };
+                self.values[c] = value;
+                if initial || self.graph.propagates[c] {
+                    self.set_target(c, value)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Read the source of connection `c` now, transformed (`scale * y + shift`).
+    pub fn read_source(&mut self, c: usize) -> Result<f64> {
+        let conn = &self.resolved.connections[c];
+        let comp = &self.resolved.components[conn.from_component];
+        let variable = &comp.description.variables[conn.from_variable];
+        let (vr, var_type, scale, shift) = (
+            variable.value_reference,
+            variable.var_type,
+            conn.scale,
+            conn.shift,
+        );
+        let fmi3 = comp.description.fmi_version == crate::fmu::FmiVersion::Fmi3;
+        self.placement.run_one(conn.from_component, move |unit| {
+            Ok(scale * get_scalar(unit.slave.as_mut(), vr, var_type, fmi3)? + shift)
+        })
+    }
+
+    /// Set the target input of connection `c` to `value`.
+    pub fn set_target(&mut self, c: usize, value: f64) -> Result<()> {
+        let conn = &self.resolved.connections[c];
+        let comp = &self.resolved.components[conn.to_component];
+        let variable = &comp.description.variables[conn.to_variable];
+        let (vr, var_type) = (variable.value_reference, variable.var_type);
+        let fmi3 = comp.description.fmi_version == crate::fmu::FmiVersion::Fmi3;
+        self.placement.run_one(conn.to_component, move |unit| {
+            set_scalar(unit.slave.as_mut(), vr, var_type, fmi3, value)
+        })
+    }
+
+    /// Record the coupling values of the current communication point for extrapolation.
+    pub fn push_history(&mut self) {
+        self.history.push(self.time, &self.values);
+    }
+
+    /// Column names of the result file.
+    pub fn column_names(&self) -> Vec<String> {
+        self.recordings
+            .iter()
+            .flat_map(|(i, recording)| {
+                recording.column_names(&format!("{}.", self.resolved.components[*i].name))
+            })
+            .collect()
+    }
+
+    /// Append one result row at the current time.
+    pub fn write_row<W: std::io::Write + Send>(&mut self, writer: &mut CsvWriter<W>) -> Result<()> {
+        writer.begin_row(self.time);
+        for (i, recording) in &mut self.recordings {
+            self.placement.run_one(*i, |unit| {
+                recording.append_cells(unit.slave.as_mut(), writer)
+            })?;
+        }
+        writer.end_row()
+    }
+
+    /// Total FMI calls made by all slaves.
+    pub fn fmi_calls(&mut self) -> u64 {
+        let mut total = 0;
+        for i in 0..self.placement.len() {
+            total += self
+                .placement
+                .run_one(i, |unit| Ok(unit.slave.call_count()))
+                .unwrap_or(0);
+        }
+        total
+    }
+
+    /// Terminate every slave.
+    pub fn terminate(&mut self) -> Result<()> {
+        self.placement
+            .run_all(&|_, unit: &mut Unit| unit.slave.terminate())
+    }
+}
+
+/// Attach the component's name to errors that do not carry an instance name yet.
+pub fn in_component(name: &str, error: Error) -> Error {
+    match error {
+        Error::Usage(message) => Error::Usage(format!("component \"{name}\": {message}")),
+        other => other,
+    }
+}
+
+/// Event iteration until the discrete states settle; true when the FMU asks to terminate.
+pub fn event_iteration(slave: &mut dyn Slave) -> Result<bool> {
+    const MAX_EVENT_ITERATIONS: usize = 1000;
+    for _ in 0..MAX_EVENT_ITERATIONS {
+        let update = slave.update_discrete_states()?;
+        if update.terminate_simulation {
+            return Ok(true);
+        }
+        if !update.discrete_states_need_update {
+            return Ok(false);
+        }
+    }
+    Err(Error::Unsupported {
+        instance: slave.name().to_string(),
+        message: format!("the event iteration did not settle after {MAX_EVENT_ITERATIONS} calls of fmi3UpdateDiscreteStates"),
+    })
+}
+
+/// Read the component's connection sources into `after_step`.
+pub fn read_outputs(
+    plan: &ComponentPlan,
+    resolved: &ResolvedSystem,
+    unit: &mut Unit,
+    after: &[AtomicU64],
+) -> Result<()> {
+    let n = plan.float_outputs.len();
+    if n > 0 {
+        let len = unit.floats.len();
+        let (_, outputs) = unit.floats.split_at_mut(len - n);
+        unit.slave.get_float64(&plan.float_outputs, outputs)?;
+        for (&c, &y) in plan.float_output_connections.iter().zip(outputs.iter()) {
+            let conn = &resolved.connections[c];
+            after[c].store((conn.scale * y + conn.shift).to_bits(), Ordering::Relaxed);
+        }
+    }
+    for &(c, vr, var_type) in &plan.other_outputs {
+        let conn = &resolved.connections[c];
+        let fmi3 = resolved.components[conn.from_component]
+            .description
+            .fmi_version
+            == crate::fmu::FmiVersion::Fmi3;
+        let y = get_scalar(unit.slave.as_mut(), vr, var_type, fmi3)?;
+        after[c].store((conn.scale * y + conn.shift).to_bits(), Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Read a scalar numeric or Boolean variable as f64 (exact for integers up to 2^53).
+pub fn get_scalar(
+    slave: &mut dyn Slave,
+    vr: ValueReference,
+    var_type: VariableType,
+    fmi3: bool,
+) -> Result<f64> {
+    let vrs = [vr];
+    Ok(match var_type {
+        VariableType::Float64 => {
+            let mut v = [0.0];
+            slave.get_float64(&vrs, &mut v)?;
+            v[0]
+        }
+        VariableType::Float32 => {
+            let mut v = [0.0f32];
+            slave.get_float32(&vrs, &mut v)?;
+            f64::from(v[0])
+        }
+        VariableType::Int8 => {
+            let mut v = [0i8];
+            slave.get_int8(&vrs, &mut v)?;
+            f64::from(v[0])
+        }
+        VariableType::UInt8 => {
+            let mut v = [0u8];
+            slave.get_uint8(&vrs, &mut v)?;
+            f64::from(v[0])
+        }
+        VariableType::Int16 => {
+            let mut v = [0i16];
+            slave.get_int16(&vrs, &mut v)?;
+            f64::from(v[0])
+        }
+        VariableType::UInt16 => {
+            let mut v = [0u16];
+            slave.get_uint16(&vrs, &mut v)?;
+            f64::from(v[0])
+        }
+        VariableType::Int32 => {
+            let mut v = [0i32];
+            slave.get_int32(&vrs, &mut v)?;
+            f64::from(v[0])
+        }
+        VariableType::UInt32 => {
+            let mut v = [0u32];
+            slave.get_uint32(&vrs, &mut v)?;
+            f64::from(v[0])
+        }
+        VariableType::Int64 => {
+            let mut v = [0i64];
+            slave.get_int64(&vrs, &mut v)?;
+            v[0] as f64
+        }
+        VariableType::UInt64 => {
+            let mut v = [0u64];
+            slave.get_uint64(&vrs, &mut v)?;
+            v[0] as f64
+        }
+        VariableType::Enumeration if !fmi3 => {
+            let mut v = [0i32];
+            slave.get_int32(&vrs, &mut v)?;
+            f64::from(v[0])
+        }
+        VariableType::Enumeration => {
+            let mut v = [0i64];
+            slave.get_int64(&vrs, &mut v)?;
+            v[0] as f64
+        }
+        VariableType::Boolean => {
+            let mut v = [false];
+            slave.get_boolean(&vrs, &mut v)?;
+            if v[0] {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        other => return Err(unsupported_type(slave, other)),
+    })
+}
+
+/// Write a scalar numeric or Boolean variable from f64 (integers rounded, Booleans != 0).
+pub fn set_scalar(
+    slave: &mut dyn Slave,
+    vr: ValueReference,
+    var_type: VariableType,
+    fmi3: bool,
+    value: f64,
+) -> Result<()> {
+    let vrs = [vr];
+    let int = value.round();
+    match var_type {
+        VariableType::Float64 => slave.set_float64(&vrs, &[value]),
+        VariableType::Float32 => slave.set_float32(&vrs, &[value as f32]),
+        VariableType::Int8 => slave.set_int8(&vrs, &[int as i8]),
+        VariableType::UInt8 => slave.set_uint8(&vrs, &[int as u8]),
+        VariableType::Int16 => slave.set_int16(&vrs, &[int as i16]),
+        VariableType::UInt16 => slave.set_uint16(&vrs, &[int as u16]),
+        VariableType::Int32 => slave.set_int32(&vrs, &[int as i32]),
+        VariableType::UInt32 => slave.set_uint32(&vrs, &[int as u32]),
+        VariableType::Int64 => slave.set_int64(&vrs, &[int as i64]),
+        VariableType::UInt64 => slave.set_uint64(&vrs, &[int as u64]),
+        VariableType::Enumeration if !fmi3 => slave.set_int32(&vrs, &[int as i32]),
+        VariableType::Enumeration => slave.set_int64(&vrs, &[int as i64]),
+        VariableType::Boolean => slave.set_boolean(&vrs, &[value != 0.0]),
+        other => Err(unsupported_type(slave, other)),
+    }
+}
+
+fn unsupported_type(slave: &dyn Slave, var_type: VariableType) -> Error {
+    Error::Unsupported {
+        instance: slave.name().to_string(),
+        message: format!(
+            "{var_type:?} variables cannot be connected yet (numbers and Booleans can)"
+        ),
+    }
+}
+
+/// Which connections must read their source again at communication points: the source output
+/// depends on an input that some connection drives.
+fn fresh_reads(resolved: &ResolvedSystem) -> Vec<bool> {
+    resolved
+        .connections
+        .iter()
+        .map(|conn| {
+            let md = &resolved.components[conn.from_component].description;
+            let driven = |input: usize| {
+                resolved.connections.iter().any(|other| {
+                    other.to_component == conn.from_component && other.to_variable == input
+                })
+            };
+            match md
+                .model_structure
+                .outputs
+                .iter()
+                .find(|u| u.variable == conn.from_variable)
+            {
+                Some(unknown) => match &unknown.dependencies {
+                    Some(deps) => deps.iter().any(|&d| driven(d)),
+                    None => md
+                        .variables
+                        .iter()
+                        .enumerate()
+                        .any(|(i, v)| v.causality == Causality::Input && driven(i)),
+                },
+                // Not an output listed in the model structure: be safe.
+                None => resolved
+                    .connections
+                    .iter()
+                    .any(|other| other.to_component == conn.from_component),
+            }
+        })
+        .collect()
+}
+
+/// Group each component's inputs and sources once, so stepping only walks flat lists.
+fn plan_components(resolved: &ResolvedSystem) -> Vec<ComponentPlan> {
+    let mut plans: Vec<ComponentPlan> = resolved
+        .components
+        .iter()
+        .map(|c| ComponentPlan {
+            sub_steps: c.sub_steps.max(1),
+            ..ComponentPlan::default()
+        })
+        .collect();
+    for (c, conn) in resolved.connections.iter().enumerate() {
+        let target =
+            &resolved.components[conn.to_component].description.variables[conn.to_variable];
+        let plan = &mut plans[conn.to_component];
+        if target.var_type == VariableType::Float64 {
+            let order = conn.extrapolation_order.min(3);
+            match plan.float_groups.iter_mut().find(|(o, _, _)| *o == order) {
+                Some((_, vrs, conns)) => {
+                    vrs.push(target.value_reference);
+                    conns.push(c);
+                }
+                None => plan
+                    .float_groups
+                    .push((order, vec![target.value_reference], vec![c])),
+            }
+        } else {
+            plan.other_inputs.push(InputBinding {
+                connection: c,
+                vr: target.value_reference,
+                var_type: target.var_type,
+                order: 0,
+            });
+        }
+        let source = &resolved.components[conn.from_component]
+            .description
+            .variables[conn.from_variable];
+        let plan = &mut plans[conn.from_component];
+        if source.var_type == VariableType::Float64 {
+            plan.float_outputs.push(source.value_reference);
+            plan.float_output_connections.push(c);
+        } else {
+            plan.other_outputs
+                .push((c, source.value_reference, source.var_type));
+        }
+    }
+    for plan in &mut plans {
+        let taylor: usize = plan
+            .float_groups
+            .iter()
+            .map(|(order, vrs, _)| vrs.len() * (usize::from(*order) + 1))
+            .sum();
+        plan.scratch = taylor + plan.float_outputs.len();
+    }
+    plans
+}
+
+/// The variables to record, per component: every output by default, or `component.variable`s.
+fn recordings(resolved: &ResolvedSystem, selected: &[String]) -> Result<Vec<(usize, Recording)>> {
+    let mut chosen: Vec<Vec<usize>> = vec![Vec::new(); resolved.components.len()];
+    if selected.is_empty() {
+        for (i, comp) in resolved.components.iter().enumerate() {
+            chosen[i] = comp
+                .description
+                .variables
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.causality == Causality::Output)
+                .map(|(j, _)| j)
+                .collect();
+        }
+    } else {
+        for name in selected {
+            let endpoint = crate::system::Endpoint::parse(name).ok_or_else(|| {
+                Error::Usage(format!(
+                    "--output-variable {name}: expected component.variable"
+                ))
+            })?;
+            let (i, comp) = resolved
+                .components
+                .iter()
+                .enumerate()
+                .find(|(_, c)| c.name == endpoint.component)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = resolved.components.iter().map(|c| c.name.as_str()).collect();
+                    Error::Usage(format!(
+                        "--output-variable {name}: there is no component \"{}\"; the components are: {}",
+                        endpoint.component,
+                        names.join(", ")
+                    ))
+                })?;
+            let j = comp
+                .description
+                .variable_index(&endpoint.variable)
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--output-variable {name}: component \"{}\" ({}) has no variable \"{}\"",
+                        comp.name, comp.description.model_name, endpoint.variable
+                    ))
+                })?;
+            chosen[i].push(j);
+        }
+    }
+    chosen
+        .into_iter()
+        .enumerate()
+        .filter(|(_, vars)| !vars.is_empty())
+        .map(|(i, vars)| {
+            let md = &resolved.components[i].description;
+            let refs: Vec<&crate::fmu::description::Variable> =
+                vars.iter().map(|&j| &md.variables[j]).collect();
+            Ok((i, Recording::new(md, &refs)?))
+        })
+        .collect()
+}

@@ -1,0 +1,178 @@
+//! Algebraic loops at communication points: connections whose values depend on each other
+//! through direct feedthrough, solved for `u = phi(u)` where `phi(u)` sets the loop's inputs to
+//! `u` and reads the loop's sources back.
+//!
+//! Newton uses the interface Jacobian `I - dphi/du`, from the FMUs' directional derivatives
+//! when every component in the loop provides them, from finite differences otherwise; plain
+//! fixed-point iteration is an option. A loop that does not converge fails with a message that
+//! names its variables.
+
+use nalgebra::{DMatrix, DVector};
+
+use super::execution::Execution;
+use crate::system::graph::{describe_block, Block};
+use crate::system::LoopSolver;
+use crate::{Error, Result};
+
+/// Solve one loop block at the current time; afterwards its inputs hold the solution.
+pub fn solve(exec: &mut Execution, block: &Block) -> Result<()> {
+    let settings = exec.resolved.system.experiment.loops;
+    let connections = &block.connections;
+    let m = connections.len();
+    let mut u = DVector::from_iterator(m, connections.iter().map(|&c| exec.values[c]));
+    let use_directional = settings.solver == LoopSolver::Newton
+        && provides_directional_derivatives(exec, connections);
+    let mut phi = evaluate(exec, connections, &u)?;
+    let mut worst = (0usize, f64::INFINITY);
+    for _ in 0..settings.max_iterations.max(1) {
+        let residual = &u - &phi;
+        worst = residual
+            .iter()
+            .enumerate()
+            .map(|(j, r)| {
+                (
+                    j,
+                    r.abs() / (settings.abs_tolerance + settings.rel_tolerance * u[j].abs()),
+                )
+            })
+            .fold(
+                (0, 0.0),
+                |best, next| if next.1 > best.1 { next } else { best },
+            );
+        if worst.1 <= 1.0 {
+            for (j, &c) in connections.iter().enumerate() {
+                exec.values[c] = u[j];
+            }
+            return Ok(());
+        }
+        if settings.solver == LoopSolver::FixedPoint {
+            u.copy_from(&phi);
+        } else {
+            let dphi = if use_directional {
+                directional_jacobian(exec, connections)?
+            } else {
+                finite_difference_jacobian(exec, connections, &u, &phi)?
+            };
+            let jacobian = DMatrix::identity(m, m) - dphi;
+            let step = jacobian.lu().solve(&(-residual)).ok_or_else(|| {
+                failure(
+                    exec,
+                    block,
+                    "its Jacobian I - d(outputs)/d(inputs) is singular: the loop has no unique solution",
+                )
+            })?;
+            u += step;
+        }
+        phi = evaluate(exec, connections, &u)?;
+    }
+    let (worst_target, _) = exec.connection_names(connections[worst.0]);
+    let method = match settings.solver {
+        LoopSolver::FixedPoint => "fixed-point",
+        _ if use_directional => "Newton (directional derivatives)",
+        _ => "Newton (finite differences)",
+    };
+    Err(failure(
+        exec,
+        block,
+        &format!(
+            "it did not converge in {} {method} iterations (largest residual at {worst_target}); check the loop is solvable, or raise algebraicLoops.maxIterations",
+            settings.max_iterations
+        ),
+    ))
+}
+
+fn failure(exec: &Execution, block: &Block, why: &str) -> Error {
+    Error::Usage(format!(
+        "algebraic loop {} at t = {}: {why}",
+        describe_block(&exec.resolved, block),
+        exec.time
+    ))
+}
+
+/// phi(u): set every loop input to u, then read every loop source.
+fn evaluate(exec: &mut Execution, connections: &[usize], u: &DVector<f64>) -> Result<DVector<f64>> {
+    for (j, &c) in connections.iter().enumerate() {
+        exec.set_target(c, u[j])?;
+    }
+    let mut phi = DVector::zeros(connections.len());
+    for (j, &c) in connections.iter().enumerate() {
+        phi[j] = exec.read_source(c)?;
+    }
+    Ok(phi)
+}
+
+fn provides_directional_derivatives(exec: &Execution, connections: &[usize]) -> bool {
+    connections.iter().all(|&c| {
+        let conn = &exec.resolved.connections[c];
+        [conn.from_component, conn.to_component].iter().all(|&i| {
+            exec.resolved.components[i]
+                .description
+                .co_simulation
+                .as_ref()
+                .is_some_and(|cs| cs.provides_directional_derivatives)
+        })
+    })
+}
+
+/// dphi_j / du_l = scale_j * d(source of j) / d(target of l), non-zero only when both ends sit
+/// on the same component; one directional derivative per loop input.
+fn directional_jacobian(exec: &mut Execution, connections: &[usize]) -> Result<DMatrix<f64>> {
+    let m = connections.len();
+    let mut dphi = DMatrix::zeros(m, m);
+    for (l, &cl) in connections.iter().enumerate() {
+        let target = &exec.resolved.connections[cl];
+        let component = target.to_component;
+        let md = &exec.resolved.components[component].description;
+        let known = md.variables[target.to_variable].value_reference;
+        let rows: Vec<(usize, u32, f64)> = connections
+            .iter()
+            .enumerate()
+            .filter_map(|(j, &cj)| {
+                let source = &exec.resolved.connections[cj];
+                (source.from_component == component).then(|| {
+                    (
+                        j,
+                        md.variables[source.from_variable].value_reference,
+                        source.scale,
+                    )
+                })
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let unknowns: Vec<u32> = rows.iter().map(|r| r.1).collect();
+        let sensitivity = exec.placement.run_one(component, |unit| {
+            let mut out = vec![0.0; unknowns.len()];
+            unit.slave
+                .directional_derivative(&unknowns, &[known], &[1.0], &mut out)?;
+            Ok(out)
+        })?;
+        for ((j, _, scale), ds) in rows.iter().zip(sensitivity) {
+            dphi[(*j, l)] = scale * ds;
+        }
+    }
+    Ok(dphi)
+}
+
+/// Forward differences: one extra evaluation of phi per loop input.
+fn finite_difference_jacobian(
+    exec: &mut Execution,
+    connections: &[usize],
+    u: &DVector<f64>,
+    phi: &DVector<f64>,
+) -> Result<DMatrix<f64>> {
+    let m = connections.len();
+    let mut dphi = DMatrix::zeros(m, m);
+    let mut perturbed = u.clone();
+    for l in 0..m {
+        let delta = 1e-7 * (1.0 + u[l].abs());
+        perturbed[l] = u[l] + delta;
+        let phi_l = evaluate(exec, connections, &perturbed)?;
+        perturbed[l] = u[l];
+        dphi.set_column(l, &((phi_l - phi) / delta));
+    }
+    // Leave the inputs at u, as the caller expects.
+    evaluate(exec, connections, u)?;
+    Ok(dphi)
+}

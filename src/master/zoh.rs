@@ -1,0 +1,213 @@
+//! Jacobi and Gauss-Seidel stepping with zero-order hold or polynomial extrapolation of inputs.
+//!
+//! Float64 inputs follow the Lagrange polynomial of degree k through the last k + 1 coupling
+//! values (k = 0: held), handed to the FMU through `Slave::set_input_polynomial`. In
+//! Gauss-Seidel, an input whose source has already stepped follows the interpolation through
+//! the source's new value instead. A component may take several sub-steps per macro step
+//! (multirate); an FMI 3 early return for an event is handled inside the macro step, so the
+//! component reaches the communication point having handled its event where it happened.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::execution::{
+    event_iteration, read_outputs, set_scalar, ComponentPlan, Execution, History,
+};
+use super::polynomial::{lagrange_taylor, shift_taylor, MAX_DEGREE};
+use super::pool::Unit;
+use crate::system::resolve::ResolvedSystem;
+use crate::system::Algorithm;
+use crate::Result;
+
+/// Everything a step task reads (shared, immutable while components step).
+struct StepInputs<'a> {
+    resolved: &'a ResolvedSystem,
+    plans: &'a [ComponentPlan],
+    history: &'a History,
+    values: &'a [f64],
+    after_step: &'a [AtomicU64],
+    /// Gauss-Seidel: components that already reached the new communication point.
+    stepped: Option<&'a [bool]>,
+    terminate: &'a AtomicBool,
+    t_start: f64,
+    t_end: f64,
+}
+
+impl Execution {
+    /// One macro step of size `h` with the system's algorithm, then the exchange at the new
+    /// communication point.
+    pub fn step(&mut self, h: f64) -> Result<()> {
+        let t_end = self.time + h;
+        match self.resolved.system.experiment.algorithm {
+            Algorithm::Jacobi => self.step_jacobi(t_end)?,
+            Algorithm::GaussSeidel => self.step_gauss_seidel(t_end)?,
+        }
+        self.time = t_end;
+        self.exchange(false)?;
+        self.push_history();
+        Ok(())
+    }
+
+    fn step_jacobi(&mut self, t_end: f64) -> Result<()> {
+        let inputs = StepInputs {
+            resolved: &self.resolved,
+            plans: &self.plans,
+            history: &self.history,
+            values: &self.values,
+            after_step: &self.after_step,
+            stepped: None,
+            terminate: &self.terminate_requested,
+            t_start: self.time,
+            t_end,
+        };
+        self.placement
+            .run_all(&|i, unit: &mut Unit| step_component(i, unit, &inputs))
+    }
+
+    fn step_gauss_seidel(&mut self, t_end: f64) -> Result<()> {
+        let mut stepped = vec![false; self.plans.len()];
+        for &i in &self.graph.gauss_seidel_order.clone() {
+            let inputs = StepInputs {
+                resolved: &self.resolved,
+                plans: &self.plans,
+                history: &self.history,
+                values: &self.values,
+                after_step: &self.after_step,
+                stepped: Some(&stepped),
+                terminate: &self.terminate_requested,
+                t_start: self.time,
+                t_end,
+            };
+            self.placement
+                .run_one(i, |unit| step_component(i, unit, &inputs))?;
+            stepped[i] = true;
+        }
+        Ok(())
+    }
+}
+
+/// Set a component's inputs for the macro step, step it (sub-steps, events), read its sources.
+fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
+    let plan = &s.plans[i];
+    let available = s.history.len();
+    prepare_taylor(plan, unit, s, available);
+    for binding in &plan.other_inputs {
+        let conn = &s.resolved.connections[binding.connection];
+        let fmi3 = s.resolved.components[conn.to_component]
+            .description
+            .fmi_version
+            == crate::fmu::FmiVersion::Fmi3;
+        set_scalar(
+            unit.slave.as_mut(),
+            binding.vr,
+            binding.var_type,
+            fmi3,
+            s.values[binding.connection],
+        )?;
+    }
+    let n = plan.sub_steps.max(1);
+    let h = (s.t_end - s.t_start) / f64::from(n);
+    let eps = (s.t_end - s.t_start) * 1e-9;
+    let mut expanded_at = s.t_start;
+    for j in 0..n {
+        let sub_end = if j + 1 == n {
+            s.t_end
+        } else {
+            s.t_start + f64::from(j + 1) * h
+        };
+        let mut t = s.t_start + f64::from(j) * h;
+        while t < sub_end - eps {
+            apply_polynomials(plan, unit, t - expanded_at, available)?;
+            expanded_at = t;
+            let result = unit.slave.do_step(t, sub_end - t)?;
+            if result.terminate_simulation {
+                s.terminate.store(true, Ordering::Relaxed);
+            }
+            if result.event_handling_needed {
+                unit.slave.enter_event_mode()?;
+                if event_iteration(unit.slave.as_mut())? {
+                    s.terminate.store(true, Ordering::Relaxed);
+                }
+                unit.slave.enter_step_mode()?;
+            }
+            t = if result.early_return && result.reached_time < sub_end - eps {
+                result.reached_time.max(t)
+            } else {
+                sub_end
+            };
+            if s.terminate.load(Ordering::Relaxed) {
+                return read_outputs(plan, s.resolved, unit, s.after_step);
+            }
+        }
+    }
+    read_outputs(plan, s.resolved, unit, s.after_step)
+}
+
+/// Fill the Taylor coefficients of every Float64 input at the macro step's start.
+fn prepare_taylor(plan: &ComponentPlan, unit: &mut Unit, s: &StepInputs<'_>, available: usize) {
+    let mut offset = 0;
+    for (order, _, connections) in &plan.float_groups {
+        let k = effective_order(*order, available);
+        for &c in connections {
+            let slot = &mut unit.floats[offset..offset + k + 1];
+            let source_done = s
+                .stepped
+                .is_some_and(|done| done[s.resolved.connections[c].from_component]);
+            if source_done {
+                // Interpolation through the source's new value and the last k values.
+                let mut times = [0.0; MAX_DEGREE + 1];
+                let mut values = [0.0; MAX_DEGREE + 1];
+                times[0] = s.t_end;
+                values[0] = f64::from_bits(s.after_step[c].load(Ordering::Relaxed));
+                times[1..=k].copy_from_slice(&s.history.times()[..k]);
+                values[1..=k].copy_from_slice(&s.history.values(c)[..k]);
+                lagrange_taylor(&times[..=k], &values[..=k], s.t_start, slot);
+            } else if available == 0 {
+                slot.iter_mut().for_each(|x| *x = 0.0);
+                slot[0] = s.values[c];
+            } else {
+                lagrange_taylor(
+                    &s.history.times()[..=k],
+                    &s.history.values(c)[..=k],
+                    s.t_start,
+                    slot,
+                );
+            }
+            offset += k + 1;
+        }
+    }
+}
+
+/// Hand every Float64 input group to the slave, re-expanded `shift` later than last time.
+fn apply_polynomials(
+    plan: &ComponentPlan,
+    unit: &mut Unit,
+    shift: f64,
+    available: usize,
+) -> Result<()> {
+    let mut offset = 0;
+    for (order, vrs, _) in &plan.float_groups {
+        let stride = effective_order(*order, available) + 1;
+        let coefficients = &mut unit.floats[offset..offset + vrs.len() * stride];
+        if shift != 0.0 && stride > 1 {
+            for taylor in coefficients.chunks_mut(stride) {
+                shift_taylor(taylor, shift);
+            }
+        }
+        if stride == 1 {
+            unit.slave.set_float64(vrs, coefficients)?;
+        } else {
+            unit.slave
+                .set_input_polynomial(vrs, stride - 1, coefficients)?;
+        }
+        offset += vrs.len() * stride;
+    }
+    Ok(())
+}
+
+/// The degree actually used: the configured order, lowered while the history is shorter
+/// (the first steps of a run), so the polynomial always goes through known values.
+fn effective_order(order: u8, available: usize) -> usize {
+    usize::from(order)
+        .min(available.saturating_sub(1))
+        .min(MAX_DEGREE - 1)
+}

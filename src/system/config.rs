@@ -1,0 +1,607 @@
+//! cosimo's own JSON system file, and the command line's short form of a system.
+//!
+//! The file (schema: `schemas/system.schema.json`) lists components (an FMU each, with start
+//! values), connections `component.variable -> component.variable` and the experiment. Keys are
+//! camelCase and unknown keys are errors, so that a typo never goes unnoticed. Relative FMU
+//! paths are relative to the file's folder. Only what can be checked without the FMUs is
+//! checked here; variable names, causalities and types are checked by
+//! [`resolve`](super::resolve).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use super::{
+    Algorithm, Component, Connection, Endpoint, Experiment, LoopSettings, LoopSolver, System,
+};
+use crate::{Error, Result};
+
+/// Read and check a system file.
+pub fn from_file(path: &Path) -> Result<System> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    from_str(&text, path)
+}
+
+/// Parse and check the text of a system file; `path` names the file in messages, and relative
+/// FMU paths are taken relative to its folder.
+pub fn from_str(text: &str, path: &Path) -> Result<System> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let file: SystemFile = serde_json::from_str(text).map_err(|e| {
+        let location = format!(" at line {} column {}", e.line(), e.column());
+        let message = e.to_string();
+        let message = message.strip_suffix(&location).unwrap_or(&message);
+        Error::Usage(format!(
+            "{}:{}:{}: {message}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })?;
+    let folder = path.parent().unwrap_or(Path::new(""));
+    let system = file.into_system(folder);
+    validate(&system, Source::File)
+        .map_err(|m| Error::Usage(format!("{}: {m}", path.display())))?;
+    Ok(system)
+}
+
+/// The command line's short form: `cosimo run a=A.fmu B.fmu --connect a.y=B.u`.
+///
+/// Components are `name=path` or a bare path, named after the file stem with '.' and '-'
+/// replaced by '_' (`Oscillator-fmi2.fmu` -> `Oscillator_fmi2`); connections are `from=to`.
+pub fn from_command_line(
+    components: &[String],
+    connections: &[String],
+    experiment: Experiment,
+) -> Result<System> {
+    let components = components
+        .iter()
+        .map(|arg| component_argument(arg))
+        .collect::<Result<Vec<_>>>()?;
+    let connections = connections
+        .iter()
+        .map(|arg| {
+            let (from, to) = arg.split_once('=').ok_or_else(|| {
+                Error::Usage(format!(
+                    "--connect {arg}: expected FROM=TO, e.g. --connect mass1.x=spring.x1"
+                ))
+            })?;
+            Ok(Connection::new(
+                endpoint_text(from.trim()),
+                endpoint_text(to.trim()),
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let system = System {
+        components,
+        connections,
+        experiment,
+    };
+    validate(&system, Source::CommandLine).map_err(Error::Usage)?;
+    Ok(system)
+}
+
+/// One component argument: `name=path` or a bare path.
+fn component_argument(arg: &str) -> Result<Component> {
+    let (name, path) = match arg.split_once('=') {
+        Some((name, path))
+            if !name.is_empty() && !name.contains(['/', '\\', '.']) && !path.is_empty() =>
+        {
+            (name.to_string(), PathBuf::from(path))
+        }
+        _ => {
+            let path = PathBuf::from(arg);
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().replace(['.', '-'], "_"))
+                .unwrap_or_default();
+            if stem.is_empty() {
+                return Err(Error::Usage(format!(
+                    "{arg}: cannot name a component after this path; write NAME={arg}"
+                )));
+            }
+            (stem, path)
+        }
+    };
+    Ok(Component {
+        name,
+        fmu: path,
+        start_values: Vec::new(),
+        sub_steps: 1,
+    })
+}
+
+/// An endpoint as written; malformed text is kept whole in `component` and reported by
+/// [`validate`].
+fn endpoint_text(text: &str) -> Endpoint {
+    Endpoint::parse(text).unwrap_or_else(|| Endpoint {
+        component: text.to_string(),
+        variable: String::new(),
+    })
+}
+
+/// Where a system came from: decides how elements are named in messages.
+#[derive(Clone, Copy)]
+enum Source {
+    File,
+    CommandLine,
+}
+
+impl Source {
+    fn component(self, index: usize, component: &Component) -> String {
+        match self {
+            Source::File => format!("components[{index}] (\"{}\")", component.name),
+            Source::CommandLine => format!("component \"{}\"", component.name),
+        }
+    }
+
+    fn connection(self, index: usize, connection: &Connection) -> String {
+        match self {
+            Source::File => format!(
+                "connections[{index}] ({} -> {})",
+                show_endpoint(&connection.from),
+                show_endpoint(&connection.to)
+            ),
+            Source::CommandLine => format!(
+                "--connect {}={}",
+                show_endpoint(&connection.from),
+                show_endpoint(&connection.to)
+            ),
+        }
+    }
+}
+
+fn show_endpoint(e: &Endpoint) -> String {
+    if e.variable.is_empty() {
+        e.component.clone()
+    } else {
+        e.to_string()
+    }
+}
+
+/// Checks that need no FMU: names, endpoints, ranges, the time span. Messages name the element.
+fn validate(system: &System, source: Source) -> std::result::Result<(), String> {
+    if system.components.is_empty() {
+        return Err(match source {
+            Source::File => "the system has no components; list at least one in \"components\"",
+            Source::CommandLine => "no FMU given; name at least one FMU to run",
+        }
+        .to_string());
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, c) in system.components.iter().enumerate() {
+        let at = source.component(i, c);
+        if c.name.is_empty() {
+            return Err(format!("{at}: the component name is empty; give it a name"));
+        }
+        if c.name.contains('.') {
+            return Err(format!(
+                "{at}: a component name must not contain '.' (connections are written \
+                 component.variable); rename it, e.g. \"{}\"",
+                c.name.replace('.', "_")
+            ));
+        }
+        if let Some(first) = seen.insert(c.name.as_str(), i) {
+            return Err(format!(
+                "{at}: the name \"{}\" is already used by {}; give each component its own name",
+                c.name,
+                source.component(first, &system.components[first])
+            ));
+        }
+        if c.sub_steps < 1 {
+            return Err(format!(
+                "{at}: subSteps must be at least 1 (1: one step per macro step)"
+            ));
+        }
+        if c.fmu.as_os_str().is_empty() {
+            return Err(format!("{at}: the FMU path is empty"));
+        }
+    }
+    let names = || {
+        system
+            .components
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+    };
+    for (i, c) in system.connections.iter().enumerate() {
+        let at = source.connection(i, c);
+        for (end, e) in [("from", &c.from), ("to", &c.to)] {
+            if e.variable.is_empty() || e.component.is_empty() {
+                return Err(format!(
+                    "{at}: \"{}\" ({end}) is not of the form component.variable",
+                    show_endpoint(e)
+                ));
+            }
+            if !seen.contains_key(e.component.as_str()) {
+                let hint = match closest(&e.component, names()) {
+                    Some(s) => format!("did you mean \"{s}\"? "),
+                    None => String::new(),
+                };
+                return Err(format!(
+                    "{at}: there is no component \"{}\"; {hint}(components: {})",
+                    e.component,
+                    names().join(", ")
+                ));
+            }
+        }
+        if let Some(order) = c.extrapolation_order {
+            if order > 3 {
+                return Err(format!(
+                    "{at}: extrapolationOrder {order} is out of range; use 0 to 3"
+                ));
+            }
+        }
+        if !c.factor.is_finite() || !c.offset.is_finite() {
+            return Err(format!("{at}: factor and offset must be finite numbers"));
+        }
+    }
+    validate_experiment(&system.experiment)
+}
+
+fn validate_experiment(x: &Experiment) -> std::result::Result<(), String> {
+    let fail = |m: String| Err(format!("experiment: {m}"));
+    if !x.start.is_finite() || !x.stop.is_finite() {
+        return fail("startTime and stopTime must be finite numbers".into());
+    }
+    if x.stop <= x.start {
+        return fail(format!(
+            "stopTime ({}) must be greater than startTime ({})",
+            x.stop, x.start
+        ));
+    }
+    if !(x.step > 0.0 && x.step.is_finite()) {
+        return fail(format!("stepSize must be positive (got {})", x.step));
+    }
+    if let Some(dt) = x.output_interval {
+        if !(dt > 0.0 && dt.is_finite()) {
+            return fail(format!("outputInterval must be positive (got {dt})"));
+        }
+    }
+    if x.extrapolation_order > 3 {
+        return fail(format!(
+            "extrapolationOrder {} is out of range; use 0 to 3",
+            x.extrapolation_order
+        ));
+    }
+    if let Some(tol) = x.tolerance {
+        if !(tol > 0.0 && tol.is_finite()) {
+            return fail(format!("tolerance must be positive (got {tol})"));
+        }
+    }
+    let l = &x.loops;
+    if !(l.abs_tolerance >= 0.0 && l.rel_tolerance >= 0.0)
+        || !(l.abs_tolerance > 0.0 || l.rel_tolerance > 0.0)
+    {
+        return fail(
+            "algebraicLoops: absoluteTolerance and relativeTolerance must not be negative, \
+             and one of them must be positive"
+                .into(),
+        );
+    }
+    if l.max_iterations < 1 {
+        return fail("algebraicLoops: maxIterations must be at least 1".into());
+    }
+    Ok(())
+}
+
+/// The candidate closest to `name` by edit distance, if it is close enough to be a likely typo.
+pub(crate) fn closest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    let limit = (name.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .map(|c| {
+            let d = if c.to_lowercase() == lower {
+                0
+            } else {
+                edit_distance(&lower, &c.to_lowercase())
+            };
+            (d, c)
+        })
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(above + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file format (serde)
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SystemFile {
+    #[serde(rename = "$schema")]
+    _schema: Option<String>,
+    #[serde(rename = "description")]
+    _description: Option<String>,
+    components: Vec<ComponentEntry>,
+    #[serde(default)]
+    connections: Vec<ConnectionEntry>,
+    #[serde(default)]
+    experiment: ExperimentEntry,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ComponentEntry {
+    name: String,
+    fmu: String,
+    #[serde(rename = "description")]
+    _description: Option<String>,
+    #[serde(default)]
+    parameters: Parameters,
+    #[serde(default = "one")]
+    sub_steps: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ConnectionEntry {
+    from: String,
+    to: String,
+    #[serde(rename = "description")]
+    _description: Option<String>,
+    #[serde(default = "unit_factor")]
+    factor: f64,
+    #[serde(default)]
+    offset: f64,
+    extrapolation_order: Option<u8>,
+}
+
+fn unit_factor() -> f64 {
+    1.0
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ExperimentEntry {
+    start_time: Option<f64>,
+    stop_time: Option<f64>,
+    step_size: Option<f64>,
+    output_interval: Option<f64>,
+    algorithm: Option<AlgorithmEntry>,
+    extrapolation_order: Option<u8>,
+    parallel: Option<bool>,
+    tolerance: Option<f64>,
+    algebraic_loops: Option<LoopsEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum AlgorithmEntry {
+    Jacobi,
+    GaussSeidel,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LoopsEntry {
+    solver: Option<SolverEntry>,
+    absolute_tolerance: Option<f64>,
+    relative_tolerance: Option<f64>,
+    max_iterations: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum SolverEntry {
+    Newton,
+    NewtonFiniteDifferences,
+    FixedPoint,
+}
+
+impl SystemFile {
+    fn into_system(self, folder: &Path) -> System {
+        let components = self
+            .components
+            .into_iter()
+            .map(|c| Component {
+                name: c.name,
+                fmu: folder.join(c.fmu),
+                start_values: c.parameters.0,
+                sub_steps: c.sub_steps,
+            })
+            .collect();
+        let connections = self
+            .connections
+            .into_iter()
+            .map(|c| Connection {
+                from: endpoint_text(&c.from),
+                to: endpoint_text(&c.to),
+                factor: c.factor,
+                offset: c.offset,
+                extrapolation_order: c.extrapolation_order,
+            })
+            .collect();
+        System {
+            components,
+            connections,
+            experiment: self.experiment.into_experiment(),
+        }
+    }
+}
+
+impl ExperimentEntry {
+    fn into_experiment(self) -> Experiment {
+        let d = Experiment::default();
+        let l = LoopSettings::default();
+        let loops = match self.algebraic_loops {
+            None => l,
+            Some(e) => LoopSettings {
+                solver: match e.solver {
+                    None => l.solver,
+                    Some(SolverEntry::Newton) => LoopSolver::Newton,
+                    Some(SolverEntry::NewtonFiniteDifferences) => {
+                        LoopSolver::NewtonFiniteDifferences
+                    }
+                    Some(SolverEntry::FixedPoint) => LoopSolver::FixedPoint,
+                },
+                abs_tolerance: e.absolute_tolerance.unwrap_or(l.abs_tolerance),
+                rel_tolerance: e.relative_tolerance.unwrap_or(l.rel_tolerance),
+                max_iterations: e.max_iterations.unwrap_or(l.max_iterations),
+            },
+        };
+        Experiment {
+            start: self.start_time.unwrap_or(d.start),
+            stop: self.stop_time.unwrap_or(d.stop),
+            step: self.step_size.unwrap_or(d.step),
+            output_interval: self.output_interval.or(d.output_interval),
+            algorithm: match self.algorithm {
+                None => d.algorithm,
+                Some(AlgorithmEntry::Jacobi) => Algorithm::Jacobi,
+                Some(AlgorithmEntry::GaussSeidel) => Algorithm::GaussSeidel,
+            },
+            extrapolation_order: self.extrapolation_order.unwrap_or(d.extrapolation_order),
+            parallel: self.parallel.unwrap_or(d.parallel),
+            loops,
+            tolerance: self.tolerance.or(d.tolerance),
+        }
+    }
+}
+
+/// `parameters`: an object of name -> value, kept in file order (duplicates are errors), each
+/// value turned into the text that `parse_value` reads.
+#[derive(Default)]
+struct Parameters(Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for Parameters {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct ParametersVisitor;
+        impl<'de> Visitor<'de> for ParametersVisitor {
+            type Value = Parameters;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of variable name -> value")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Parameters, A::Error> {
+                let mut values: Vec<(String, String)> = Vec::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    let ParameterValue(value) = map.next_value()?;
+                    if values.iter().any(|(n, _)| *n == name) {
+                        return Err(de::Error::custom(format!(
+                            "parameter \"{name}\" is given twice"
+                        )));
+                    }
+                    values.push((name, value));
+                }
+                Ok(Parameters(values))
+            }
+        }
+        deserializer.deserialize_map(ParametersVisitor)
+    }
+}
+
+/// One parameter value as text: numbers as written, booleans `true`/`false`, strings as they
+/// are, arrays of numbers or booleans space-separated.
+struct ParameterValue(String);
+
+const PARAMETER_EXPECTED: &str =
+    "a number, a boolean, a string, or an array of numbers or booleans";
+
+struct ScalarVisitor;
+
+impl Visitor<'_> for ScalarVisitor {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a number or a boolean")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<String, E> {
+        Ok(v.to_string())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<String, E> {
+        Ok(float_text(v))
+    }
+}
+
+/// A float as text that reads back exactly; integral values without a fraction, so that `1e3`
+/// also suits an integer variable.
+fn float_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:?}")
+    }
+}
+
+struct ScalarText(String);
+
+impl<'de> Deserialize<'de> for ScalarText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        deserializer.deserialize_any(ScalarVisitor).map(ScalarText)
+    }
+}
+
+impl<'de> Deserialize<'de> for ParameterValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct ValueVisitor;
+        impl<'de> Visitor<'de> for ValueVisitor {
+            type Value = String;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(PARAMETER_EXPECTED)
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<String, E> {
+                ScalarVisitor.visit_bool(v)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<String, E> {
+                ScalarVisitor.visit_i64(v)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<String, E> {
+                ScalarVisitor.visit_u64(v)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<String, E> {
+                ScalarVisitor.visit_f64(v)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<String, E> {
+                Ok(v.to_string())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<String, A::Error> {
+                let mut elements = Vec::new();
+                while let Some(ScalarText(e)) = seq.next_element()? {
+                    elements.push(e);
+                }
+                Ok(elements.join(" "))
+            }
+        }
+        deserializer
+            .deserialize_any(ValueVisitor)
+            .map(ParameterValue)
+    }
+}

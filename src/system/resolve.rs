@@ -1,0 +1,312 @@
+//! A [`System`] checked against its FMUs' model descriptions: names become variable indices,
+//! start values are parsed, connections get their types, unit conversions and extrapolation
+//! orders.
+//!
+//! Rules for connections:
+//! - the source is an output; leniently also a local or a calculated parameter (readable after
+//!   every step). An input, parameter or the independent variable as source is an error.
+//! - the target is an input (FMI 3 tunable parameters as targets are not supported).
+//! - types: Float32/Float64 with each other; the integer types with each other and with
+//!   Enumeration; Enumeration with an Enumeration of the same declared type; Boolean, String
+//!   and Binary with their own type. Clocks and FMI 3 arrays are not supported in connections
+//!   yet. A factor or offset other than 1 / 0 needs numeric types (Float or integer).
+//! - an input takes exactly one source.
+//! - a connection from a component to itself is allowed (with direct feedthrough it forms an
+//!   algebraic loop, which the coupling graph reports).
+
+use std::sync::Arc;
+
+use super::config::closest;
+use super::{units, System};
+use crate::fmu::description::{Causality, ModelDescription, StartValue, Variable, VariableType};
+use crate::fmu::values::{check_start_value_allowed, parse_value};
+use crate::{Error, Result};
+
+/// A system whose names are resolved against the model descriptions.
+#[derive(Debug, Clone)]
+pub struct ResolvedSystem {
+    /// The system as given.
+    pub system: System,
+    /// Same order as `system.components`.
+    pub components: Vec<ResolvedComponent>,
+    /// Same order as `system.connections`.
+    pub connections: Vec<ResolvedConnection>,
+}
+
+/// A component with its model description and parsed start values.
+#[derive(Debug, Clone)]
+pub struct ResolvedComponent {
+    pub name: String,
+    pub description: Arc<ModelDescription>,
+    /// (variable index, value), parsed and checked with check_start_value_allowed / parse_value
+    pub start_values: Vec<(usize, StartValue)>,
+    pub sub_steps: u32,
+}
+
+/// A connection by indices, with its type and linear transformation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedConnection {
+    /// Index into `components`.
+    pub from_component: usize,
+    /// Index into the source component's `description.variables`.
+    pub from_variable: usize,
+    /// Index into `components`.
+    pub to_component: usize,
+    /// Index into the target component's `description.variables`.
+    pub to_variable: usize,
+    /// Type of the source.
+    pub var_type: VariableType,
+    /// to = scale * from + shift: unit conversion followed by the connection's factor/offset
+    pub scale: f64,
+    pub shift: f64,
+    /// The connection's order, else the experiment's; 0 for non-Float types.
+    pub extrapolation_order: u8,
+}
+
+/// `descriptions[i]` is the model description of `system.components[i]`.
+pub fn resolve(
+    system: &System,
+    descriptions: Vec<Arc<ModelDescription>>,
+) -> Result<ResolvedSystem> {
+    if descriptions.len() != system.components.len() {
+        return Err(Error::Usage(format!(
+            "internal: {} model descriptions given for {} components",
+            descriptions.len(),
+            system.components.len()
+        )));
+    }
+    let mut components = Vec::with_capacity(system.components.len());
+    for (component, description) in system.components.iter().zip(descriptions) {
+        let mut start_values = Vec::with_capacity(component.start_values.len());
+        for (name, text) in &component.start_values {
+            let index = find_variable(&component.name, &description, name, "parameter")?;
+            let variable = &description.variables[index];
+            let prefix = |e: Error| match e {
+                Error::Usage(m) => Error::Usage(format!("component \"{}\": {m}", component.name)),
+                other => other,
+            };
+            check_start_value_allowed(&description, variable).map_err(prefix)?;
+            let value = parse_value(&description, variable, text).map_err(prefix)?;
+            start_values.push((index, value));
+        }
+        components.push(ResolvedComponent {
+            name: component.name.clone(),
+            description,
+            start_values,
+            sub_steps: component.sub_steps,
+        });
+    }
+
+    let component_index = |name: &str, at: &str| {
+        components
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "{at}: there is no component \"{name}\" (components: {})",
+                    components
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+    };
+
+    let mut connections: Vec<ResolvedConnection> = Vec::with_capacity(system.connections.len());
+    for c in &system.connections {
+        let at = format!("connection {} -> {}", c.from, c.to);
+        let fc = component_index(&c.from.component, &at)?;
+        let tc = component_index(&c.to.component, &at)?;
+        let (fmd, tmd) = (&components[fc].description, &components[tc].description);
+        let fv = find_variable(&c.from.component, fmd, &c.from.variable, "variable")?;
+        let tv = find_variable(&c.to.component, tmd, &c.to.variable, "variable")?;
+        let (from, to) = (&fmd.variables[fv], &tmd.variables[tv]);
+        let fail = |m: String| Err(Error::Usage(format!("{at}: {m}")));
+
+        match from.causality {
+            Causality::Output | Causality::Local | Causality::CalculatedParameter => {}
+            Causality::Input => {
+                return fail(format!(
+                    "the source {} is an input; a connection goes from an output to an input \
+                     (did you swap from and to?)",
+                    c.from
+                ))
+            }
+            other => {
+                return fail(format!(
+                    "the source {} is a {} and cannot be a connection source; connect an output",
+                    c.from,
+                    causality_name(other)
+                ))
+            }
+        }
+        if to.causality != Causality::Input {
+            return fail(if to.causality == Causality::Output {
+                format!(
+                    "the target {} is an output; a connection goes from an output to an input \
+                     (did you swap from and to?)",
+                    c.to
+                )
+            } else {
+                format!(
+                    "the target {} is a {}, not an input; only inputs can be connection targets \
+                     (set parameters with \"parameters\")",
+                    c.to,
+                    causality_name(to.causality)
+                )
+            });
+        }
+        for (e, v) in [(&c.from, from), (&c.to, to)] {
+            if v.is_array() {
+                return fail(format!(
+                    "{e} is an array; arrays are not supported in connections yet"
+                ));
+            }
+            if v.var_type == VariableType::Clock {
+                return fail(format!(
+                    "{e} is a clock; clocks are not supported in connections yet"
+                ));
+            }
+        }
+        check_types(fmd, from, tmd, to).map_err(|m| Error::Usage(format!("{at}: {m}")))?;
+        let numeric = is_numeric(from.var_type) && is_numeric(to.var_type);
+        if (c.factor != 1.0 || c.offset != 0.0) && !numeric {
+            return fail(format!(
+                "factor and offset need numeric variables, but {} is {} and {} is {}",
+                c.from,
+                from.var_type.fmi_name(fmd.fmi_version),
+                c.to,
+                to.var_type.fmi_name(tmd.fmi_version)
+            ));
+        }
+        if let Some(first) = connections
+            .iter()
+            .position(|r| r.to_component == tc && r.to_variable == tv)
+        {
+            let other = &system.connections[first];
+            return fail(format!(
+                "input {} is connected twice, from {} and from {}; an input takes exactly one \
+                 source: remove one of the two connections",
+                c.to, other.from, c.from
+            ));
+        }
+        let (mut scale, mut shift) = if from.var_type.is_float() && to.var_type.is_float() {
+            units::conversion((fmd, from), (tmd, to))
+                .map_err(|m| Error::Usage(format!("{at}: {m}")))?
+        } else {
+            (1.0, 0.0)
+        };
+        scale *= c.factor;
+        shift = c.factor * shift + c.offset;
+        let extrapolation_order = if from.var_type.is_float() {
+            c.extrapolation_order
+                .unwrap_or(system.experiment.extrapolation_order)
+        } else {
+            0
+        };
+        connections.push(ResolvedConnection {
+            from_component: fc,
+            from_variable: fv,
+            to_component: tc,
+            to_variable: tv,
+            var_type: from.var_type,
+            scale,
+            shift,
+            extrapolation_order,
+        });
+    }
+    Ok(ResolvedSystem {
+        system: system.clone(),
+        components,
+        connections,
+    })
+}
+
+/// Index of variable `name` of `component`, or an error that suggests a close name.
+fn find_variable(
+    component: &str,
+    description: &ModelDescription,
+    name: &str,
+    what: &str,
+) -> Result<usize> {
+    description.variable_index(name).ok_or_else(|| {
+        let hint = match closest(name, description.variables.iter().map(|v| v.name.as_str())) {
+            Some(s) => format!("; did you mean \"{s}\"?"),
+            None => format!(
+                "; run `cosimo inspect {}` to list its variables",
+                description.model_name
+            ),
+        };
+        Error::Usage(format!(
+            "component \"{component}\": {what} \"{name}\" does not exist in {}{hint}",
+            description.model_name
+        ))
+    })
+}
+
+fn causality_name(c: Causality) -> &'static str {
+    match c {
+        Causality::Parameter => "parameter",
+        Causality::CalculatedParameter => "calculated parameter",
+        Causality::Input => "input",
+        Causality::Output => "output",
+        Causality::Local => "local variable",
+        Causality::Independent => "independent variable",
+        Causality::StructuralParameter => "structural parameter",
+    }
+}
+
+fn is_integer(t: VariableType) -> bool {
+    use VariableType::*;
+    matches!(
+        t,
+        Int8 | UInt8 | Int16 | UInt16 | Int32 | UInt32 | Int64 | UInt64
+    )
+}
+
+fn is_numeric(t: VariableType) -> bool {
+    t.is_float() || is_integer(t)
+}
+
+/// Whether a value of `from`'s type can be given to `to`.
+fn check_types(
+    fmd: &ModelDescription,
+    from: &Variable,
+    tmd: &ModelDescription,
+    to: &Variable,
+) -> std::result::Result<(), String> {
+    use VariableType::*;
+    let (a, b) = (from.var_type, to.var_type);
+    let ok = match (a, b) {
+        _ if a.is_float() && b.is_float() => true,
+        _ if is_integer(a) && is_integer(b) => true,
+        (Enumeration, Enumeration) => {
+            if from.declared_type != to.declared_type {
+                return Err(format!(
+                    "enumeration types differ: {} has type {} and {} has type {}",
+                    from.name,
+                    from.declared_type.as_deref().unwrap_or("(none)"),
+                    to.name,
+                    to.declared_type.as_deref().unwrap_or("(none)")
+                ));
+            }
+            true
+        }
+        (Enumeration, t) | (t, Enumeration) => is_integer(t),
+        (Boolean, Boolean) | (String, String) | (Binary, Binary) => true,
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "types do not match: {} is {} but {} is {}; connect Float with Float, integers and \
+             enumerations with each other, Boolean with Boolean, String with String",
+            from.name,
+            a.fmi_name(fmd.fmi_version),
+            to.name,
+            b.fmi_name(tmd.fmi_version)
+        ))
+    }
+}
