@@ -190,11 +190,11 @@ fn with(connections: &str, experiment: &str) -> String {
 fn json_errors_name_the_file_line_and_column() {
     assert_eq!(
         error("{\n  \"components\": [\n    {\"name\": \"a\", \"fmu\": \"A.fmu\", \"subSteps\": \"2\"}]}"),
-        "dir/bad.json:3:59: invalid type: string \"2\", expected u32"
+        "dir/bad.json:3:49: invalid type: string \"2\", expected u32"
     );
     assert_eq!(
         error(r#"{"components": [{"name": "a", "fmu": "A.fmu", "parameter": {}}]}"#),
-        "dir/bad.json:1:59: unknown field `parameter`, expected one of `name`, `fmu`, \
+        "dir/bad.json:1:57: unknown field `parameter`, expected one of `name`, `fmu`, \
          `description`, `parameters`, `subSteps`"
     );
     assert_eq!(
@@ -205,7 +205,7 @@ fn json_errors_name_the_file_line_and_column() {
         error(
             r#"{"components": [{"name": "a", "fmu": "A.fmu"}], "experiment": {"algorithm": "euler"}}"#
         ),
-        "dir/bad.json:1:85: unknown variant `euler`, expected `jacobi` or `gauss-seidel`"
+        "dir/bad.json:1:83: unknown variant `euler`, expected `jacobi` or `gauss-seidel`"
     );
     assert_eq!(
         error(r#"{"components": [{"name": "a", "fmu": "A.fmu", "parameters": {"k": 1, "k": 2}}]}"#),
@@ -218,7 +218,7 @@ fn json_errors_name_the_file_line_and_column() {
     );
     assert_eq!(
         error(r#"{"components": [{"name": "a", "fmu": "A.fmu", "parameters": {"k": [[1]]}}]}"#),
-        "dir/bad.json:1:70: invalid type: sequence, expected a number or a boolean"
+        "dir/bad.json:1:68: invalid type: sequence, expected a number or a boolean"
     );
     assert_eq!(
         error(
@@ -267,13 +267,13 @@ fn validation_errors_name_the_file_and_the_element() {
             r#"{"from": "a.y", "to": "b.u"}, {"from": "c.y", "to": "b.v"}"#,
             ""
         )),
-        "dir/bad.json: connections[1] (c.y -> b.v): there is no component \"c\"; (components: \
-         a, b)"
+        "dir/bad.json: connections[1] (c.y -> b.v): there is no component \"c\" (components: a, \
+         b)"
     );
     assert_eq!(
         error(&with(r#"{"from": "A.y", "to": "b.u"}"#, "")),
-        "dir/bad.json: connections[0] (A.y -> b.u): there is no component \"A\"; did you mean \
-         \"a\"? (components: a, b)"
+        "dir/bad.json: connections[0] (A.y -> b.u): there is no component \"A\" (components: a, \
+         b); did you mean \"a\"?"
     );
     assert_eq!(
         error(&with(
@@ -406,16 +406,11 @@ fn command_line_errors() {
     );
     assert_eq!(
         run(&["a=A.fmu"], &["a.y=b.u"]),
-        "--connect a.y=b.u: there is no component \"b\"; (components: a)"
+        "--connect a.y=b.u: there is no component \"b\" (components: a)"
     );
     assert_eq!(
         run(&["a=A.fmu"], &["a.y=u"]),
         "--connect a.y=u: \"u\" (to) is not of the form component.variable"
-    );
-    assert_eq!(
-        run(&["a=A.fmu"], &[]),
-        run(&["a=A.fmu"], &[]),
-        "deterministic"
     );
     let bad_experiment = from_command_line(
         &strings(&["a=A.fmu"]),

@@ -17,7 +17,7 @@ use super::record::Recording;
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::values::set_value;
-use crate::fmu::{Fmu, Slave, SlaveState, ValueReference};
+use crate::fmu::{Fmu, Slave, SlaveState, StateId, ValueReference};
 use crate::results::CsvWriter;
 use crate::system::graph::{self, CouplingGraph};
 use crate::system::resolve::{resolve, ResolvedSystem};
@@ -133,6 +133,8 @@ pub struct Execution {
     pub time: f64,
     /// Recorded variables, per component (index, recording).
     recordings: Vec<(usize, Recording)>,
+    /// Saved FMU states for repeating a macro step, per component (allocated on first use).
+    state_ids: Vec<Option<StateId>>,
 }
 
 impl Execution {
@@ -194,9 +196,61 @@ impl Execution {
             plans,
             placement,
             graph,
+            state_ids: vec![None; count],
             resolved,
             recordings,
         })
+    }
+
+    /// Whether every component can save and restore its state (macro-step repetition).
+    pub fn can_roll_back(&self) -> bool {
+        self.resolved.components.iter().all(|c| {
+            c.description
+                .co_simulation
+                .as_ref()
+                .is_some_and(|cs| cs.can_get_and_set_fmu_state)
+        })
+    }
+
+    /// Highest extrapolation order of any Float64 input.
+    pub fn max_extrapolation_order(&self) -> usize {
+        self.plans
+            .iter()
+            .flat_map(|p| {
+                p.float_groups
+                    .iter()
+                    .map(|(order, _, _)| usize::from(*order))
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Save every component's state (reusing the state saved last time).
+    pub fn save_states(&mut self) -> Result<()> {
+        for i in 0..self.state_ids.len() {
+            let previous = self.state_ids[i];
+            let id = self.placement.run_one(i, move |unit| match previous {
+                Some(id) => unit.slave.update_state(id).map(|()| id),
+                None => unit.slave.save_state(),
+            })?;
+            self.state_ids[i] = Some(id);
+        }
+        Ok(())
+    }
+
+    /// Restore every component to the state saved by `save_states`.
+    pub fn restore_states(&mut self) -> Result<()> {
+        for i in 0..self.state_ids.len() {
+            let Some(id) = self.state_ids[i] else {
+                return Err(Error::Usage(format!(
+                    "component \"{}\": no saved state to restore",
+                    self.component_name(i)
+                )));
+            };
+            self.placement
+                .run_one(i, move |unit| unit.slave.restore_state(id))?;
+        }
+        Ok(())
     }
 
     /// Name of a component.

@@ -27,6 +27,9 @@ struct StepInputs<'a> {
     after_step: &'a [AtomicU64],
     /// Gauss-Seidel: components that already reached the new communication point.
     stepped: Option<&'a [bool]>,
+    /// Startup corrector: every input follows the interpolation through these values at the
+    /// step's end (the coupling values just computed there) and the history.
+    corrector: Option<&'a [f64]>,
     terminate: &'a AtomicBool,
     t_start: f64,
     t_end: f64,
@@ -36,19 +39,51 @@ impl Execution {
     /// One macro step of size `h` with the system's algorithm, then the exchange at the new
     /// communication point.
     pub fn step(&mut self, h: f64) -> Result<()> {
-        let t_end = self.time + h;
+        let t_start = self.time;
+        let t_end = t_start + h;
+        let passes = self.startup_passes();
+        if passes > 0 {
+            self.save_states()?;
+        }
         match self.resolved.system.experiment.algorithm {
-            Algorithm::Jacobi => self.step_jacobi(t_end)?,
+            Algorithm::Jacobi => self.step_jacobi(t_end, None)?,
             Algorithm::GaussSeidel => self.step_gauss_seidel(t_end)?,
         }
         self.time = t_end;
         self.exchange(false)?;
+        for _ in 0..passes {
+            self.restore_states()?;
+            self.time = t_start;
+            let at_end = self.values.clone();
+            self.step_jacobi(t_end, Some(&at_end))?;
+            self.time = t_end;
+            self.exchange(false)?;
+        }
         self.push_history();
         Ok(())
     }
 
-    fn step_jacobi(&mut self, t_end: f64) -> Result<()> {
+    /// Corrector passes for a startup step.
+    ///
+    /// With extrapolation order k, macro step j (counted from 0) can only extrapolate with
+    /// degree j while the history is short; its local error O(H^(j+2)) would cap the global
+    /// order at j + 2 < k + 1. Repeating such a step from the saved FMU states with the
+    /// interpolation through the new coupling values raises each pass's accuracy by one order,
+    /// so k - 1 - j passes make the startup as accurate as the steps after it. Without FMU
+    /// state get/set the startup stays explicit (documented: the global order is then 2 at most
+    /// for k >= 2).
+    fn startup_passes(&self) -> usize {
+        let k = self.max_extrapolation_order();
+        let j = self.history.len().saturating_sub(1);
+        if k < 2 || j + 1 >= k || !self.can_roll_back() {
+            return 0;
+        }
+        k - 1 - j
+    }
+
+    fn step_jacobi(&mut self, t_end: f64, corrector: Option<&[f64]>) -> Result<()> {
         let inputs = StepInputs {
+            corrector,
             resolved: &self.resolved,
             plans: &self.plans,
             history: &self.history,
@@ -73,6 +108,7 @@ impl Execution {
                 values: &self.values,
                 after_step: &self.after_step,
                 stepped: Some(&stepped),
+                corrector: None,
                 terminate: &self.terminate_requested,
                 t_start: self.time,
                 t_end,
@@ -88,7 +124,8 @@ impl Execution {
 /// Set a component's inputs for the macro step, step it (sub-steps, events), read its sources.
 fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
     let plan = &s.plans[i];
-    let available = s.history.len();
+    // The corrector has one point more than extrapolation: the value at the step's end.
+    let available = s.history.len() + usize::from(s.corrector.is_some());
     prepare_taylor(plan, unit, s, available);
     for binding in &plan.other_inputs {
         let conn = &s.resolved.connections[binding.connection];
@@ -152,19 +189,27 @@ fn prepare_taylor(plan: &ComponentPlan, unit: &mut Unit, s: &StepInputs<'_>, ava
             let source_done = s
                 .stepped
                 .is_some_and(|done| done[s.resolved.connections[c].from_component]);
-            if source_done {
-                // Interpolation through the source's new value and the last k values.
+            let at_end = match s.corrector {
+                Some(values) => Some(values[c]),
+                None if source_done => {
+                    Some(f64::from_bits(s.after_step[c].load(Ordering::Relaxed)))
+                }
+                None => None,
+            };
+            if let Some(end_value) = at_end {
+                // Interpolation through the value at the step's end and the last k values.
                 let mut times = [0.0; MAX_DEGREE + 1];
                 let mut values = [0.0; MAX_DEGREE + 1];
                 times[0] = s.t_end;
-                values[0] = f64::from_bits(s.after_step[c].load(Ordering::Relaxed));
+                values[0] = end_value;
                 times[1..=k].copy_from_slice(&s.history.times()[..k]);
                 values[1..=k].copy_from_slice(&s.history.values(c)[..k]);
                 lagrange_taylor(&times[..=k], &values[..=k], s.t_start, slot);
-            } else if available == 0 {
+            } else if s.history.is_empty() {
                 slot.iter_mut().for_each(|x| *x = 0.0);
                 slot[0] = s.values[c];
             } else {
+                // Extrapolation through the last k + 1 values.
                 lagrange_taylor(
                     &s.history.times()[..=k],
                     &s.history.values(c)[..=k],

@@ -217,11 +217,11 @@ fn validate(system: &System, source: Source) -> std::result::Result<(), String> 
             }
             if !seen.contains_key(e.component.as_str()) {
                 let hint = match closest(&e.component, names()) {
-                    Some(s) => format!("did you mean \"{s}\"? "),
+                    Some(s) => format!("; did you mean \"{s}\"?"),
                     None => String::new(),
                 };
                 return Err(format!(
-                    "{at}: there is no component \"{}\"; {hint}(components: {})",
+                    "{at}: there is no component \"{}\" (components: {}){hint}",
                     e.component,
                     names().join(", ")
                 ));
@@ -293,7 +293,8 @@ pub(crate) fn closest<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
     let lower = name.to_lowercase();
-    let limit = (name.chars().count() / 3).max(2);
+    let length = name.chars().count();
+    let limit = (length / 3).max(1);
     candidates
         .into_iter()
         .map(|c| {
@@ -304,7 +305,7 @@ pub(crate) fn closest<'a>(
             };
             (d, c)
         })
-        .filter(|&(d, _)| d <= limit)
+        .filter(|&(d, _)| d <= limit && d < length)
         .min_by_key(|&(d, _)| d)
         .map(|(_, c)| c)
 }

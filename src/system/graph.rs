@@ -16,7 +16,7 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::resolve::{ResolvedConnection, ResolvedSystem};
-use crate::fmu::description::ModelDescription;
+use crate::fmu::description::{Causality, ModelDescription, Variability};
 
 /// The evaluation structure of a resolved system.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +42,9 @@ pub struct Block {
     pub is_loop: bool,
 }
 
-/// Whether `output` of a component may depend on `input` through direct feedthrough.
+/// Whether `output` of a component may depend on `input` through direct feedthrough. A
+/// variable the model structure does not list may, unless it is a constant, fixed or calculated
+/// parameter (those do not change with inputs during the simulation).
 pub fn feeds_through(description: &ModelDescription, output: usize, input: usize) -> bool {
     match description
         .model_structure
@@ -50,7 +52,10 @@ pub fn feeds_through(description: &ModelDescription, output: usize, input: usize
         .iter()
         .find(|u| u.variable == output)
     {
-        None => true,
+        None => description.variables.get(output).is_none_or(|v| {
+            v.causality != Causality::CalculatedParameter
+                && !matches!(v.variability, Variability::Constant | Variability::Fixed)
+        }),
         Some(unknown) => match &unknown.dependencies {
             None => true,
             Some(deps) => deps.contains(&input),

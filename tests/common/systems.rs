@@ -1,0 +1,165 @@
+//! Systems built in code for the orchestrator's tests, and running them into a table.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use cosimo::master::execution::{Execution, RunOptions};
+use cosimo::master::{run_system, RunStatistics};
+use cosimo::results::{CsvWriter, Table};
+use cosimo::system::{Algorithm, Component, Connection, Endpoint, Experiment, System};
+
+pub fn endpoint(text: &str) -> Endpoint {
+    Endpoint::parse(text).expect("component.variable")
+}
+
+pub fn component(name: &str, model: &str, version: u8, parameters: &[(&str, f64)]) -> Component {
+    Component {
+        name: name.into(),
+        fmu: fmu_pack::fmu_path(model, version),
+        start_values: parameters
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        sub_steps: 1,
+    }
+}
+
+pub fn connect(from: &str, to: &str) -> Connection {
+    Connection::new(endpoint(from), endpoint(to))
+}
+
+/// Run a system and return its results (the recorded variables) and statistics.
+pub fn run(system: &System, record: &[&str]) -> (Table, RunStatistics) {
+    try_run(system, record).unwrap_or_else(|e| panic!("the system fails: {e}"))
+}
+
+/// Run a system; the error as a user would see it.
+pub fn try_run(system: &System, record: &[&str]) -> Result<(Table, RunStatistics), String> {
+    let options = RunOptions {
+        record: record.iter().map(|s| s.to_string()).collect(),
+        ..RunOptions::default()
+    };
+    let mut execution = Execution::instantiate(system, &options).map_err(|e| e.to_string())?;
+    let mut writer = CsvWriter::new(
+        Vec::new(),
+        Path::new("memory.csv"),
+        &execution.column_names(),
+    )
+    .map_err(|e| e.to_string())?;
+    let stats = run_system(&mut execution, &mut writer, &mut |_| {}).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(writer.into_inner()).map_err(|e| e.to_string())?;
+    let table = Table::parse(&text, Path::new("memory.csv")).map_err(|e| e.to_string())?;
+    Ok((table, stats))
+}
+
+/// The two-mass oscillator of the stability thesis (m1 = m2 = 1, c1 = c2 = cc = 1000,
+/// d1 = d2 = dc = 10; mass 1 starts at x = 0.1), as a co-simulation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decomposition {
+    /// Both masses force-driven; the coupling spring is its own stateless component.
+    ForceForce,
+    /// Mass 1 force-driven, mass 2 base-excited by mass 1's position and velocity and
+    /// carrying the coupling spring.
+    ForceDisplacement,
+}
+
+pub const M: f64 = 1.0;
+pub const C: f64 = 1000.0;
+pub const D: f64 = 10.0;
+pub const X0: f64 = 0.1;
+
+pub fn two_mass(
+    decomposition: Decomposition,
+    algorithm: Algorithm,
+    order: u8,
+    step: f64,
+    stop: f64,
+) -> System {
+    let mass = |name: &str, version: u8, x0: f64, coupled: bool| {
+        let mut parameters = vec![("m", M), ("c", C), ("d", D), ("x0", x0), ("v0", 0.0)];
+        if coupled {
+            parameters.extend([("cc", C), ("dc", D)]);
+        }
+        component(name, "Oscillator", version, &parameters)
+    };
+    let (components, connections) = match decomposition {
+        Decomposition::ForceForce => (
+            vec![
+                mass("mass1", 2, X0, false),
+                component(
+                    "spring",
+                    "CouplingSpring",
+                    2,
+                    &[("c1", C), ("d1", D), ("c3", 0.0), ("d3", 0.0)],
+                ),
+                mass("mass2", 3, 0.0, false),
+            ],
+            vec![
+                connect("mass1.x", "spring.x1"),
+                connect("mass1.v", "spring.v1"),
+                connect("mass2.x", "spring.x2"),
+                connect("mass2.v", "spring.v2"),
+                connect("spring.F1", "mass1.F"),
+                connect("spring.F2", "mass2.F"),
+            ],
+        ),
+        Decomposition::ForceDisplacement => (
+            vec![mass("mass1", 2, X0, false), mass("mass2", 3, 0.0, true)],
+            vec![
+                connect("mass1.x", "mass2.x_in"),
+                connect("mass1.v", "mass2.v_in"),
+                connect("mass2.Fc", "mass1.F"),
+            ],
+        ),
+    };
+    System {
+        components,
+        connections,
+        experiment: Experiment {
+            start: 0.0,
+            stop,
+            step,
+            output_interval: Some(stop),
+            algorithm,
+            extrapolation_order: order,
+            ..Experiment::default()
+        },
+    }
+}
+
+/// The monolithic solution [x1, v1, x2, v2] at time t, by matrix exponential.
+pub fn two_mass_exact(t: f64) -> [f64; 4] {
+    use nalgebra::{Matrix4, Vector4};
+    let a = Matrix4::new(
+        0.0,
+        1.0,
+        0.0,
+        0.0,
+        -(C + C) / M,
+        -(D + D) / M,
+        C / M,
+        D / M,
+        0.0,
+        0.0,
+        0.0,
+        1.0,
+        C / M,
+        D / M,
+        -(C + C) / M,
+        -(D + D) / M,
+    );
+    let z = (a * t).exp() * Vector4::new(X0, 0.0, 0.0, 0.0);
+    [z[0], z[1], z[2], z[3]]
+}
+
+/// Least-squares slope of log(error) over log(step).
+pub fn fitted_order(steps: &[f64], errors: &[f64]) -> f64 {
+    let xs: Vec<f64> = steps.iter().map(|h| h.ln()).collect();
+    let ys: Vec<f64> = errors.iter().map(|e| e.ln()).collect();
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let num: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let den: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    num / den
+}
