@@ -199,7 +199,12 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         threads: args.threads,
         record: args.output_variables.clone(),
     };
-    let mut execution = Execution::instantiate(&system, &options)?;
+    // Checks against the FMUs (names, types, units) happen here: say which file they concern.
+    let from_file = single && first.ends_with(".json");
+    let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
+        Error::Usage(message) if from_file => Error::Usage(format!("{first}: {message}")),
+        other => other,
+    })?;
     let output_file = args.output_file.clone().unwrap_or_else(|| {
         let stem = Path::new(first)
             .file_stem()

@@ -51,8 +51,15 @@ pub fn parse_value(
     text: &str,
 ) -> Result<StartValue> {
     let count = element_count(description, variable)?;
-    let elements: Vec<&str> = if variable.var_type == VariableType::String {
-        vec![text]
+    // An enumeration item's name may contain spaces ("Option 2"): a whole-text match wins.
+    let whole_item = variable.var_type == VariableType::Enumeration
+        && variable
+            .declared_type
+            .as_deref()
+            .and_then(|t| description.type_definitions.iter().find(|d| d.name == t))
+            .is_some_and(|d| d.items.iter().any(|i| i.name == text.trim()));
+    let elements: Vec<&str> = if variable.var_type == VariableType::String || whole_item {
+        vec![text.trim()]
     } else {
         text.split_whitespace().collect()
     };

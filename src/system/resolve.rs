@@ -7,9 +7,10 @@
 //!   every step). An input, parameter or the independent variable as source is an error.
 //! - the target is an input (FMI 3 tunable parameters as targets are not supported).
 //! - types: Float32/Float64 with each other; the integer types with each other and with
-//!   Enumeration; Enumeration with an Enumeration of the same declared type; Boolean, String
-//!   and Binary with their own type. Clocks and FMI 3 arrays are not supported in connections
-//!   yet. A factor or offset other than 1 / 0 needs numeric types (Float or integer).
+//!   Enumeration; Enumeration with an Enumeration of the same declared type; Boolean with
+//!   Boolean. String, Binary, Clock and FMI 3 array connections are not supported yet (the
+//!   master exchanges numbers and Booleans): they are refused here, before anything runs. A
+//!   factor or offset other than 1 / 0 needs numeric types (Float or integer).
 //! - an input takes exactly one source.
 //! - a connection from a component to itself is allowed (with direct feedthrough it forms an
 //!   algebraic loop, which the coupling graph reports).
@@ -278,6 +279,16 @@ fn check_types(
 ) -> std::result::Result<(), String> {
     use VariableType::*;
     let (a, b) = (from.var_type, to.var_type);
+    if matches!(a, String | Binary) || matches!(b, String | Binary) {
+        return Err(format!(
+            "{} is {} and {} is {}: String and Binary connections are not supported yet \
+             (cosimo exchanges numbers and Booleans between FMUs); set such inputs with a start value",
+            from.name,
+            a.fmi_name(fmd.fmi_version),
+            to.name,
+            b.fmi_name(tmd.fmi_version)
+        ));
+    }
     let ok = match (a, b) {
         _ if a.is_float() && b.is_float() => true,
         _ if is_integer(a) && is_integer(b) => true,
@@ -294,7 +305,7 @@ fn check_types(
             true
         }
         (Enumeration, t) | (t, Enumeration) => is_integer(t),
-        (Boolean, Boolean) | (String, String) | (Binary, Binary) => true,
+        (Boolean, Boolean) => true,
         _ => false,
     };
     if ok {
@@ -302,7 +313,7 @@ fn check_types(
     } else {
         Err(format!(
             "types do not match: {} is {} but {} is {}; connect Float with Float, integers and \
-             enumerations with each other, Boolean with Boolean, String with String",
+             enumerations with each other, Boolean with Boolean",
             from.name,
             a.fmi_name(fmd.fmi_version),
             to.name,

@@ -163,3 +163,54 @@ pub fn fitted_order(steps: &[f64], errors: &[f64]) -> f64 {
     let den: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
     num / den
 }
+
+/// Run a system with explicit run options (instance options, threads, recorded variables);
+/// the error as a user would see it.
+pub fn try_run_with(
+    system: &System,
+    options: &RunOptions,
+) -> Result<(Table, RunStatistics), String> {
+    let mut execution = Execution::instantiate(system, options).map_err(|e| e.to_string())?;
+    let mut writer = CsvWriter::new(
+        Vec::new(),
+        Path::new("memory.csv"),
+        &execution.column_names(),
+    )
+    .map_err(|e| e.to_string())?;
+    let stats = run_system(&mut execution, &mut writer, &mut |_| {}).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(writer.into_inner()).map_err(|e| e.to_string())?;
+    let table = Table::parse(&text, Path::new("memory.csv")).map_err(|e| e.to_string())?;
+    Ok((table, stats))
+}
+
+/// Run options that record `record` (and nothing else changed).
+pub fn recording(record: &[&str]) -> RunOptions {
+    RunOptions {
+        record: record.iter().map(|s| s.to_string()).collect(),
+        ..RunOptions::default()
+    }
+}
+
+/// A call sink that collects every traced FMI call as "instance: call", and the collected calls.
+pub fn call_trace() -> (
+    cosimo::fmu::instance::CallSink,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink_calls = calls.clone();
+    let sink: cosimo::fmu::instance::CallSink = std::sync::Arc::new(move |instance, call| {
+        sink_calls
+            .lock()
+            .expect("the trace lock")
+            .push(format!("{instance}: {call}"));
+    });
+    (sink, calls)
+}
+
+/// The values of column `name` of a result table.
+pub fn column<'a>(table: &'a Table, name: &str) -> &'a [f64] {
+    let index = table
+        .column(name)
+        .unwrap_or_else(|| panic!("no column {name} in {:?}", table.columns()));
+    table.values(index)
+}
