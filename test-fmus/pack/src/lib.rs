@@ -107,6 +107,10 @@ fn build(root: &Path, crates: &[ModelCrate]) -> Result<Vec<(String, PathBuf)>, S
             "build",
             "--release",
             "--message-format=json",
+            // The workspace keeps line tables in release builds for profiling; FMUs need none,
+            // and without them the archives are a fraction of the size and pack much faster.
+            "--config",
+            "profile.release.debug=false",
             "--target-dir",
         ])
         .arg(root.join("target").join("test-fmus"));
@@ -247,6 +251,23 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Whether `fmu` was written after its library and every resource last changed, so packing
+/// it again would produce the same archive (every test binary asks for the FMUs; zipping them
+/// all each time costs seconds).
+fn up_to_date(fmu: &Path, lib: &Path, resources: &Path) -> bool {
+    let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(packed) = modified(fmu) else {
+        return false;
+    };
+    let mut inputs = vec![lib.to_path_buf()];
+    if resources.is_dir() && collect_files(resources, &mut inputs).is_err() {
+        return false;
+    }
+    inputs
+        .iter()
+        .all(|input| modified(input).is_some_and(|changed| changed <= packed))
+}
+
 fn pack_all() -> Result<Vec<PackedFmu>, String> {
     let root = workspace_root();
     let dir = fmus_dir();
@@ -275,9 +296,12 @@ fn pack_all() -> Result<Vec<PackedFmu>, String> {
             let id = xml_attr(xml, "modelIdentifier")
                 .ok_or_else(|| format!("{}: no modelIdentifier", lib.display()))?;
             let model = xml_attr(xml, "modelName").unwrap_or_else(|| id.clone());
-            let bytes = zip_fmu(xml, bin, &id, lib, &c.dir.join("resources"))?;
             let path = dir.join(format!("{model}-fmi{version}.fmu"));
-            write_atomically(&path, &bytes)?;
+            let resources = c.dir.join("resources");
+            if !up_to_date(&path, lib, &resources) {
+                let bytes = zip_fmu(xml, bin, &id, lib, &resources)?;
+                write_atomically(&path, &bytes)?;
+            }
             packed.push(PackedFmu {
                 model,
                 fmi_version: version,
