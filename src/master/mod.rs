@@ -5,6 +5,7 @@
 //! `zoh` steps them (Jacobi or Gauss-Seidel, hold or extrapolation), `loops` solves algebraic
 //! loops, `pool` keeps each slave on one thread, `record` turns variables into result rows.
 
+pub mod control;
 pub mod execution;
 pub mod loops;
 pub mod polynomial;

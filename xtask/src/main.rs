@@ -1,6 +1,6 @@
 //! Developer commands behind `cargo xtask`: the README's two commands.
 //!
-//! - `cargo xtask demo`: build the project's FMUs and run cosimo on a bundled example.
+//! - `cargo xtask demo`: build the project's FMUs and run cosimo on the bundled examples.
 //! - `cargo xtask test`: the whole test suite, with the independent importer (FMPy) installed
 //!   into a virtual environment under `target/` first. `.ci/run` calls this.
 
@@ -93,6 +93,27 @@ fn demo() -> Result<(), String> {
     simulate.arg(&csv);
     run(simulate)?;
     println!("results written to {}", csv.display());
+
+    let system_csv = out_dir.join("two-mass-force-force.csv");
+    let mut system = cargo();
+    system.args([
+        "run",
+        "--release",
+        "--quiet",
+        "--bin",
+        "cosimo",
+        "--",
+        "run",
+    ]);
+    system.arg(
+        workspace_root()
+            .join("fmus")
+            .join("two-mass-force-force.json"),
+    );
+    system.args(["--extrapolation-order", "2", "--output-file"]);
+    system.arg(&system_csv);
+    run(system)?;
+    println!("results written to {}", system_csv.display());
     Ok(())
 }
 

@@ -1,0 +1,428 @@
+//! Macro-step size and order control (the variable-order paper, Sects. 4 and 5): the error
+//! constants of the extrapolation / interpolation polynomials, the WRMS error test, the
+//! step-size controller and the order controller.
+//!
+//! Everything here is plain arithmetic on numbers the run loop hands in, so every rule is unit
+//! tested on its own; `implicit.rs` and the adaptive run loop use it.
+
+use super::polynomial::MAX_DEGREE;
+
+/// Highest order k for which constants are computed (the paper's runs reach k = 5).
+pub const MAX_CONSTANT_ORDER: usize = 6;
+
+/// The error constants `(C_pos^k, C_vel^k)` for the step from `t_n` to `t_next` with the past
+/// points `past[0] = t_n, past[1] = t_(n-1), ...` (at least k of them):
+///
+/// `L^k(t) = prod_(j<k) (t - T_(N-j)) / (T_(N+1) - T_(N-j))`,
+/// `C_vel^k = 1/H int_(T_N)^(T_(N+1)) L^k`, `C_pos^k = 1/H^2 int int L^k`.
+///
+/// Valid on non-equidistant grids; on an equidistant grid C_vel^k are the Adams-Bashforth
+/// error constants (1, 1/2, 5/12, 3/8, ...) and C_pos^k = 1/2, 1/6, 1/8, 19/180, ...
+pub fn error_constants(k: usize, t_next: f64, past: &[f64]) -> (f64, f64) {
+    let t_n = past[0];
+    let h = t_next - t_n;
+    // L^k in s = (t - T_N) / H, as monomial coefficients: prod (s - s_j) / (1 - s_j).
+    let mut poly = [0.0; MAX_CONSTANT_ORDER + 2];
+    poly[0] = 1.0;
+    for &t_j in past.iter().take(k) {
+        let s_j = (t_j - t_n) / h;
+        let scale = 1.0 / (1.0 - s_j);
+        // multiply by (s - s_j) * scale
+        for i in (0..poly.len()).rev() {
+            let lower = if i > 0 { poly[i - 1] } else { 0.0 };
+            poly[i] = (lower - s_j * poly[i]) * scale;
+        }
+    }
+    // C_vel = int_0^1 L(s) ds; C_pos = int_0^1 int_0^sigma L = int_0^1 (1 - s) L(s) ds.
+    let mut c_vel = 0.0;
+    let mut c_pos = 0.0;
+    for (i, a) in poly.iter().enumerate() {
+        let n = i as f64;
+        c_vel += a / (n + 1.0);
+        c_pos += a * (1.0 / (n + 1.0) - 1.0 / (n + 2.0));
+    }
+    (c_pos, c_vel)
+}
+
+/// The five error estimators of the paper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Estimator {
+    /// Explicit: a second run with extrapolation of degree k + 1 (Sect. 4.1).
+    ExLocal,
+    /// Explicit: Milne device with the degree-(k+1) predicted value (Sect. 4.2).
+    ExMilne,
+    /// Explicit: predicted minus updated coupling variables (Sect. 4.3).
+    ExSLocal,
+    /// Implicit: Milne device on predictor vs corrector states (Sect. 4.4).
+    ImMilne,
+    /// Implicit: predicted minus corrected coupling variables (Sect. 4.5).
+    ImSLocal,
+}
+
+impl Estimator {
+    /// Whether the estimator measures states (positions / velocities) rather than coupling
+    /// variables.
+    pub fn is_state_based(self) -> bool {
+        matches!(
+            self,
+            Estimator::ExLocal | Estimator::ExMilne | Estimator::ImMilne
+        )
+    }
+
+    /// Whether it belongs to the implicit (predictor / corrector) scheme.
+    pub fn is_implicit(self) -> bool {
+        matches!(self, Estimator::ImMilne | Estimator::ImSLocal)
+    }
+}
+
+/// The Milne factor that turns `|q - q_hat|` into the local error estimate:
+/// ExMilne `C^(k+1) / C^k`, ImMilne `1 - C^(k+1) / C^k` (for positions or velocities).
+pub fn milne_factor(
+    estimator: Estimator,
+    k: usize,
+    t_next: f64,
+    past: &[f64],
+    position: bool,
+) -> f64 {
+    let (p0, v0) = error_constants(k, t_next, past);
+    let (p1, v1) = error_constants(k + 1, t_next, past);
+    let ratio = if position { p1 / p0 } else { v1 / v0 };
+    match estimator {
+        Estimator::ImMilne => 1.0 - ratio,
+        _ => ratio,
+    }
+}
+
+/// Weighted root-mean-square norm: `sqrt(1/n sum (e_i / (atol_i + rtol |x_i|))^2)`.
+pub fn wrms(errors: &[f64], values: &[f64], atol: f64, rtol: f64) -> f64 {
+    if errors.is_empty() {
+        return 0.0;
+    }
+    let sum: f64 = errors
+        .iter()
+        .zip(values)
+        .map(|(e, x)| {
+            let w = atol + rtol * x.abs();
+            (e / w) * (e / w)
+        })
+        .sum();
+    (sum / errors.len() as f64).sqrt()
+}
+
+/// Settings of the step-size controller (Sect. 5.3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepSizeSettings {
+    /// Safety factor SF (the paper recommends 2..6).
+    pub safety: f64,
+    pub r_min: f64,
+    pub r_max: f64,
+    /// Abort when the step would fall to or below this.
+    pub h_min: f64,
+}
+
+impl Default for StepSizeSettings {
+    fn default() -> Self {
+        StepSizeSettings {
+            safety: 6.0,
+            r_min: 0.5,
+            r_max: 2.0,
+            h_min: 1e-12,
+        }
+    }
+}
+
+/// The ratio r from an error norm with exponent `1 / p`: `(SF * ||e||)^(-1/p)`.
+pub fn ratio(safety: f64, norm: f64, p: f64) -> f64 {
+    if norm <= 0.0 {
+        return f64::INFINITY;
+    }
+    (safety * norm).powf(-1.0 / p)
+}
+
+/// Exponent p of the ratio for an estimator at order k: positions k + 3, velocities k + 2,
+/// coupling variables k + 1 (Eqs. 32, 34).
+pub fn ratio_exponents(k: usize) -> (f64, f64, f64) {
+    let k = k as f64;
+    (k + 3.0, k + 2.0, k + 1.0)
+}
+
+/// What to do after the error test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepDecision {
+    /// Accept and continue with this step size.
+    Accept { next: f64 },
+    /// Reject and repeat the step with this step size.
+    Reject { retry: f64 },
+}
+
+/// Step-size rules of Fig. 7: `r` from the estimator (or the a-priori estimate after an
+/// order change), `failures` the rejections of this step so far (0 when the test passed),
+/// `corrector_failed` when the implicit corrector did not converge.
+pub fn next_step_size(
+    settings: &StepSizeSettings,
+    h: f64,
+    r: f64,
+    accepted: bool,
+    failures: u32,
+    corrector_failed: bool,
+) -> Result<StepDecision, String> {
+    let decision = if corrector_failed {
+        StepDecision::Reject { retry: 0.25 * h }
+    } else if accepted {
+        let next = if r >= settings.r_max {
+            settings.r_max * h
+        } else if r < 1.0 {
+            r.max(settings.r_min).min(0.9) * h
+        } else {
+            h
+        };
+        StepDecision::Accept { next }
+    } else if failures <= 1 {
+        StepDecision::Reject {
+            retry: (0.9 * r).max(0.25).min(0.9) * h,
+        }
+    } else {
+        StepDecision::Reject { retry: 0.25 * h }
+    };
+    let h_new = match decision {
+        StepDecision::Accept { next } => next,
+        StepDecision::Reject { retry } => retry,
+    };
+    if h_new <= settings.h_min {
+        return Err(format!(
+            "the macro step fell to {h_new:e} s (at most {:e} allowed): the error test cannot be met; loosen the tolerances or check the system",
+            settings.h_min
+        ));
+    }
+    Ok(decision)
+}
+
+/// The order controller of Sect. 5.2.2 (Fig. 6), adapted from IDA.
+///
+/// `sdn[j]` holds SDN(j) for j = 1..=k+2 where available (`sdn[0]` unused; NaN where the
+/// history is too short). `failures` counts consecutive rejections, `successes` consecutive
+/// accepted steps at constant k without a step reduction.
+pub fn next_order(k: usize, k_max: usize, sdn: &[f64], failures: u32, successes: u32) -> usize {
+    let at = |j: usize| sdn.get(j).copied().unwrap_or(f64::NAN);
+    // Decrease test.
+    let mut k_new = if k == 1 && at(1) <= 0.5 * at(2) {
+        0
+    } else if k > 1 && at(k).max(at(k - 1)) <= at(k + 1) {
+        k - 1
+    } else {
+        k
+    };
+    // Failure overrides.
+    if failures > 5 {
+        return 0;
+    } else if failures > 3 {
+        k_new = k_new.min(1);
+    }
+    // Increase / decrease after a stable run.
+    if failures == 0 && successes as usize > k && k_new == k {
+        if k == 0 && at(2) < 0.5 * at(1) {
+            k_new = 1;
+        } else if k > 0 && at(k) <= at(k + 1).min(at(k + 2)) {
+            k_new = k - 1;
+        } else if k > 0 && at(k + 2) < at(k + 1) {
+            k_new = k + 1;
+        }
+    }
+    k_new.min(k_max).min(MAX_DEGREE - 1)
+}
+
+/// Scaled derivative norm SDN(j) = || H^j * j! * u[T_M, ..., T_(M-j)] || (WRMS over the coupling
+/// variables with their weights), from the divided difference of order j of each variable.
+pub fn scaled_derivative_norm(
+    j: usize,
+    h: f64,
+    times: &[f64],
+    histories: &[&[f64]],
+    atol: f64,
+    rtol: f64,
+) -> f64 {
+    if times.len() <= j {
+        return f64::NAN;
+    }
+    let mut factorial = 1.0;
+    for i in 2..=j {
+        factorial *= i as f64;
+    }
+    let mut scaled = Vec::with_capacity(histories.len());
+    let mut current = Vec::with_capacity(histories.len());
+    for values in histories {
+        scaled.push(h.powi(j as i32) * factorial * divided_difference(&times[..=j], &values[..=j]));
+        current.push(values[0]);
+    }
+    wrms(&scaled, &current, atol, rtol)
+}
+
+/// The divided difference u[t_0, ..., t_n].
+pub fn divided_difference(times: &[f64], values: &[f64]) -> f64 {
+    let n = times.len().min(values.len());
+    let mut dd = [0.0; MAX_CONSTANT_ORDER + 2];
+    dd[..n].copy_from_slice(&values[..n]);
+    for level in 1..n {
+        for i in (level..n).rev() {
+            dd[i] = (dd[i] - dd[i - 1]) / (times[i] - times[i - level]);
+        }
+    }
+    dd[n - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn equidistant(k: usize) -> (f64, f64) {
+        let past: Vec<f64> = (0..=k).map(|j| -(j as f64)).collect();
+        error_constants(k, 1.0, &past)
+    }
+
+    #[test]
+    fn equidistant_constants_equal_the_paper() {
+        let pos = [
+            1.0 / 2.0,
+            1.0 / 6.0,
+            1.0 / 8.0,
+            19.0 / 180.0,
+            3.0 / 32.0,
+            863.0 / 10080.0,
+            275.0 / 3456.0,
+        ];
+        let vel = [
+            1.0,
+            1.0 / 2.0,
+            5.0 / 12.0,
+            3.0 / 8.0,
+            251.0 / 720.0,
+            95.0 / 288.0,
+            19087.0 / 60480.0,
+        ];
+        for k in 0..=6 {
+            let (p, v) = equidistant(k);
+            assert!(
+                (p - pos[k]).abs() < 1e-14,
+                "C_pos^{k} = {p}, expected {}",
+                pos[k]
+            );
+            assert!(
+                (v - vel[k]).abs() < 1e-14,
+                "C_vel^{k} = {v}, expected {}",
+                vel[k]
+            );
+        }
+    }
+
+    #[test]
+    fn constants_do_not_depend_on_the_scale_of_time() {
+        let past = [3.0, 2.9, 2.8];
+        let (p, v) = error_constants(2, 3.1, &past);
+        assert!((p - 1.0 / 8.0).abs() < 1e-12 && (v - 5.0 / 12.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn milne_factors_equal_the_paper() {
+        let past: Vec<f64> = (0..=5).map(|j| -(j as f64)).collect();
+        let explicit_pos = [1.0 / 3.0, 3.0 / 4.0, 38.0 / 45.0, 135.0 / 152.0];
+        let explicit_vel = [1.0 / 2.0, 5.0 / 6.0, 9.0 / 10.0, 251.0 / 270.0];
+        let implicit_pos = [2.0 / 3.0, 1.0 / 4.0, 7.0 / 45.0, 17.0 / 152.0];
+        let implicit_vel = [1.0 / 2.0, 1.0 / 6.0, 1.0 / 10.0, 19.0 / 270.0];
+        for k in 0..4 {
+            let f = |e, p| milne_factor(e, k, 1.0, &past, p);
+            assert!((f(Estimator::ExMilne, true) - explicit_pos[k]).abs() < 1e-14);
+            assert!((f(Estimator::ExMilne, false) - explicit_vel[k]).abs() < 1e-14);
+            assert!((f(Estimator::ImMilne, true) - implicit_pos[k]).abs() < 1e-14);
+            assert!((f(Estimator::ImMilne, false) - implicit_vel[k]).abs() < 1e-14);
+        }
+    }
+
+    #[test]
+    fn wrms_weights_each_component() {
+        assert_eq!(wrms(&[1e-6, 2e-6], &[0.0, 0.0], 1e-6, 0.0), (2.5f64).sqrt());
+        assert!((wrms(&[0.1], &[10.0], 0.0, 0.01) - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn step_size_rules_of_the_paper() {
+        let s = StepSizeSettings::default();
+        let accept = |r| next_step_size(&s, 1.0, r, true, 0, false).unwrap();
+        assert_eq!(
+            accept(3.0),
+            StepDecision::Accept { next: 2.0 },
+            "growth capped by r_max"
+        );
+        assert_eq!(
+            accept(1.5),
+            StepDecision::Accept { next: 1.0 },
+            "1 <= r < r_max keeps H"
+        );
+        assert_eq!(accept(0.7), StepDecision::Accept { next: 0.7 });
+        assert_eq!(
+            accept(0.95),
+            StepDecision::Accept { next: 0.9 },
+            "at most 0.9 H when r < 1"
+        );
+        assert_eq!(
+            accept(0.1),
+            StepDecision::Accept { next: 0.5 },
+            "at least r_min"
+        );
+        let reject = |r, failures| next_step_size(&s, 1.0, r, false, failures, false).unwrap();
+        assert_eq!(reject(0.5, 1), StepDecision::Reject { retry: 0.45 });
+        assert_eq!(reject(0.1, 1), StepDecision::Reject { retry: 0.25 });
+        assert_eq!(reject(0.99, 1), StepDecision::Reject { retry: 0.891 });
+        assert_eq!(reject(0.5, 2), StepDecision::Reject { retry: 0.25 });
+        assert_eq!(
+            next_step_size(&s, 1.0, 10.0, true, 0, true).unwrap(),
+            StepDecision::Reject { retry: 0.25 },
+            "a corrector failure quarters H"
+        );
+        assert!(
+            next_step_size(&s, 2e-12, 0.1, false, 3, false).is_err(),
+            "abort below 1e-12"
+        );
+    }
+
+    #[test]
+    fn ratios_use_the_order_exponents() {
+        let (p, v, u) = ratio_exponents(2);
+        assert_eq!((p, v, u), (5.0, 4.0, 3.0));
+        assert!((ratio(6.0, 1.0 / 6.0 / 32.0, 5.0) - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn order_rules_of_the_paper() {
+        let nan = f64::NAN;
+        // k = 1 drops to 0 when SDN(1) <= SDN(2) / 2.
+        assert_eq!(next_order(1, 5, &[nan, 1.0, 3.0, 4.0], 0, 0), 0);
+        // k > 1 drops when max(SDN(k), SDN(k-1)) <= SDN(k+1).
+        assert_eq!(next_order(2, 5, &[nan, 1.0, 1.0, 2.0, 3.0], 0, 0), 1);
+        // Decreasing norms keep k, and a stable run raises it when SDN(k+2) < SDN(k+1).
+        assert_eq!(next_order(2, 5, &[nan, 8.0, 4.0, 2.0, 1.0], 0, 0), 2);
+        assert_eq!(next_order(2, 5, &[nan, 8.0, 4.0, 2.0, 1.0], 0, 3), 3);
+        assert_eq!(
+            next_order(2, 2, &[nan, 8.0, 4.0, 2.0, 1.0], 0, 3),
+            2,
+            "capped at k_max"
+        );
+        // k = 0 rises when SDN(2) < SDN(1) / 2 after a stable run.
+        assert_eq!(next_order(0, 5, &[nan, 1.0, 0.4], 0, 1), 1);
+        // Failure overrides.
+        assert_eq!(next_order(3, 5, &[nan, 8.0, 4.0, 2.0, 1.0, 0.5], 4, 0), 1);
+        assert_eq!(next_order(3, 5, &[nan, 8.0, 4.0, 2.0, 1.0, 0.5], 6, 0), 0);
+    }
+
+    #[test]
+    fn divided_differences_give_derivatives_of_polynomials() {
+        let t = [0.3, 0.1, -0.4, -0.5];
+        let cubic = |x: f64| 2.0 * x * x * x - x + 1.0;
+        let v = t.map(cubic);
+        assert!(
+            (divided_difference(&t, &v) - 2.0).abs() < 1e-12,
+            "third divided difference = leading coefficient"
+        );
+        let sdn = scaled_derivative_norm(3, 0.5, &t, &[&v], 1.0, 0.0);
+        assert!((sdn - 0.125 * 6.0 * 2.0).abs() < 1e-12);
+    }
+}
