@@ -515,7 +515,9 @@ fn fmu_log_messages_are_captured_and_forwarded() {
         assert!(
             forwarded
                 .iter()
-                .any(|l| l.starts_with("ERROR") && l.contains(&name) && l.contains("424242")),
+                // Error messages travel inside the returned error, so the log crate gets them at
+                // debug level (printing them as errors too would show every failure twice).
+                .any(|l| l.starts_with("DEBUG") && l.contains(&name) && l.contains("424242")),
             "{forwarded:#?}"
         );
     }

@@ -387,6 +387,55 @@ impl Execution {
         })
     }
 
+    /// Replace the history with `past` (oldest first: time and one value per connection)
+    /// followed by the current point: a run that continues from known earlier coupling values
+    /// (e.g. a restart, or a study of one macro step from exact data).
+    pub fn seed_history(&mut self, past: &[(f64, Vec<f64>)]) -> Result<()> {
+        let connections = self.values.len();
+        if let Some((t, values)) = past.iter().find(|(_, v)| v.len() != connections) {
+            return Err(Error::Usage(format!(
+                "history at t = {t} has {} values for {connections} connections",
+                values.len()
+            )));
+        }
+        self.history = History::new(connections);
+        for (t, values) in past {
+            self.history.push(*t, values);
+        }
+        self.history.push(self.time, &self.values);
+        Ok(())
+    }
+
+    /// Read a Float64 variable `component.variable` now.
+    pub fn float_value(&mut self, name: &str) -> Result<f64> {
+        let endpoint = crate::system::Endpoint::parse(name)
+            .ok_or_else(|| Error::Usage(format!("{name}: expected component.variable")))?;
+        let (i, comp) = self
+            .resolved
+            .components
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.name == endpoint.component)
+            .ok_or_else(|| {
+                Error::Usage(format!("{name}: no component \"{}\"", endpoint.component))
+            })?;
+        let vr = comp
+            .description
+            .variable(&endpoint.variable)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "{name}: {} has no variable \"{}\"",
+                    comp.name, endpoint.variable
+                ))
+            })?
+            .value_reference;
+        self.placement.run_one(i, move |unit| {
+            let mut v = [0.0];
+            unit.slave.get_float64(&[vr], &mut v)?;
+            Ok(v[0])
+        })
+    }
+
     /// Record the coupling values of the current communication point for extrapolation.
     pub fn push_history(&mut self) {
         self.history.push(self.time, &self.values);

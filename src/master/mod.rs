@@ -7,6 +7,7 @@
 
 pub mod control;
 pub mod execution;
+pub mod implicit;
 pub mod loops;
 pub mod polynomial;
 pub mod pool;

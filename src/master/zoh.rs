@@ -81,7 +81,7 @@ impl Execution {
         k - 1 - j
     }
 
-    fn step_jacobi(&mut self, t_end: f64, corrector: Option<&[f64]>) -> Result<()> {
+    pub(crate) fn step_jacobi(&mut self, t_end: f64, corrector: Option<&[f64]>) -> Result<()> {
         let inputs = StepInputs {
             corrector,
             resolved: &self.resolved,
@@ -251,7 +251,7 @@ fn apply_polynomials(
 
 /// The degree actually used: the configured order, lowered while the history is shorter
 /// (the first steps of a run), so the polynomial always goes through known values.
-fn effective_order(order: u8, available: usize) -> usize {
+pub(crate) fn effective_order(order: u8, available: usize) -> usize {
     usize::from(order)
         .min(available.saturating_sub(1))
         .min(MAX_DEGREE - 1)

@@ -152,7 +152,8 @@ fn fmpy_python() -> Result<PathBuf, String> {
 fn test(extra: &[String]) -> Result<(), String> {
     let python = fmpy_python()?;
     let mut tests = cargo();
-    tests.args(["test", "--workspace"]);
+    // Every test binary runs even after a failure, so one run shows everything that broke.
+    tests.args(["test", "--workspace", "--no-fail-fast"]);
     tests.args(extra);
     tests.env("COSIMO_FMPY_PYTHON", &python);
     run(tests)
