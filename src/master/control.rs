@@ -179,7 +179,7 @@ pub fn next_step_size(
         StepDecision::Accept { next }
     } else if failures <= 1 {
         StepDecision::Reject {
-            retry: (0.9 * r).max(0.25).min(0.9) * h,
+            retry: (0.9 * if r.is_nan() { 0.0 } else { r }).clamp(0.25, 0.9) * h,
         }
     } else {
         StepDecision::Reject { retry: 0.25 * h }
@@ -268,6 +268,430 @@ pub fn divided_difference(times: &[f64], values: &[f64]) -> f64 {
         }
     }
     dd[n - 1]
+}
+
+/// Settings of macro-step size and order control (plain data of the experiment).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepControl {
+    pub estimator: Estimator,
+    pub step: StepSizeSettings,
+    /// Largest macro step.
+    pub h_max: f64,
+    /// State-based estimators: weights atol + rtol |x|.
+    pub rtol: f64,
+    pub atol_position: f64,
+    pub atol_velocity: f64,
+    /// Coupling-based estimators and the order controller.
+    pub rtol_coupling: f64,
+    pub atol_coupling: f64,
+    /// Let the order controller choose k (else k stays the experiment's extrapolation order).
+    pub variable_order: bool,
+    pub max_order: u8,
+    /// `component.variable` measured as positions / velocities by the state-based estimators.
+    /// Both empty: every continuous state of every FMU, counted as a velocity.
+    pub positions: Vec<String>,
+    pub velocities: Vec<String>,
+}
+
+impl Default for StepControl {
+    fn default() -> Self {
+        StepControl {
+            estimator: Estimator::ExSLocal,
+            step: StepSizeSettings::default(),
+            h_max: f64::INFINITY,
+            rtol: 1e-5,
+            atol_position: 1e-8,
+            atol_velocity: 1e-5,
+            rtol_coupling: 1e-3,
+            atol_coupling: 1e-1,
+            variable_order: true,
+            max_order: 3,
+            positions: Vec::new(),
+            velocities: Vec::new(),
+        }
+    }
+}
+
+/// What one controlled attempt of a macro step measured.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Attempt {
+    /// The error norm the test compares with 1.
+    pub norm: f64,
+    /// The step-size ratio the estimate suggests.
+    pub ratio: f64,
+    /// Per-variable estimates: positions then velocities (state-based), or coupling variables.
+    pub estimates: Vec<f64>,
+    /// The implicit corrector did not converge (the step is already rolled back).
+    pub corrector_failed: bool,
+    pub corrector_iterations: u32,
+    /// Macro steps computed (predictor, corrector passes, Jacobian, estimator runs).
+    pub macro_steps: u32,
+}
+
+/// Statistics of a controlled run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ControlStatistics {
+    pub accepted: u64,
+    pub rejected: u64,
+    pub corrector_iterations: u64,
+    pub macro_steps: u64,
+    /// Accepted steps per extrapolation order k.
+    pub order_histogram: [u64; MAX_DEGREE],
+    pub smallest_step: f64,
+    pub largest_step: f64,
+}
+
+use super::execution::Execution;
+use super::implicit::{ImplicitSettings, ImplicitState};
+use crate::{Error, Result};
+
+impl Execution {
+    /// Resolve the estimator's state variables into `probes`; returns how many are positions.
+    pub fn set_up_probes(&mut self, control: &StepControl) -> Result<usize> {
+        if control.positions.is_empty() && control.velocities.is_empty() {
+            self.probes = self.continuous_states();
+            return Ok(0);
+        }
+        let mut probes = Vec::new();
+        for name in control.positions.iter().chain(&control.velocities) {
+            probes.push(self.locate(name)?);
+        }
+        self.probes = probes;
+        Ok(control.positions.len())
+    }
+
+    /// Attempt the macro step to `t_end` at order `k` with the estimator's extra runs. Afterwards
+    /// the components hold the step's solution (not yet accepted) or, when the corrector
+    /// failed, the step's start.
+    pub fn attempt(
+        &mut self,
+        control: &StepControl,
+        positions: usize,
+        k: usize,
+        t_end: f64,
+        implicit: &ImplicitSettings,
+        implicit_state: &mut ImplicitState,
+    ) -> Result<Attempt> {
+        let t_start = self.time;
+        let coupled = self.coupled_connections();
+        let k_order = u8::try_from(k).unwrap_or(u8::MAX);
+        let mut attempt = Attempt::default();
+        // A higher-degree polynomial needs one more past point than the history may hold yet;
+        // until it does, the coupling-based estimate stands in.
+        let estimator = match control.estimator {
+            Estimator::ExLocal | Estimator::ExMilne if self.history.len() < k + 2 => {
+                Estimator::ExSLocal
+            }
+            e => e,
+        };
+        let state_norm = |estimates: &[f64], values: &[f64]| {
+            let (ep, ev) = estimates.split_at(positions);
+            let (xp, xv) = values.split_at(positions);
+            let np = wrms(ep, xp, control.atol_position, control.rtol);
+            let nv = wrms(ev, xv, control.atol_velocity, control.rtol);
+            let (p_pos, p_vel, _) = ratio_exponents(k);
+            let r =
+                ratio(control.step.safety, np, p_pos).min(ratio(control.step.safety, nv, p_vel));
+            (np.max(nv), r)
+        };
+        match estimator {
+            Estimator::ExSLocal => {
+                self.order_override = Some(k_order);
+                let predicted = self.extrapolate_to(t_end, &coupled);
+                self.advance(t_start, t_end, None)?;
+                attempt.macro_steps = 1;
+                let updated: Vec<f64> = coupled.iter().map(|&c| self.values[c]).collect();
+                attempt.estimates = predicted
+                    .iter()
+                    .zip(&updated)
+                    .map(|(p, u)| (p - u).abs())
+                    .collect();
+                attempt.norm = wrms(
+                    &attempt.estimates,
+                    &updated,
+                    control.atol_coupling,
+                    control.rtol_coupling,
+                );
+                attempt.ratio = ratio(control.step.safety, attempt.norm, ratio_exponents(k).2);
+            }
+            Estimator::ExLocal | Estimator::ExMilne => {
+                self.save_states()?;
+                if estimator == Estimator::ExLocal {
+                    self.order_override = Some(k_order + 1);
+                    self.advance(t_start, t_end, None)?;
+                } else {
+                    self.order_override = Some(k_order + 1);
+                    let milne = self.extrapolate_to(t_end, &coupled);
+                    self.order_override = Some(k_order);
+                    let mut at_end = self.values.clone();
+                    for (j, &c) in coupled.iter().enumerate() {
+                        at_end[c] = milne[j];
+                    }
+                    self.advance(t_start, t_end, Some(&at_end))?;
+                }
+                let other = self.read_probes()?;
+                self.roll_back(t_start)?;
+                self.order_override = Some(k_order);
+                self.advance(t_start, t_end, None)?;
+                attempt.macro_steps = 2;
+                let states = self.read_probes()?;
+                let past = self.history.times().to_vec();
+                attempt.estimates = states
+                    .iter()
+                    .zip(&other)
+                    .enumerate()
+                    .map(|(i, (q, q_hat))| {
+                        let factor = if estimator == Estimator::ExMilne {
+                            milne_factor(Estimator::ExMilne, k, t_end, &past, i < positions)
+                        } else {
+                            1.0
+                        };
+                        factor * (q - q_hat).abs()
+                    })
+                    .collect();
+                (attempt.norm, attempt.ratio) = state_norm(&attempt.estimates, &states);
+            }
+            Estimator::ImMilne | Estimator::ImSLocal => {
+                self.order_override = Some(k_order);
+                let step = self.step_implicit(t_end - t_start, implicit, implicit_state)?;
+                attempt.corrector_iterations = step.iterations;
+                attempt.macro_steps = 1 + step.iterations + step.jacobian_steps;
+                if !step.converged {
+                    attempt.corrector_failed = true;
+                    attempt.norm = f64::INFINITY;
+                    return Ok(attempt);
+                }
+                if estimator == Estimator::ImSLocal {
+                    let corrected: Vec<f64> = coupled.iter().map(|&c| self.values[c]).collect();
+                    attempt.estimates = step
+                        .predicted
+                        .iter()
+                        .zip(&corrected)
+                        .map(|(p, u)| (p - u).abs())
+                        .collect();
+                    attempt.norm = wrms(
+                        &attempt.estimates,
+                        &corrected,
+                        control.atol_coupling,
+                        control.rtol_coupling,
+                    );
+                    attempt.ratio = ratio(control.step.safety, attempt.norm, ratio_exponents(k).2);
+                } else {
+                    let states = self.read_probes()?;
+                    let past = self.history.times().to_vec();
+                    attempt.estimates = states
+                        .iter()
+                        .zip(&step.predictor_states)
+                        .enumerate()
+                        .map(|(i, (q, q_pre))| {
+                            milne_factor(Estimator::ImMilne, k, t_end, &past, i < positions)
+                                * (q - q_pre).abs()
+                        })
+                        .collect();
+                    (attempt.norm, attempt.ratio) = state_norm(&attempt.estimates, &states);
+                }
+            }
+        }
+        Ok(attempt)
+    }
+
+    /// SDN(j), j = 0..=k+2, of the coupling variables' history (index 0 unused).
+    fn scaled_derivative_norms(&self, control: &StepControl, k: usize, h: f64) -> Vec<f64> {
+        let coupled = self.coupled_connections();
+        let histories: Vec<&[f64]> = coupled.iter().map(|&c| self.history.values(c)).collect();
+        (0..=k + 2)
+            .map(|j| {
+                if j == 0 {
+                    f64::NAN
+                } else {
+                    scaled_derivative_norm(
+                        j,
+                        h,
+                        self.history.times(),
+                        &histories,
+                        control.atol_coupling,
+                        control.rtol_coupling,
+                    )
+                }
+            })
+            .collect()
+    }
+
+    /// The a-priori estimate after an order change (Eq. 31): P^(k+1)(T) - P^k(T) through the
+    /// history, at the trial point T = t + h, as a step-size ratio for the new order k.
+    fn a_priori_ratio(&self, control: &StepControl, k: usize, h: f64) -> f64 {
+        let t = self.time + h;
+        let times = self.history.times();
+        if times.len() < k + 2 {
+            return 1.0;
+        }
+        let coupled = self.coupled_connections();
+        let mut difference = Vec::with_capacity(coupled.len());
+        let mut current = Vec::with_capacity(coupled.len());
+        for &c in &coupled {
+            let values = self.history.values(c);
+            let mut high = [0.0; MAX_DEGREE + 2];
+            let mut low = [0.0; MAX_DEGREE + 2];
+            super::polynomial::lagrange_taylor(&times[..k + 2], &values[..k + 2], t, &mut high);
+            super::polynomial::lagrange_taylor(&times[..k + 1], &values[..k + 1], t, &mut low);
+            difference.push(high[0] - low[0]);
+            current.push(values[0]);
+        }
+        ratio(
+            control.step.safety,
+            wrms(
+                &difference,
+                &current,
+                control.atol_coupling,
+                control.rtol_coupling,
+            ),
+            ratio_exponents(k).2,
+        )
+    }
+
+    /// Run from start to stop with macro-step size (and order) control, writing a row at every
+    /// output point (steps land on it) and calling `progress` after every accepted step.
+    pub fn run_controlled<W: std::io::Write + Send>(
+        &mut self,
+        control: &StepControl,
+        implicit: Option<&ImplicitSettings>,
+        writer: &mut crate::results::CsvWriter<W>,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<(super::RunStatistics, ControlStatistics)> {
+        let started = std::time::Instant::now();
+        let experiment = self.resolved.system.experiment.clone();
+        let output_interval = experiment.output_interval.unwrap_or(experiment.step);
+        let grid = super::TimeGrid {
+            start: experiment.start,
+            stop: experiment.stop,
+            step: experiment.step,
+            output_interval,
+        };
+        let at = |time: f64| {
+            move |e: Error| Error::Simulation {
+                time,
+                source: Box::new(e),
+            }
+        };
+        let implicit_settings = implicit.copied().unwrap_or_default();
+        let mut implicit_state = ImplicitState::default();
+        let positions = self.set_up_probes(control).map_err(at(grid.start))?;
+        if implicit.is_none() && control.estimator.is_implicit() {
+            return Err(Error::Usage(format!(
+                "estimator {:?} belongs to the implicit scheme: use --algorithm implicit, or an explicit estimator (ExLocal, ExMilne, ExSLocal)",
+                control.estimator
+            )));
+        }
+        self.initialize().map_err(at(grid.start))?;
+        self.write_row(writer).map_err(at(grid.start))?;
+        let mut stats = super::RunStatistics {
+            end_time: grid.start,
+            rows: 1,
+            ..super::RunStatistics::default()
+        };
+        let mut control_stats = ControlStatistics {
+            smallest_step: f64::INFINITY,
+            ..ControlStatistics::default()
+        };
+        let eps = grid.epsilon();
+        let mut next_output = grid.next_point(grid.start, output_interval);
+        let mut h = experiment.step.min(control.h_max);
+        let mut k = usize::from(if control.variable_order {
+            0
+        } else {
+            experiment.extrapolation_order
+        });
+        let (mut failures, mut successes) = (0u32, 0u32);
+        while self.time < grid.stop - eps {
+            let t = self.time;
+            let h_try = h.min(next_output - t).min(grid.stop - t);
+            let k_eff = k.min(self.history.len().saturating_sub(1));
+            if !control.estimator.is_implicit() {
+                self.save_states().map_err(at(t))?;
+            }
+            let attempt = self
+                .attempt(
+                    control,
+                    positions,
+                    k_eff,
+                    t + h_try,
+                    &implicit_settings,
+                    &mut implicit_state,
+                )
+                .map_err(at(t))?;
+            control_stats.macro_steps += u64::from(attempt.macro_steps);
+            control_stats.corrector_iterations += u64::from(attempt.corrector_iterations);
+            let accepted = !attempt.corrector_failed && attempt.norm <= 1.0;
+            if !accepted {
+                failures += 1;
+            }
+            let decision = next_step_size(
+                &control.step,
+                h_try,
+                attempt.ratio,
+                accepted,
+                failures,
+                attempt.corrector_failed,
+            )
+            .map_err(|message| at(t)(Error::Usage(message)))?;
+            match decision {
+                StepDecision::Accept { next } => {
+                    self.push_history();
+                    stats.steps += 1;
+                    control_stats.accepted += 1;
+                    control_stats.order_histogram[k_eff.min(MAX_DEGREE - 1)] += 1;
+                    control_stats.smallest_step = control_stats.smallest_step.min(h_try);
+                    control_stats.largest_step = control_stats.largest_step.max(h_try);
+                    // A step shortened to land on the output grid says little about the next.
+                    let mut next = if h_try < h { next.max(h) } else { next };
+                    let reduced = next < h_try;
+                    if control.variable_order {
+                        let sdn = self.scaled_derivative_norms(control, k, next);
+                        let k_new =
+                            next_order(k, usize::from(control.max_order), &sdn, 0, successes);
+                        if k_new != k {
+                            let r = self.a_priori_ratio(control, k_new, next);
+                            if let Ok(StepDecision::Accept { next: n }) =
+                                next_step_size(&control.step, next, r, true, 0, false)
+                            {
+                                next = n;
+                            }
+                            successes = 0;
+                        } else {
+                            successes = if reduced { 0 } else { successes + 1 };
+                        }
+                        k = k_new;
+                    }
+                    h = next.min(control.h_max);
+                    failures = 0;
+                    if (self.time - next_output).abs() <= eps || self.time >= grid.stop - eps {
+                        self.write_row(writer).map_err(at(self.time))?;
+                        stats.rows += 1;
+                        next_output = grid.next_point(self.time, output_interval);
+                    }
+                    stats.end_time = self.time;
+                    progress(self.time);
+                }
+                StepDecision::Reject { retry } => {
+                    control_stats.rejected += 1;
+                    if !attempt.corrector_failed {
+                        self.roll_back(t).map_err(at(t))?;
+                    }
+                    if control.variable_order {
+                        let sdn = self.scaled_derivative_norms(control, k, retry);
+                        k = next_order(k, usize::from(control.max_order), &sdn, failures, 0);
+                    }
+                    successes = 0;
+                    h = retry;
+                }
+            }
+        }
+        self.order_override = None;
+        self.terminate().map_err(at(self.time))?;
+        stats.fmi_calls = self.fmi_calls();
+        stats.wall_seconds = started.elapsed().as_secs_f64();
+        Ok((stats, control_stats))
+    }
 }
 
 #[cfg(test)]

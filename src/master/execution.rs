@@ -135,6 +135,10 @@ pub struct Execution {
     recordings: Vec<(usize, Recording)>,
     /// Saved FMU states for repeating a macro step, per component (allocated on first use).
     state_ids: Vec<Option<StateId>>,
+    /// Step control sets the extrapolation order of every Float64 input.
+    pub order_override: Option<u8>,
+    /// State variables the error estimators read: (component, value reference).
+    pub probes: Vec<(usize, ValueReference)>,
 }
 
 impl Execution {
@@ -197,6 +201,8 @@ impl Execution {
             placement,
             graph,
             state_ids: vec![None; count],
+            order_override: None,
+            probes: Vec::new(),
             resolved,
             recordings,
         })
@@ -404,6 +410,64 @@ impl Execution {
         }
         self.history.push(self.time, &self.values);
         Ok(())
+    }
+
+    /// Read the probed state variables now.
+    pub fn read_probes(&mut self) -> Result<Vec<f64>> {
+        let probes = self.probes.clone();
+        let mut values = Vec::with_capacity(probes.len());
+        for (i, vr) in probes {
+            values.push(self.placement.run_one(i, move |unit| {
+                let mut v = [0.0];
+                unit.slave.get_float64(&[vr], &mut v)?;
+                Ok(v[0])
+            })?);
+        }
+        Ok(values)
+    }
+
+    /// Component index and value reference of a Float64 variable `component.variable`.
+    pub fn locate(&self, name: &str) -> Result<(usize, ValueReference)> {
+        let endpoint = crate::system::Endpoint::parse(name)
+            .ok_or_else(|| Error::Usage(format!("{name}: expected component.variable")))?;
+        let (i, comp) = self
+            .resolved
+            .components
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.name == endpoint.component)
+            .ok_or_else(|| {
+                Error::Usage(format!("{name}: no component \"{}\"", endpoint.component))
+            })?;
+        let variable = comp
+            .description
+            .variable(&endpoint.variable)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "{name}: {} has no variable \"{}\"",
+                    comp.name, endpoint.variable
+                ))
+            })?;
+        if variable.var_type != VariableType::Float64 {
+            return Err(Error::Usage(format!("{name}: is not a Float64 variable")));
+        }
+        Ok((i, variable.value_reference))
+    }
+
+    /// Every continuous state of every component (the variables a `derivative` points at).
+    pub fn continuous_states(&self) -> Vec<(usize, ValueReference)> {
+        let mut states = Vec::new();
+        for (i, comp) in self.resolved.components.iter().enumerate() {
+            for v in &comp.description.variables {
+                if let Some(state) = v.derivative {
+                    let s = &comp.description.variables[state];
+                    if s.var_type == VariableType::Float64 && !s.is_array() {
+                        states.push((i, s.value_reference));
+                    }
+                }
+            }
+        }
+        states
     }
 
     /// Read a Float64 variable `component.variable` now.
@@ -741,7 +805,8 @@ fn plan_components(resolved: &ResolvedSystem) -> Vec<ComponentPlan> {
         let taylor: usize = plan
             .float_groups
             .iter()
-            .map(|(order, vrs, _)| vrs.len() * (usize::from(*order) + 1))
+            // Room for the highest degree, so step control may raise the order at run time.
+            .map(|(_, vrs, _)| vrs.len() * (MAX_DEGREE + 1))
             .sum();
         plan.scratch = taylor + plan.float_outputs.len();
     }

@@ -54,6 +54,8 @@ pub struct ImplicitStep {
     pub predicted: Vec<f64>,
     /// The coupling values after the predictor's update step, phi(z^pre).
     pub predictor_update: Vec<f64>,
+    /// The probed state variables after the predictor (see `Execution::probes`).
+    pub predictor_states: Vec<f64>,
 }
 
 /// The interface Jacobian kept between steps when reuse is on.
@@ -92,9 +94,10 @@ impl Execution {
             .map(|c| c.name.as_str())
     }
 
-    /// One implicit macro step of size `h`. When the corrector does not converge, every
-    /// component is back at the step's start and `converged` is false; the caller retries with
-    /// a smaller step.
+    /// One implicit macro step of size `h`. When it converges the components are at the new
+    /// point and the caller accepts it (`push_history`) or rolls it back (`restore_states`);
+    /// when the corrector does not converge, every component is back at the step's start and
+    /// `converged` is false, and the caller retries with a smaller step.
     pub fn step_implicit(
         &mut self,
         h: f64,
@@ -119,6 +122,7 @@ impl Execution {
         let mut report = ImplicitStep {
             predicted: predicted.clone(),
             predictor_update: phi.iter().copied().collect(),
+            predictor_states: self.read_probes()?,
             ..ImplicitStep::default()
         };
         let mut u = DVector::from_vec(predicted);
@@ -170,21 +174,24 @@ impl Execution {
         if settings.reuse_jacobian {
             state.jacobian = Some(jacobian);
         }
-        if report.converged {
-            self.push_history();
-        } else {
-            self.restore_states()?;
-            self.time = t_start;
-            // The coupling values at the start are the last history entry.
-            for (c, value) in self.values.iter_mut().enumerate() {
-                *value = self.history.values(c).first().copied().unwrap_or(*value);
-            }
+        if !report.converged {
+            self.roll_back(t_start)?;
         }
         Ok(report)
     }
 
+    /// Back to the saved states at `t_start`, with the coupling values of the last history point.
+    pub fn roll_back(&mut self, t_start: f64) -> Result<()> {
+        self.restore_states()?;
+        self.time = t_start;
+        for (c, value) in self.values.iter_mut().enumerate() {
+            *value = self.history.values(c).first().copied().unwrap_or(*value);
+        }
+        Ok(())
+    }
+
     /// The extrapolation of the coupled connections' history to `t` (the predictor's values).
-    fn extrapolate_to(&self, t: f64, coupled: &[usize]) -> Vec<f64> {
+    pub fn extrapolate_to(&self, t: f64, coupled: &[usize]) -> Vec<f64> {
         let available = self.history.len();
         coupled
             .iter()
@@ -193,10 +200,10 @@ impl Execution {
                     return self.values[c];
                 }
                 // The same degree the predictor's step uses for this connection.
-                let k = super::zoh::effective_order(
-                    self.resolved.connections[c].extrapolation_order,
-                    available,
-                );
+                let order = self
+                    .order_override
+                    .unwrap_or(self.resolved.connections[c].extrapolation_order);
+                let k = super::zoh::effective_order(order, available);
                 let mut taylor = [0.0; super::polynomial::MAX_DEGREE + 1];
                 lagrange_taylor(
                     &self.history.times()[..=k],
@@ -209,11 +216,15 @@ impl Execution {
             .collect()
     }
 
-    /// Step every component from `t_start` to `t_end` (explicit with `corrector` None, else
-    /// through the given end values) and update the coupling values at `t_end`.
-    fn advance(&mut self, t_start: f64, t_end: f64, corrector: Option<&[f64]>) -> Result<()> {
+    /// Step every component from `t_start` to `t_end` (explicit with `corrector` None, with the
+    /// experiment's algorithm; else Jacobi through the given end values) and update the
+    /// coupling values at `t_end`. The history is left alone.
+    pub fn advance(&mut self, t_start: f64, t_end: f64, corrector: Option<&[f64]>) -> Result<()> {
         self.time = t_start;
-        self.step_jacobi(t_end, corrector)?;
+        match (corrector, self.resolved.system.experiment.algorithm) {
+            (None, crate::system::Algorithm::GaussSeidel) => self.step_gauss_seidel(t_end)?,
+            _ => self.step_jacobi(t_end, corrector)?,
+        }
         self.time = t_end;
         self.exchange(false)
     }

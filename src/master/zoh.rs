@@ -30,6 +30,9 @@ struct StepInputs<'a> {
     /// Startup corrector: every input follows the interpolation through these values at the
     /// step's end (the coupling values just computed there) and the history.
     corrector: Option<&'a [f64]>,
+    /// Step control: this extrapolation order for every Float64 input instead of the
+    /// connections' own.
+    order_override: Option<u8>,
     terminate: &'a AtomicBool,
     t_start: f64,
     t_end: f64,
@@ -84,6 +87,7 @@ impl Execution {
     pub(crate) fn step_jacobi(&mut self, t_end: f64, corrector: Option<&[f64]>) -> Result<()> {
         let inputs = StepInputs {
             corrector,
+            order_override: self.order_override,
             resolved: &self.resolved,
             plans: &self.plans,
             history: &self.history,
@@ -98,7 +102,7 @@ impl Execution {
             .run_all(&|i, unit: &mut Unit| step_component(i, unit, &inputs))
     }
 
-    fn step_gauss_seidel(&mut self, t_end: f64) -> Result<()> {
+    pub(crate) fn step_gauss_seidel(&mut self, t_end: f64) -> Result<()> {
         let mut stepped = vec![false; self.plans.len()];
         for &i in &self.graph.gauss_seidel_order.clone() {
             let inputs = StepInputs {
@@ -109,6 +113,7 @@ impl Execution {
                 after_step: &self.after_step,
                 stepped: Some(&stepped),
                 corrector: None,
+                order_override: self.order_override,
                 terminate: &self.terminate_requested,
                 t_start: self.time,
                 t_end,
@@ -127,6 +132,7 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
     // The corrector has one point more than extrapolation: the value at the step's end.
     let available = s.history.len() + usize::from(s.corrector.is_some());
     prepare_taylor(plan, unit, s, available);
+    let orders = s.order_override;
     for binding in &plan.other_inputs {
         let conn = &s.resolved.connections[binding.connection];
         let fmi3 = s.resolved.components[conn.to_component]
@@ -153,7 +159,7 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
         };
         let mut t = s.t_start + f64::from(j) * h;
         while t < sub_end - eps {
-            apply_polynomials(plan, unit, t - expanded_at, available)?;
+            apply_polynomials(plan, unit, t - expanded_at, available, orders)?;
             expanded_at = t;
             let result = unit.slave.do_step(t, sub_end - t)?;
             if result.terminate_simulation {
@@ -183,7 +189,7 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
 fn prepare_taylor(plan: &ComponentPlan, unit: &mut Unit, s: &StepInputs<'_>, available: usize) {
     let mut offset = 0;
     for (order, _, connections) in &plan.float_groups {
-        let k = effective_order(*order, available);
+        let k = effective_order(s.order_override.unwrap_or(*order), available);
         for &c in connections {
             let slot = &mut unit.floats[offset..offset + k + 1];
             let source_done = s
@@ -228,10 +234,11 @@ fn apply_polynomials(
     unit: &mut Unit,
     shift: f64,
     available: usize,
+    order_override: Option<u8>,
 ) -> Result<()> {
     let mut offset = 0;
     for (order, vrs, _) in &plan.float_groups {
-        let stride = effective_order(*order, available) + 1;
+        let stride = effective_order(order_override.unwrap_or(*order), available) + 1;
         let coefficients = &mut unit.floats[offset..offset + vrs.len() * stride];
         if shift != 0.0 && stride > 1 {
             for taylor in coefficients.chunks_mut(stride) {
