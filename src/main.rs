@@ -11,6 +11,7 @@ use cosimo::fmu::description::{Causality, FmiVersion, StartValue, Variable};
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::values::{check_start_value_allowed, parse_value};
 use cosimo::fmu::{summary, Fmu};
+use cosimo::master::control::{Estimator, StepControl};
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::record::Recording;
 use cosimo::master::single::{SingleRun, TableInputs};
@@ -36,6 +37,11 @@ enum Command {
     Inspect(InspectArgs),
     /// Simulate a Co-Simulation FMU and write its results to CSV.
     Run(Box<RunArgs>),
+    /// Simulate and compare with reference results; exit code 3 when a signal leaves its
+    /// tolerance.
+    Check(Box<CheckArgs>),
+    /// Check an FMU statically: model description consistency and exported functions.
+    Validate(ValidateArgs),
 }
 
 #[derive(Args)]
@@ -56,12 +62,46 @@ struct RunArgs {
     /// Connect an output to an input: `component.output=component.input` (repeatable).
     #[arg(long = "connect", value_name = "FROM=TO")]
     connections: Vec<String>,
-    /// Master algorithm for systems.
-    #[arg(long, value_parser = ["jacobi", "gauss-seidel"])]
+    /// Master algorithm for systems: jacobi, gauss-seidel, or implicit (predictor / corrector
+    /// repeating each macro step from saved FMU states until the coupling equations hold).
+    #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit"])]
     algorithm: Option<String>,
-    /// Extrapolation order of Float inputs in systems: 0 (hold) to 3.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
+    /// Extrapolation order k of Float inputs in systems: 0 (hold) to 3 (with --adaptive: the
+    /// highest order the order controller may choose).
+    #[arg(long, visible_alias = "order", value_parser = clap::value_parser!(u8).range(0..=3))]
     extrapolation_order: Option<u8>,
+    /// Control the macro-step size (and, unless --fixed-order, the order) with an error
+    /// estimator; --step-size is the first step.
+    #[arg(long)]
+    adaptive: bool,
+    /// Error estimator for --adaptive: ExLocal, ExMilne, ExSLocal (explicit), ImMilne, ImSLocal
+    /// (implicit). Default: ExSLocal, or ImSLocal with --algorithm implicit.
+    #[arg(long, value_parser = ["ExLocal", "ExMilne", "ExSLocal", "ImMilne", "ImSLocal"])]
+    estimator: Option<String>,
+    /// With --adaptive: keep the order given by --order instead of controlling it.
+    #[arg(long)]
+    fixed_order: bool,
+    /// With --adaptive: relative tolerance of states (ExLocal, ExMilne, ImMilne).
+    #[arg(long)]
+    rtol: Option<f64>,
+    /// With --adaptive: absolute tolerance of positions.
+    #[arg(long)]
+    atol_position: Option<f64>,
+    /// With --adaptive: absolute tolerance of velocities.
+    #[arg(long)]
+    atol_velocity: Option<f64>,
+    /// With --adaptive: relative tolerance of coupling variables (ExSLocal, ImSLocal, order control).
+    #[arg(long)]
+    rtol_coupling: Option<f64>,
+    /// With --adaptive: absolute tolerance of coupling variables.
+    #[arg(long)]
+    atol_coupling: Option<f64>,
+    /// With --adaptive: largest macro step.
+    #[arg(long)]
+    max_step: Option<f64>,
+    /// With --adaptive: safety factor of the step-size controller (the paper recommends 2..6).
+    #[arg(long)]
+    safety_factor: Option<f64>,
     /// Step Jacobi components in parallel, each FMU on its own worker thread.
     #[arg(long)]
     parallel: bool,
@@ -118,11 +158,15 @@ fn main() -> ExitCode {
     let (quiet, log_calls, debug) = match &cli.command {
         Command::Run(r) => (r.quiet, r.log_fmi_calls, r.debug_logging),
         Command::Inspect(_) => (false, false, false),
+        Command::Check(c) => (c.quiet, false, false),
+        Command::Validate(_) => (false, false, false),
     };
     init_logging(quiet, log_calls, debug);
     let result = match cli.command {
         Command::Inspect(args) => inspect(&args),
         Command::Run(args) => run(&args),
+        Command::Check(args) => return check_command(&args),
+        Command::Validate(args) => return validate_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -234,6 +278,30 @@ fn run(args: &RunArgs) -> Result<(), Error> {
             stats.real_time_factor(system.experiment.start),
             if stats.terminated_early { " (an FMU asked to terminate)" } else { "" },
         );
+        if let Some(control) = &stats.control {
+            let histogram: Vec<String> = control
+                .order_histogram
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(k, n)| format!("k={k}: {n}"))
+                .collect();
+            eprintln!(
+                "step control: {} accepted, {} rejected, {} corrector iterations, {} macro-step computations, H from {:e} to {:e} s, orders {}",
+                control.accepted,
+                control.rejected,
+                control.corrector_iterations,
+                control.macro_steps,
+                control.smallest_step,
+                control.largest_step,
+                histogram.join(", ")
+            );
+        } else if stats.corrector_iterations > 0 {
+            eprintln!(
+                "implicit corrector: {} Newton iterations",
+                stats.corrector_iterations
+            );
+        }
         eprintln!("results: {}", output_file.display());
     }
     Ok(())
@@ -258,11 +326,49 @@ fn apply_overrides(args: &RunArgs, system: &mut System) -> Result<(), Error> {
         experiment.tolerance = args.tolerance;
     }
     if let Some(algorithm) = &args.algorithm {
-        experiment.algorithm = if algorithm == "gauss-seidel" {
-            Algorithm::GaussSeidel
-        } else {
-            Algorithm::Jacobi
+        experiment.algorithm = match algorithm.as_str() {
+            "gauss-seidel" => Algorithm::GaussSeidel,
+            "implicit" => Algorithm::Implicit,
+            _ => Algorithm::Jacobi,
         };
+    }
+    if args.adaptive || experiment.control.is_some() {
+        let mut control = experiment.control.clone().unwrap_or_else(|| StepControl {
+            estimator: if experiment.algorithm == Algorithm::Implicit {
+                Estimator::ImSLocal
+            } else {
+                Estimator::ExSLocal
+            },
+            ..StepControl::default()
+        });
+        if let Some(name) = &args.estimator {
+            control.estimator = match name.as_str() {
+                "ExLocal" => Estimator::ExLocal,
+                "ExMilne" => Estimator::ExMilne,
+                "ImMilne" => Estimator::ImMilne,
+                "ImSLocal" => Estimator::ImSLocal,
+                _ => Estimator::ExSLocal,
+            };
+        }
+        if args.fixed_order {
+            control.variable_order = false;
+        }
+        if let Some(order) = args.extrapolation_order {
+            control.max_order = order;
+        }
+        let set = |target: &mut f64, value: Option<f64>| {
+            if let Some(v) = value {
+                *target = v;
+            }
+        };
+        set(&mut control.rtol, args.rtol);
+        set(&mut control.atol_position, args.atol_position);
+        set(&mut control.atol_velocity, args.atol_velocity);
+        set(&mut control.rtol_coupling, args.rtol_coupling);
+        set(&mut control.atol_coupling, args.atol_coupling);
+        set(&mut control.h_max, args.max_step);
+        set(&mut control.step.safety, args.safety_factor);
+        experiment.control = Some(control);
     }
     if let Some(order) = args.extrapolation_order {
         experiment.extrapolation_order = order;
@@ -506,4 +612,527 @@ fn time_grid(args: &RunArgs, md: &cosimo::fmu::ModelDescription) -> Result<TimeG
         step,
         output_interval,
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// cosimo check / cosimo validate
+
+#[derive(Args)]
+struct CheckArgs {
+    /// What to check: an FMU (.fmu or unpacked folder), a system file (.json), an SSP, a case
+    /// folder (model + reference CSV + optional input CSV + optional check.json) or a folder of
+    /// case folders.
+    #[arg(required = true, value_name = "FMU|SYSTEM|CASES")]
+    targets: Vec<PathBuf>,
+    /// Reference CSV for a model given directly (default: the FMU's own FMI-LS-REF reference).
+    #[arg(long)]
+    reference: Option<PathBuf>,
+    /// Input CSV for an FMU given directly.
+    #[arg(long)]
+    input_file: Option<PathBuf>,
+    /// Settings (check.json format: tolerances, experiment, start values) for a model given
+    /// directly.
+    #[arg(long)]
+    settings: Option<PathBuf>,
+    /// Relative tolerance (of |reference|) of every signal [default: 1e-3].
+    #[arg(long)]
+    rel_tol: Option<f64>,
+    /// Absolute tolerance of every signal [default: 1e-6].
+    #[arg(long)]
+    abs_tol: Option<f64>,
+    /// Tolerance relative to each signal's range (max - min) [default: 1e-3].
+    #[arg(long)]
+    range_tol: Option<f64>,
+    /// Time tolerance [s]: half-width of the tube in time [default: 1e-3 of the duration].
+    #[arg(long)]
+    time_tol: Option<f64>,
+    /// Start time [s] (overrides the case's and the model's).
+    #[arg(long)]
+    start_time: Option<f64>,
+    /// Stop time [s].
+    #[arg(long)]
+    stop_time: Option<f64>,
+    /// Communication step size [s].
+    #[arg(long)]
+    step_size: Option<f64>,
+    /// Interval between result rows [s].
+    #[arg(long)]
+    output_interval: Option<f64>,
+    /// Write a JUnit XML report.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write the JSON report (schemas/check-report.schema.json) to FILE, or to stdout.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+    /// Write a PNG plot (reference, tube, result) of every failing signal into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Keep the simulation results in DIR (default: a temporary folder).
+    #[arg(long, value_name = "DIR")]
+    results: Option<PathBuf>,
+    /// Print no summary.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ValidateArgs {
+    /// The FMU: a .fmu file, an unpacked FMU folder, or a modelDescription.xml.
+    fmu: PathBuf,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn check_command(args: &CheckArgs) -> ExitCode {
+    match check(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(exit_code(&error))
+        }
+    }
+}
+
+/// Collect the cases, run and compare each, write the reports; returns the exit code.
+fn check(args: &CheckArgs) -> Result<u8, Error> {
+    use cosimo::results::reference::{discover, Case, CheckSettings, ModelKind};
+    use cosimo::results::report::CheckReport;
+
+    let mut cases: Vec<Case> = Vec::new();
+    for target in &args.targets {
+        if target.is_dir() && ModelKind::of(target).is_none() {
+            cases.extend(discover(target)?);
+        } else {
+            if !target.exists() {
+                return Err(Error::Usage(format!("{}: no such file", target.display())));
+            }
+            let mut case = Case::for_model(target)?;
+            if let Some(settings) = &args.settings {
+                case.settings = CheckSettings::read(settings)?;
+                case.reference = case.settings.reference.clone();
+                case.input = case.settings.input.clone();
+            }
+            cases.push(case);
+        }
+    }
+    let direct = args.reference.is_some() || args.input_file.is_some() || args.settings.is_some();
+    if direct
+        && (cases.len() != 1
+            || args
+                .targets
+                .iter()
+                .any(|t| t.is_dir() && ModelKind::of(t).is_none()))
+    {
+        return Err(Error::Usage(
+            "--reference, --input-file and --settings apply to one model given directly, not to case folders (put them in the case folder or its check.json)".into(),
+        ));
+    }
+    if let Some(case) = cases.first_mut().filter(|_| direct) {
+        if args.reference.is_some() {
+            case.reference = args.reference.clone();
+        }
+        if args.input_file.is_some() {
+            case.input = args.input_file.clone();
+        }
+    }
+    let cli_tolerance = cosimo::results::compare::ToleranceSettings {
+        rel: args.rel_tol,
+        abs: args.abs_tol,
+        range: args.range_tol,
+        time: args.time_tol,
+    };
+    cli_tolerance.validate("the command line")?;
+
+    let temporary;
+    let work = match &args.results {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            dir.clone()
+        }
+        None => {
+            temporary =
+                tempfile::tempdir().map_err(|e| Error::io(Path::new("temporary folder"), e))?;
+            temporary.path().to_path_buf()
+        }
+    };
+    if let Some(dir) = &args.plot {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+
+    let mut reports = Vec::new();
+    for case in &cases {
+        let mut report = check_case(case, args, &cli_tolerance, &work);
+        if let Some(dir) = &args.plot {
+            plot_failures(dir, &mut report);
+        }
+        reports.push(report);
+    }
+    let report = CheckReport::new(reports);
+    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    if !args.quiet {
+        if json_to_stdout {
+            eprint!("{}", report.text());
+        } else {
+            print!("{}", report.text());
+        }
+    }
+    if let Some(path) = &args.junit {
+        std::fs::write(path, report.junit()).map_err(|e| Error::io(path, e))?;
+    }
+    match &args.json {
+        Some(_) if json_to_stdout => println!("{}", report.json()),
+        Some(path) => std::fs::write(path, report.json() + "\n").map_err(|e| Error::io(path, e))?,
+        None => {}
+    }
+    Ok(report.exit_code())
+}
+
+/// Run and compare one case; errors become an `error` case.
+fn check_case(
+    case: &cosimo::results::reference::Case,
+    args: &CheckArgs,
+    cli_tolerance: &cosimo::results::compare::ToleranceSettings,
+    work: &Path,
+) -> cosimo::results::report::CaseReport {
+    use cosimo::results::report::CaseReport;
+    let started = std::time::Instant::now();
+    let mut reference_used = case.reference.as_ref().map(|p| p.display().to_string());
+    let result_file = work.join(format!("{}_out.csv", safe_name(&case.name)));
+    match simulate_and_compare(case, args, cli_tolerance, &result_file, &mut reference_used) {
+        Ok(comparison) => {
+            let mut report = CaseReport::compared(
+                case.name.clone(),
+                case.model.display().to_string(),
+                reference_used.unwrap_or_default(),
+                comparison,
+                started.elapsed().as_secs_f64(),
+            );
+            if args.results.is_some() {
+                report.result_file = Some(result_file.display().to_string());
+            }
+            report
+        }
+        Err(error) => CaseReport::failed_to_run(
+            case.name.clone(),
+            case.model.display().to_string(),
+            reference_used,
+            error.to_string(),
+            exit_code(&error),
+            started.elapsed().as_secs_f64(),
+        ),
+    }
+}
+
+fn safe_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A JSON value of a check file as the text `--start-value` takes.
+fn json_value_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(json_value_text)
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => other.to_string(),
+    }
+}
+
+fn simulate_and_compare(
+    case: &cosimo::results::reference::Case,
+    args: &CheckArgs,
+    cli_tolerance: &cosimo::results::compare::ToleranceSettings,
+    result_file: &Path,
+    reference_used: &mut Option<String>,
+) -> Result<cosimo::results::compare::Comparison, Error> {
+    use cosimo::fmu::description::VariableType;
+    use cosimo::results::compare::{compare, CompareOptions, SignalKind, SignalTable};
+    use cosimo::results::reference::{ls_reference, ModelKind};
+
+    let settings = &case.settings;
+    let experiment = &settings.experiment;
+    let start = args.start_time.or(experiment.start_time);
+    let stop = args.stop_time.or(experiment.stop_time);
+    let step = args.step_size.or(experiment.step_size);
+    let output_interval = args.output_interval.or(experiment.output_interval);
+    let kind_of_type = |t: VariableType| {
+        if t.is_float() {
+            SignalKind::Continuous
+        } else {
+            SignalKind::Discrete
+        }
+    };
+    let options = CompareOptions {
+        tolerance: cli_tolerance.over(&settings.tolerance),
+        signals: settings.signals.clone(),
+        keep_traces: args.plot.is_some(),
+    };
+    let no_reference = || {
+        Error::Usage(format!(
+            "{}: no reference results; give --reference, put reference.csv (or *_ref.csv) in the case folder, or ship them in the FMU (FMI-LS-REF)",
+            case.model.display()
+        ))
+    };
+
+    match case.kind {
+        ModelKind::Fmu => {
+            let fmu = Fmu::open(&case.model)?;
+            let md = fmu.description().clone();
+            let mut input = case.input.clone();
+            let reference_path = match &case.reference {
+                Some(path) => path.clone(),
+                None => {
+                    let own = ls_reference(fmu.archive().root())?.ok_or_else(no_reference)?;
+                    if input.is_none() {
+                        input = own.inputs.first().cloned();
+                    }
+                    let path = own.results.first().cloned().ok_or_else(|| {
+                        Error::Usage(format!(
+                            "{}: the FMU's FMI-LS-REF manifest lists no file with role=\"result\"",
+                            case.model.display()
+                        ))
+                    })?;
+                    *reference_used = Some(format!(
+                        "{} (FMI-LS-REF: {})",
+                        case.model.display(),
+                        path.strip_prefix(fmu.archive().root()).unwrap_or(&path).display()
+                    ));
+                    path
+                }
+            };
+            let reference = SignalTable::read(&reference_path)?;
+
+            let de = md.default_experiment.clone().unwrap_or_default();
+            let start = start.or(de.start_time).unwrap_or(0.0);
+            let stop = stop.or(de.stop_time).unwrap_or(start + 1.0);
+            if stop.is_nan() || start.is_nan() || stop <= start {
+                return Err(Error::Usage(format!(
+                    "the stop time {stop} must be after the start time {start}"
+                )));
+            }
+            let step = step.or(de.step_size).unwrap_or((stop - start) / 500.0);
+            let output_interval = output_interval.unwrap_or(step);
+            if !(step.is_finite() && step > 0.0 && output_interval.is_finite() && output_interval > 0.0) {
+                return Err(Error::Usage(format!(
+                    "the step size ({step}) and output interval ({output_interval}) must be positive"
+                )));
+            }
+            let grid = TimeGrid { start, stop, step, output_interval };
+            let tolerance = experiment.tolerance.or(de.tolerance);
+
+            let mut start_values = Vec::new();
+            for (name, value) in &settings.start_values {
+                let variable = find_variable(&md, name, "startValues")?;
+                check_start_value_allowed(&md, variable)?;
+                start_values.push((variable.clone(), parse_value(&md, variable, &json_value_text(value))?));
+            }
+            // Every output, and whatever else the reference names.
+            let mut recorded: Vec<&Variable> = md
+                .variables
+                .iter()
+                .filter(|v| v.causality == Causality::Output)
+                .collect();
+            for column in reference.column_names() {
+                if let Some(v) = md.variable(column) {
+                    if !recorded.iter().any(|r| r.name == v.name) {
+                        recorded.push(v);
+                    }
+                }
+            }
+            let recording = Recording::new(&md, &recorded)?;
+            let table = input.as_deref().map(Table::read).transpose()?;
+            let inputs = table.as_ref().map(|t| TableInputs::new(&md, t)).transpose()?;
+            let writer = CsvWriter::create(result_file, &recording.column_names(""))?;
+            let mut slave = fmu.instantiate(&md.model_name, InstanceOptions::default())?;
+            SingleRun { grid, tolerance, start_values, inputs, recording, writer }
+                .run(slave.as_mut())?;
+            drop(slave);
+            let result = SignalTable::read(result_file)?;
+            Ok(compare(&reference, &result, &options, &|column| {
+                md.variable(column).map(|v| kind_of_type(v.var_type))
+            }))
+        }
+        ModelKind::System => {
+            let reference = SignalTable::read(case.reference.as_ref().ok_or_else(no_reference)?)?;
+            if case.input.is_some() {
+                return Err(Error::Usage(format!(
+                    "{}: input files drive single FMUs; a system's inputs come from its connections and parameters",
+                    case.model.display()
+                )));
+            }
+            let mut system = config::from_file(&case.model)?;
+            check_system(case, &mut system, (start, stop, step, output_interval), experiment.tolerance)?;
+            let options_run = RunOptions {
+                instance: InstanceOptions::default(),
+                threads: 0,
+                record: Vec::new(),
+            };
+            let model = case.model.display().to_string();
+            let mut execution = Execution::instantiate(&system, &options_run).map_err(|e| match e {
+                Error::Usage(message) => Error::Usage(format!("{model}: {message}")),
+                other => other,
+            })?;
+            let mut writer = CsvWriter::create(result_file, &execution.column_names())?;
+            run_system(&mut execution, &mut writer, &mut |_| {})?;
+            drop(writer);
+            let types: Vec<(String, std::sync::Arc<cosimo::fmu::ModelDescription>)> = execution
+                .resolved
+                .components
+                .iter()
+                .map(|c| (format!("{}.", c.name), c.description.clone()))
+                .collect();
+            drop(execution);
+            let result = SignalTable::read(result_file)?;
+            Ok(compare(&reference, &result, &options, &|column| {
+                types.iter().find_map(|(prefix, md)| {
+                    let name = column.strip_prefix(prefix.as_str())?;
+                    md.variable(name).map(|v| kind_of_type(v.var_type))
+                })
+            }))
+        }
+        // Hook for SSP import: build a `System` from the .ssp / .ssd here (as for a system
+        // file above) once `cosimo::system::ssp` is available.
+        ModelKind::Ssp => Err(Error::Usage(format!(
+            "{}: checking SSP files is not available yet; describe the system in cosimo's JSON system file meanwhile",
+            case.model.display()
+        ))),
+    }
+}
+
+/// Apply a check's experiment overrides and start values to a system.
+fn check_system(
+    case: &cosimo::results::reference::Case,
+    system: &mut System,
+    (start, stop, step, output_interval): (Option<f64>, Option<f64>, Option<f64>, Option<f64>),
+    tolerance: Option<f64>,
+) -> Result<(), Error> {
+    let experiment = &mut system.experiment;
+    if let Some(t) = start {
+        experiment.start = t;
+    }
+    if let Some(t) = stop {
+        experiment.stop = t;
+    }
+    if let Some(h) = step {
+        experiment.step = h;
+    }
+    if output_interval.is_some() {
+        experiment.output_interval = output_interval;
+    }
+    if tolerance.is_some() {
+        experiment.tolerance = tolerance;
+    }
+    if experiment.stop.is_nan() || experiment.stop <= experiment.start || !(experiment.step > 0.0) {
+        return Err(Error::Usage(format!(
+            "{}: the experiment needs stop > start and a positive step size",
+            case.model.display()
+        )));
+    }
+    for (name, value) in &case.settings.start_values {
+        let endpoint = Endpoint::parse(name).ok_or_else(|| {
+            Error::Usage(format!(
+                "startValues \"{name}\": in a system, name the component: component.NAME"
+            ))
+        })?;
+        let component = system
+            .components
+            .iter_mut()
+            .find(|c| c.name == endpoint.component)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "startValues \"{name}\": there is no component \"{}\"",
+                    endpoint.component
+                ))
+            })?;
+        component
+            .start_values
+            .retain(|(n, _)| *n != endpoint.variable);
+        component
+            .start_values
+            .push((endpoint.variable, json_value_text(value)));
+    }
+    Ok(())
+}
+
+/// Plot every failing signal of a case that kept its trace; a plot that fails is noted.
+fn plot_failures(dir: &Path, report: &mut cosimo::results::report::CaseReport) {
+    use cosimo::results::plot;
+    let case_dir = dir.join(safe_name(&report.name));
+    let failing: Vec<usize> = (0..report.signals.len())
+        .filter(|&i| {
+            !report.signals[i].comparison.passed && report.signals[i].comparison.trace.is_some()
+        })
+        .collect();
+    if failing.is_empty() {
+        return;
+    }
+    if let Err(e) = std::fs::create_dir_all(&case_dir) {
+        eprintln!("warning: {}: {e}", case_dir.display());
+        return;
+    }
+    for i in failing {
+        let signal = &mut report.signals[i];
+        let path = case_dir.join(plot::file_name(&signal.comparison.name));
+        let title = format!("{}: {}", report.name, signal.comparison.name);
+        match plot::plot_signal(&path, &title, &signal.comparison) {
+            Ok(()) => signal.plot = Some(path.display().to_string()),
+            Err(e) => eprintln!("warning: {e}"),
+        }
+        signal.comparison.trace = None;
+    }
+}
+
+fn validate_command(args: &ValidateArgs) -> ExitCode {
+    use cosimo::fmu::validate::{has_errors, validate, Severity};
+    let findings = match validate(&args.fmu) {
+        Ok(findings) => findings,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    if args.json {
+        let json = serde_json::json!({
+            "fmu": args.fmu.display().to_string(),
+            "valid": errors == 0,
+            "errors": errors,
+            "warnings": warnings,
+            "findings": findings,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+    } else {
+        for finding in &findings {
+            println!("{finding}");
+        }
+        println!(
+            "{}: {errors} error{}, {warnings} warning{}",
+            args.fmu.display(),
+            if errors == 1 { "" } else { "s" },
+            if warnings == 1 { "" } else { "s" }
+        );
+    }
+    if has_errors(&findings) {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -264,7 +264,7 @@ fn archive_error(path: &Path, message: &str) -> Error {
     }
 }
 
-const NOT_A_ZIP: &str =
+pub(crate) const NOT_A_ZIP: &str =
     "not a zip archive (an FMU is a zip file with modelDescription.xml at its top level)";
 
 /// Unix file type bits and the symbolic-link type.
@@ -272,7 +272,7 @@ const S_IFMT: u32 = 0o170000;
 const S_IFLNK: u32 = 0o120000;
 
 /// Extract the zip archive at `path` into `dest`, refusing anything that could escape it.
-fn extract(path: &Path, dest: &Path, limits: ExtractLimits) -> Result<()> {
+pub(crate) fn extract(path: &Path, dest: &Path, limits: ExtractLimits) -> Result<()> {
     let fail = |message: String| Error::Archive {
         path: path.to_path_buf(),
         message,

@@ -11,6 +11,7 @@ pub mod instance;
 pub mod library;
 pub mod slave;
 pub mod summary;
+pub mod validate;
 pub mod values;
 
 use std::path::{Path, PathBuf};

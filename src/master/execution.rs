@@ -139,6 +139,13 @@ pub struct Execution {
     pub order_override: Option<u8>,
     /// State variables the error estimators read: (component, value reference).
     pub probes: Vec<(usize, ValueReference)>,
+    /// The implicit scheme's reusable interface Jacobian.
+    pub implicit_state: super::implicit::ImplicitState,
+    /// Newton iterations of the implicit corrector so far.
+    pub corrector_iterations: u64,
+    /// Event iterations (FMI 3 event mode) and early returns inside macro steps so far.
+    pub events: AtomicU64,
+    pub early_returns: AtomicU64,
 }
 
 impl Execution {
@@ -203,6 +210,10 @@ impl Execution {
             state_ids: vec![None; count],
             order_override: None,
             probes: Vec::new(),
+            implicit_state: Default::default(),
+            corrector_iterations: 0,
+            events: AtomicU64::new(0),
+            early_returns: AtomicU64::new(0),
             resolved,
             recordings,
         })
@@ -516,7 +527,16 @@ impl Execution {
     }
 
     /// Append one result row at the current time.
+    ///
+    /// Inputs that feed no output are normally set when the next step starts; at an output
+    /// point they are set first, so a recorded input (or anything computed from it) shows its
+    /// value at this communication point, not the previous one's.
     pub fn write_row<W: std::io::Write + Send>(&mut self, writer: &mut CsvWriter<W>) -> Result<()> {
+        for c in 0..self.values.len() {
+            if !self.graph.propagates[c] {
+                self.set_target(c, self.values[c])?;
+            }
+        }
         writer.begin_row(self.time);
         for (i, recording) in &mut self.recordings {
             self.placement.run_one(*i, |unit| {

@@ -80,6 +80,40 @@ impl Execution {
         coupled
     }
 
+    /// A fixed-step implicit macro step: when the corrector does not converge, the step is
+    /// repeated as four steps of H / 4 (recursively, down to 1e-12 s), as the paper does.
+    pub fn step_implicit_fixed(&mut self, h: f64) -> Result<()> {
+        let settings = self.resolved.system.experiment.corrector;
+        let mut state = std::mem::take(&mut self.implicit_state);
+        let result = self.step_implicit_or_split(h, &settings, &mut state);
+        self.implicit_state = state;
+        result
+    }
+
+    fn step_implicit_or_split(
+        &mut self,
+        h: f64,
+        settings: &ImplicitSettings,
+        state: &mut ImplicitState,
+    ) -> Result<()> {
+        let step = self.step_implicit(h, settings, state)?;
+        self.corrector_iterations += u64::from(step.iterations);
+        if step.converged {
+            self.push_history();
+            return Ok(());
+        }
+        if h / 4.0 <= 1e-12 {
+            return Err(Error::Usage(format!(
+                "the implicit corrector does not converge at t = {} even with a macro step of {h:e} s; check the coupling, or raise corrector.maxIterations",
+                self.time
+            )));
+        }
+        for _ in 0..4 {
+            self.step_implicit_or_split(h / 4.0, settings, state)?;
+        }
+        Ok(())
+    }
+
     /// The first component that cannot save and restore its state, if any.
     pub fn component_without_rollback(&self) -> Option<&str> {
         self.resolved

@@ -25,6 +25,13 @@ pub fn solve(exec: &mut Execution, block: &Block) -> Result<()> {
     let mut phi = evaluate(exec, connections, &u)?;
     let mut worst = (0usize, f64::INFINITY);
     for _ in 0..settings.max_iterations.max(1) {
+        if u.iter().chain(phi.iter()).any(|x| !x.is_finite()) {
+            return Err(failure(
+                exec,
+                block,
+                "it did not converge: the iteration diverged (a loop value is no longer finite); check the loop is solvable, or use Newton",
+            ));
+        }
         let residual = &u - &phi;
         worst = residual
             .iter()
@@ -54,7 +61,15 @@ pub fn solve(exec: &mut Execution, block: &Block) -> Result<()> {
                 finite_difference_jacobian(exec, connections, &u, &phi)?
             };
             let jacobian = DMatrix::identity(m, m) - dphi;
-            let step = jacobian.lu().solve(&(-residual)).ok_or_else(|| {
+            // Finite differences blur an exactly singular Jacobian into a barely regular one
+            // whose Newton step flies off; judge singularity relative to the Jacobian's scale,
+            // with a margin that covers the differencing error.
+            let lu = jacobian.clone().lu();
+            let pivots = lu.u().diagonal().map(f64::abs);
+            let scale = jacobian.amax().max(1.0);
+            let margin = if use_directional { 1e-12 } else { 1e-6 };
+            let singular = pivots.min() <= margin * scale;
+            let step = (!singular).then(|| lu.solve(&(-residual))).flatten().ok_or_else(|| {
                 failure(
                     exec,
                     block,

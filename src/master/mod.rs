@@ -64,6 +64,10 @@ pub struct RunStatistics {
     pub terminated_early: bool,
     /// Wall-clock seconds.
     pub wall_seconds: f64,
+    /// Newton iterations of the implicit corrector.
+    pub corrector_iterations: u64,
+    /// Macro-step control statistics, for controlled runs.
+    pub control: Option<control::ControlStatistics>,
 }
 
 impl RunStatistics {
@@ -83,6 +87,15 @@ pub fn run_system<W: Write + Send>(
 ) -> Result<RunStatistics> {
     let started = Instant::now();
     let experiment = exec.resolved.system.experiment.clone();
+    if let Some(control) = &experiment.control {
+        let implicit = (experiment.algorithm == crate::system::Algorithm::Implicit)
+            .then_some(experiment.corrector);
+        let (mut stats, control_stats) =
+            exec.run_controlled(control, implicit.as_ref(), writer, progress)?;
+        stats.corrector_iterations = control_stats.corrector_iterations;
+        stats.control = Some(control_stats);
+        return Ok(stats);
+    }
     let grid = TimeGrid {
         start: experiment.start,
         stop: experiment.stop,
@@ -131,6 +144,11 @@ pub fn run_system<W: Write + Send>(
         && exec.time < grid.stop - eps;
     exec.terminate().map_err(at(exec.time))?;
     stats.fmi_calls = exec.fmi_calls();
+    stats.corrector_iterations = exec.corrector_iterations;
+    stats.events = exec.events.load(std::sync::atomic::Ordering::Relaxed);
+    stats.early_returns = exec
+        .early_returns
+        .load(std::sync::atomic::Ordering::Relaxed);
     stats.wall_seconds = started.elapsed().as_secs_f64();
     Ok(stats)
 }

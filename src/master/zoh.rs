@@ -34,6 +34,8 @@ struct StepInputs<'a> {
     /// connections' own.
     order_override: Option<u8>,
     terminate: &'a AtomicBool,
+    events: &'a AtomicU64,
+    early_returns: &'a AtomicU64,
     t_start: f64,
     t_end: f64,
 }
@@ -51,6 +53,7 @@ impl Execution {
         match self.resolved.system.experiment.algorithm {
             Algorithm::Jacobi => self.step_jacobi(t_end, None)?,
             Algorithm::GaussSeidel => self.step_gauss_seidel(t_end)?,
+            Algorithm::Implicit => return self.step_implicit_fixed(h),
         }
         self.time = t_end;
         self.exchange(false)?;
@@ -95,6 +98,8 @@ impl Execution {
             after_step: &self.after_step,
             stepped: None,
             terminate: &self.terminate_requested,
+            events: &self.events,
+            early_returns: &self.early_returns,
             t_start: self.time,
             t_end,
         };
@@ -115,6 +120,8 @@ impl Execution {
                 corrector: None,
                 order_override: self.order_override,
                 terminate: &self.terminate_requested,
+                events: &self.events,
+                early_returns: &self.early_returns,
                 t_start: self.time,
                 t_end,
             };
@@ -165,7 +172,11 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
             if result.terminate_simulation {
                 s.terminate.store(true, Ordering::Relaxed);
             }
+            if result.early_return {
+                s.early_returns.fetch_add(1, Ordering::Relaxed);
+            }
             if result.event_handling_needed {
+                s.events.fetch_add(1, Ordering::Relaxed);
                 unit.slave.enter_event_mode()?;
                 if event_iteration(unit.slave.as_mut())? {
                     s.terminate.store(true, Ordering::Relaxed);

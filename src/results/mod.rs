@@ -1,6 +1,10 @@
 //! Recording results (CSV), reading input and reference tables.
 
+pub mod compare;
 pub mod csv;
+pub mod plot;
+pub mod reference;
+pub mod report;
 pub mod table;
 
 pub use self::csv::CsvWriter;

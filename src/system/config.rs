@@ -392,6 +392,8 @@ struct ExperimentEntry {
     parallel: Option<bool>,
     tolerance: Option<f64>,
     algebraic_loops: Option<LoopsEntry>,
+    corrector: Option<CorrectorEntry>,
+    step_control: Option<StepControlEntry>,
 }
 
 #[derive(Deserialize)]
@@ -399,6 +401,48 @@ struct ExperimentEntry {
 enum AlgorithmEntry {
     Jacobi,
     GaussSeidel,
+    Implicit,
+}
+
+/// `experiment.corrector`: the implicit scheme's Newton iteration.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CorrectorEntry {
+    max_iterations: Option<u32>,
+    absolute_tolerance: Option<f64>,
+    relative_tolerance: Option<f64>,
+    reuse_jacobian: Option<bool>,
+}
+
+/// `experiment.stepControl`: macro-step size and order control.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StepControlEntry {
+    estimator: Option<EstimatorEntry>,
+    safety_factor: Option<f64>,
+    r_min: Option<f64>,
+    r_max: Option<f64>,
+    max_step_size: Option<f64>,
+    relative_tolerance: Option<f64>,
+    position_tolerance: Option<f64>,
+    velocity_tolerance: Option<f64>,
+    coupling_relative_tolerance: Option<f64>,
+    coupling_absolute_tolerance: Option<f64>,
+    variable_order: Option<bool>,
+    max_order: Option<u8>,
+    #[serde(default)]
+    positions: Vec<String>,
+    #[serde(default)]
+    velocities: Vec<String>,
+}
+
+#[derive(Deserialize)]
+enum EstimatorEntry {
+    ExLocal,
+    ExMilne,
+    ExSLocal,
+    ImMilne,
+    ImSLocal,
 }
 
 #[derive(Deserialize)]
@@ -478,11 +522,55 @@ impl ExperimentEntry {
                 None => d.algorithm,
                 Some(AlgorithmEntry::Jacobi) => Algorithm::Jacobi,
                 Some(AlgorithmEntry::GaussSeidel) => Algorithm::GaussSeidel,
+                Some(AlgorithmEntry::Implicit) => Algorithm::Implicit,
             },
             extrapolation_order: self.extrapolation_order.unwrap_or(d.extrapolation_order),
             parallel: self.parallel.unwrap_or(d.parallel),
             loops,
             tolerance: self.tolerance.or(d.tolerance),
+            corrector: self.corrector.map_or(d.corrector, |c| {
+                let base = d.corrector;
+                crate::master::implicit::ImplicitSettings {
+                    max_iterations: c.max_iterations.unwrap_or(base.max_iterations),
+                    abs_tolerance: c.absolute_tolerance.unwrap_or(base.abs_tolerance),
+                    rel_tolerance: c.relative_tolerance.unwrap_or(base.rel_tolerance),
+                    reuse_jacobian: c.reuse_jacobian.unwrap_or(base.reuse_jacobian),
+                }
+            }),
+            control: self.step_control.map(StepControlEntry::into_control),
+        }
+    }
+}
+
+impl StepControlEntry {
+    fn into_control(self) -> crate::master::control::StepControl {
+        use crate::master::control::{Estimator, StepControl};
+        let d = StepControl::default();
+        StepControl {
+            estimator: match self.estimator {
+                None => d.estimator,
+                Some(EstimatorEntry::ExLocal) => Estimator::ExLocal,
+                Some(EstimatorEntry::ExMilne) => Estimator::ExMilne,
+                Some(EstimatorEntry::ExSLocal) => Estimator::ExSLocal,
+                Some(EstimatorEntry::ImMilne) => Estimator::ImMilne,
+                Some(EstimatorEntry::ImSLocal) => Estimator::ImSLocal,
+            },
+            step: crate::master::control::StepSizeSettings {
+                safety: self.safety_factor.unwrap_or(d.step.safety),
+                r_min: self.r_min.unwrap_or(d.step.r_min),
+                r_max: self.r_max.unwrap_or(d.step.r_max),
+                h_min: d.step.h_min,
+            },
+            h_max: self.max_step_size.unwrap_or(d.h_max),
+            rtol: self.relative_tolerance.unwrap_or(d.rtol),
+            atol_position: self.position_tolerance.unwrap_or(d.atol_position),
+            atol_velocity: self.velocity_tolerance.unwrap_or(d.atol_velocity),
+            rtol_coupling: self.coupling_relative_tolerance.unwrap_or(d.rtol_coupling),
+            atol_coupling: self.coupling_absolute_tolerance.unwrap_or(d.atol_coupling),
+            variable_order: self.variable_order.unwrap_or(d.variable_order),
+            max_order: self.max_order.unwrap_or(d.max_order),
+            positions: self.positions,
+            velocities: self.velocities,
         }
     }
 }

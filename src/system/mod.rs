@@ -7,6 +7,7 @@
 pub mod config;
 pub mod graph;
 pub mod resolve;
+pub mod ssp;
 pub mod units;
 
 use std::path::PathBuf;
@@ -96,6 +97,9 @@ pub enum Algorithm {
     /// Components step one after the other in graph order, each seeing the outputs its
     /// predecessors just computed.
     GaussSeidel,
+    /// Predictor / corrector: every macro step is repeated from saved FMU states until the
+    /// coupling equations hold at its end (Newton on the coupling variables).
+    Implicit,
 }
 
 /// How algebraic loops between direct-feedthrough ports are solved at communication points.
@@ -148,6 +152,10 @@ pub struct Experiment {
     pub loops: LoopSettings,
     /// Relative tolerance passed to the FMUs at initialization.
     pub tolerance: Option<f64>,
+    /// Settings of the implicit corrector (used with [`Algorithm::Implicit`]).
+    pub corrector: crate::master::implicit::ImplicitSettings,
+    /// Macro-step size (and order) control; `None`: the fixed macro step `step`.
+    pub control: Option<crate::master::control::StepControl>,
 }
 
 impl Default for Experiment {
@@ -162,6 +170,8 @@ impl Default for Experiment {
             parallel: false,
             loops: LoopSettings::default(),
             tolerance: None,
+            corrector: crate::master::implicit::ImplicitSettings::default(),
+            control: None,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use nalgebra::DMatrix;
 
-use crate::model::{eval_taylor, Context, Event, Inputs, Model, StepFailure};
+use crate::model::{eval_taylor, Context, Event, Inputs, Integrator, Model, StepFailure};
 use crate::values::{to_cstring, Element, Value, Values};
 use crate::variable::{fnv1a, Causality, Initial, Table, VarType, Variability, TIME_VR};
 
@@ -174,6 +174,52 @@ pub struct Instance<M: Model> {
 
 /// Safety limit on events within one step, to stop chattering models.
 const MAX_EVENTS_PER_STEP: usize = 10_000;
+
+/// Safety limit on Dormand–Prince steps within one call of the integrator.
+const DP_MAX_STEPS: u64 = 100_000_000;
+/// Dormand–Prince 5(4) nodes.
+const DP_C: [f64; 7] = [0.0, 0.2, 0.3, 0.8, 8.0 / 9.0, 1.0, 1.0];
+/// Dormand–Prince 5(4) coefficients; the last row is the fifth-order solution (FSAL).
+const DP_A: [[f64; 6]; 7] = [
+    [0.0; 6],
+    [0.2, 0.0, 0.0, 0.0, 0.0, 0.0],
+    [3.0 / 40.0, 9.0 / 40.0, 0.0, 0.0, 0.0, 0.0],
+    [44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0, 0.0, 0.0, 0.0],
+    [
+        19372.0 / 6561.0,
+        -25360.0 / 2187.0,
+        64448.0 / 6561.0,
+        -212.0 / 729.0,
+        0.0,
+        0.0,
+    ],
+    [
+        9017.0 / 3168.0,
+        -355.0 / 33.0,
+        46732.0 / 5247.0,
+        49.0 / 176.0,
+        -5103.0 / 18656.0,
+        0.0,
+    ],
+    [
+        35.0 / 384.0,
+        0.0,
+        500.0 / 1113.0,
+        125.0 / 192.0,
+        -2187.0 / 6784.0,
+        11.0 / 84.0,
+    ],
+];
+/// Fifth- minus fourth-order weights (the local error estimate).
+const DP_E: [f64; 7] = [
+    71.0 / 57600.0,
+    0.0,
+    -71.0 / 16695.0,
+    71.0 / 1920.0,
+    -17253.0 / 339200.0,
+    22.0 / 525.0,
+    -1.0 / 40.0,
+];
 
 fn crossed(za: f64, zb: f64) -> bool {
     (za > 0.0 && zb <= 0.0) || (za < 0.0 && zb >= 0.0)
@@ -772,25 +818,36 @@ impl<M: Model> Instance<M> {
             .collect()
     }
 
+    /// The continuous states in table order (array states contribute all their elements).
     pub(crate) fn states(&self) -> Vec<f64> {
-        self.table
-            .states
-            .iter()
-            .map(|&(s, _)| self.s.values.data[s].as_f64(0).unwrap_or(0.0))
-            .collect()
+        let mut x = Vec::new();
+        for &(s, _) in &self.table.states {
+            if let Value::F64(v) = &self.s.values.data[s] {
+                x.extend_from_slice(v);
+            }
+        }
+        x
     }
 
     fn put_states(&mut self, x: &[f64]) {
-        for (&(s, _), &xi) in self.table.states.iter().zip(x) {
+        let mut k = 0;
+        for &(s, _) in &self.table.states {
             if let Value::F64(v) = &mut self.s.values.data[s] {
-                v[0] = xi;
+                let n = v.len().min(x.len().saturating_sub(k));
+                v[..n].copy_from_slice(&x[k..k + n]);
+                k += v.len();
             }
         }
     }
 
     fn derivatives(&self, dx: &mut [f64]) {
-        for (&(_, d), dxi) in self.table.states.iter().zip(dx.iter_mut()) {
-            *dxi = self.s.values.data[d].as_f64(0).unwrap_or(0.0);
+        let mut k = 0;
+        for &(_, d) in &self.table.states {
+            if let Value::F64(v) = &self.s.values.data[d] {
+                let n = v.len().min(dx.len().saturating_sub(k));
+                dx[k..k + n].copy_from_slice(&v[..n]);
+                k += v.len();
+            }
         }
     }
 
@@ -828,6 +885,14 @@ impl<M: Model> Instance<M> {
                 .exact_step(&self.s.values, &inputs, ta, h, &mut xb)?;
             return Ok(xb);
         }
+        if let Integrator::DormandPrince {
+            rtol,
+            atol,
+            max_step,
+        } = self.model.integrator(&self.s.values)
+        {
+            return self.dormand_prince(ta, x, h, t0, poly, (rtol, atol, max_step));
+        }
         let n = x.len();
         let mut k = [vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]];
         let mut xs = x.to_vec();
@@ -844,6 +909,153 @@ impl<M: Model> Instance<M> {
         Ok((0..n)
             .map(|m| x[m] + h / 6.0 * (k[0][m] + 2.0 * k[1][m] + 2.0 * k[2][m] + k[3][m]))
             .collect())
+    }
+
+    /// Dormand–Prince 5(4) ([`Integrator::DormandPrince`]) from `(ta, x)` over exactly `h`:
+    /// FSAL, error per component against `atol + rtol·max(|y|, |y_new|)` in the max norm,
+    /// step factor `0.9·err^(-1/5)` limited to [0.2, 5] (no growth right after a rejection),
+    /// a step within 1 % of the end is stretched to land exactly on `ta + h`. The first trial
+    /// step comes from the states alone (Hairer's starting-step heuristic), never from an
+    /// earlier call, so a restored FMU state continues bit-identically.
+    fn dormand_prince(
+        &mut self,
+        ta: f64,
+        x: &[f64],
+        h: f64,
+        t0: f64,
+        poly: &[[f64; 4]],
+        (rtol, atol, max_step): (f64, f64, f64),
+    ) -> Result<Vec<f64>, String> {
+        if !(rtol > 0.0 && rtol.is_finite() && atol > 0.0 && atol.is_finite() && max_step > 0.0) {
+            return Err(format!(
+                "adaptive integrator: rtol = {rtol}, atol = {atol} and max step = {max_step} \
+                 must be positive"
+            ));
+        }
+        let n = x.len();
+        if n == 0 || !(h > 0.0) {
+            return Ok(x.to_vec());
+        }
+        let t_end = ta + h;
+        let hmax = max_step.min(h);
+        let eval = |this: &mut Self, t: f64, y: &[f64], out: &mut [f64]| -> Result<(), String> {
+            this.load(t, y, t0, poly)?;
+            this.derivatives(out);
+            Ok(())
+        };
+        // Scaled max norm; NaN counts as infinitely large.
+        let norm = |e: &[f64], y0: &[f64], y1: &[f64]| -> f64 {
+            let mut m = 0.0_f64;
+            for ((&ei, &a), &b) in e.iter().zip(y0).zip(y1) {
+                let r = (ei / (atol + rtol * a.abs().max(b.abs()))).abs();
+                if r.is_nan() {
+                    return f64::INFINITY;
+                }
+                m = m.max(r);
+            }
+            m
+        };
+        let mut k: [Vec<f64>; 7] = std::array::from_fn(|_| vec![0.0; n]);
+        let mut y = x.to_vec();
+        let mut ytmp = vec![0.0; n];
+        let mut err = vec![0.0; n];
+        let mut t = ta;
+        eval(self, t, &y, &mut k[0])?;
+        // Starting step (Hairer, Nørsett & Wanner, Solving ODE I, II.4).
+        let mut hs = {
+            let zeros = vec![0.0; n];
+            let d0 = norm(&y, &y, &zeros);
+            let d1 = norm(&k[0], &y, &zeros);
+            let h0 = if d0 < 1e-5 || d1 < 1e-5 {
+                1e-6
+            } else {
+                0.01 * d0 / d1
+            };
+            let h0 = h0.min(hmax);
+            for i in 0..n {
+                ytmp[i] = y[i] + h0 * k[0][i];
+            }
+            eval(self, t + h0, &ytmp, &mut k[1])?;
+            for i in 0..n {
+                err[i] = k[1][i] - k[0][i];
+            }
+            let d2 = norm(&err, &y, &zeros) / h0;
+            let h1 = if d1.max(d2) <= 1e-15 {
+                (h0 * 1e-3).max(1e-6)
+            } else {
+                (0.01 / d1.max(d2)).powf(0.2)
+            };
+            (100.0 * h0).min(h1).min(hmax)
+        };
+        if !(hs > 0.0 && hs.is_finite()) {
+            hs = 1e-6_f64.min(hmax);
+        }
+        let mut rejected = false;
+        let mut steps: u64 = 0;
+        while t < t_end {
+            steps += 1;
+            if steps > DP_MAX_STEPS {
+                return Err(format!(
+                    "adaptive integrator: more than {DP_MAX_STEPS} steps from t = {ta} to {t_end}"
+                ));
+            }
+            let last = t + 1.01 * hs >= t_end;
+            if last {
+                hs = t_end - t;
+            } else if hs <= 16.0 * f64::EPSILON * t.abs().max(t_end.abs()) {
+                return Err(format!(
+                    "adaptive integrator: step size {hs:e} too small at t = {t} \
+                     (rtol = {rtol}, atol = {atol})"
+                ));
+            }
+            let tn = if last { t_end } else { t + hs };
+            for s in 1..7 {
+                for i in 0..n {
+                    let mut acc = 0.0;
+                    for (j, kj) in k.iter().enumerate().take(s) {
+                        acc += DP_A[s][j] * kj[i];
+                    }
+                    ytmp[i] = y[i] + hs * acc;
+                }
+                let ts = if DP_C[s] == 1.0 { tn } else { t + DP_C[s] * hs };
+                eval(self, ts, &ytmp, &mut k[s])?;
+            }
+            // ytmp now holds the fifth-order solution at tn and k[6] = f(tn, ytmp).
+            for i in 0..n {
+                let mut acc = 0.0;
+                for (j, kj) in k.iter().enumerate() {
+                    acc += DP_E[j] * kj[i];
+                }
+                err[i] = hs * acc;
+            }
+            let e = norm(&err, &y, &ytmp);
+            if e <= 1.0 {
+                t = tn;
+                std::mem::swap(&mut y, &mut ytmp);
+                k.swap(0, 6);
+                let mut fac = if e == 0.0 {
+                    5.0
+                } else {
+                    (0.9 * e.powf(-0.2)).clamp(0.2, 5.0)
+                };
+                if rejected {
+                    fac = fac.min(1.0);
+                }
+                if !last {
+                    hs = (hs * fac).min(hmax);
+                }
+                rejected = false;
+            } else {
+                let fac = if e.is_finite() {
+                    (0.9 * e.powf(-0.2)).clamp(0.2, 1.0)
+                } else {
+                    0.2
+                };
+                hs *= fac;
+                rejected = true;
+            }
+        }
+        Ok(y)
     }
 
     fn indicators(&self, t: f64, z: &mut [f64]) {
@@ -928,7 +1140,12 @@ impl<M: Model> Instance<M> {
             }
             let target = te.map_or(t_end, |te| te.min(t_end));
             let span = target - t;
-            let n = if M::EXACT_STEP && nz == 0 {
+            let adaptive = !M::EXACT_STEP
+                && matches!(
+                    self.model.integrator(&self.s.values),
+                    Integrator::DormandPrince { .. }
+                );
+            let n = if (M::EXACT_STEP || adaptive) && nz == 0 {
                 1
             } else {
                 let dt = self.model.internal_step(&self.s.values);

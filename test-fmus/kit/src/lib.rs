@@ -57,7 +57,7 @@ pub mod xml;
 
 pub use instance::Status;
 pub use linear::linear_step;
-pub use model::{eval_taylor, Context, Event, Experiment, Inputs, Model, StepFailure};
+pub use model::{eval_taylor, Context, Event, Experiment, Inputs, Integrator, Model, StepFailure};
 pub use nalgebra;
 pub use values::{Element, Value, Values};
 pub use variable::{

@@ -120,12 +120,42 @@ pub fn eval_taylor(c: &[f64; 4], s: f64) -> [f64; 4] {
     ]
 }
 
+/// How the kit integrates the continuous states of a model without [`Model::EXACT_STEP`]
+/// (chosen per instance by [`Model::integrator`], so tolerances may be parameters).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Integrator {
+    /// Classical fixed-step RK4 with the step [`Model::internal_step`] (shortened to land on
+    /// communication points and time events). The default.
+    Rk4,
+    /// Dormand–Prince 5(4), an embedded explicit Runge–Kutta pair with FSAL, local
+    /// extrapolation and step-size control, for stiff-ish or strongly varying dynamics
+    /// (contacts, impulses). Each component's local error estimate is measured against
+    /// `atol + rtol·max(|y|, |y_new|)` in the max norm (so padding states that never change
+    /// do not dilute it); rejected steps are retried with a smaller step; the last step of an
+    /// interval is stretched by at most 1 % or shortened to land exactly on the communication
+    /// point (or time event). Every interval starts from Hairer's starting-step heuristic
+    /// evaluated at the current states, never from an earlier interval's step, so a restored
+    /// FMU state continues bit-identically. Without event indicators a whole communication
+    /// step is one adaptive interval; with them, the intervals are [`Model::internal_step`]
+    /// long (the event search grid) and a crossing is bisected as with RK4.
+    DormandPrince {
+        /// Relative tolerance (> 0).
+        rtol: f64,
+        /// Absolute tolerance (> 0), in the states' units.
+        atol: f64,
+        /// Largest step (`f64::INFINITY`: unlimited), e.g. to not step over short input pulses.
+        max_step: f64,
+    },
+}
+
 /// One model: its variables and equations. All mutable data lives in [`Values`], so methods
 /// take `&self`; `Default` creates the model object of an instance.
 ///
 /// Continuous states are the variables other variables declare themselves the derivative of
-/// ([`Variable::derivative_of`]). The kit integrates them with fixed-step RK4
-/// ([`Model::internal_step`]) or the model's [`Model::exact_step`], handles state events
+/// ([`Variable::derivative_of`]): scalar Float64, or Float64 arrays (FMI 3 only) whose
+/// derivative has the same dimensions. The kit integrates them with fixed-step RK4
+/// ([`Model::internal_step`]), adaptive Dormand–Prince ([`Model::integrator`]) or the model's
+/// [`Model::exact_step`] (whose `x` holds array states element by element), handles state events
 /// (sign changes of [`Model::event_indicators`], located to ~1e-12 s) and time events
 /// ([`Model::next_time_event`], landed on exactly), and calls [`Model::event`] for both.
 pub trait Model: Default + 'static {
@@ -193,9 +223,16 @@ pub trait Model: Default + 'static {
         Err("this model has no exact step".into())
     }
 
-    /// Internal RK4 step size (the kit shortens it to land on communication points).
+    /// Internal RK4 step size (the kit shortens it to land on communication points); with
+    /// [`Integrator::DormandPrince`] and event indicators, the event search grid.
     fn internal_step(&self, _v: &Values) -> f64 {
         1e-3
+    }
+
+    /// The integrator for the continuous states at the current parameters (ignored when
+    /// [`Model::EXACT_STEP`] is true). Default: [`Integrator::Rk4`].
+    fn integrator(&self, _v: &Values) -> Integrator {
+        Integrator::Rk4
     }
 
     /// Writes the [`Model::NUM_EVENT_INDICATORS`] event indicators at the current values.

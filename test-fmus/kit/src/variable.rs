@@ -523,7 +523,8 @@ pub struct Table {
     /// Every variable, `time` first.
     pub vars: Vec<Variable>,
     index: HashMap<u32, usize>,
-    /// Continuous states as (state index, derivative index) into `vars`, in declaration order.
+    /// Continuous states as (state index, derivative index) into `vars`, in declaration order
+    /// (array states stand for all their elements, row-major).
     pub states: Vec<(usize, usize)>,
     /// Indices of the scalar Float64 inputs, whose values may follow a polynomial within a step.
     pub real_inputs: Vec<usize>,
@@ -582,13 +583,12 @@ impl Table {
                     .ok_or_else(|| format!("'{}': derivative of unknown vr {s}", v.name))?;
                 let sv = &vars[si];
                 let ok = |x: &Variable| {
-                    x.ty == VarType::Float64
-                        && x.dims.is_empty()
-                        && x.variability_resolved() == Variability::Continuous
+                    x.ty == VarType::Float64 && x.variability_resolved() == Variability::Continuous
                 };
-                if !ok(v) || !ok(sv) {
+                if !ok(v) || !ok(sv) || v.dims != sv.dims {
                     return Err(format!(
-                        "'{}' / '{}': states and derivatives must be continuous scalar Float64",
+                        "'{}' / '{}': states and derivatives must be continuous Float64 \
+                         scalars or arrays of the same dimensions",
                         v.name, sv.name
                     ));
                 }

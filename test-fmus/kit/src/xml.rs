@@ -278,7 +278,13 @@ pub fn fmi2<M: Model>(table: &Table) -> String {
         }
         o.push_str("    </Outputs>\n");
     }
-    let mut ders: Vec<usize> = table.states.iter().map(|s| s.1).collect();
+    // Array states (FMI 3 only) have no FMI 2 index.
+    let mut ders: Vec<usize> = table
+        .states
+        .iter()
+        .map(|s| s.1)
+        .filter(|&i| index_of(i).is_some())
+        .collect();
     ders.sort_by_key(|&i| index_of(i));
     if !ders.is_empty() {
         o.push_str("    <Derivatives>\n");

@@ -200,6 +200,7 @@ fn zip_fmu(
     id: &str,
     lib: &Path,
     resources: &Path,
+    reference: &Path,
 ) -> Result<Vec<u8>, String> {
     use zip::write::SimpleFileOptions;
     let io = |e: std::io::Error| e.to_string();
@@ -226,7 +227,63 @@ fn zip_fmu(
             w.write_all(&fs::read(&f).map_err(io)?).map_err(io)?;
         }
     }
+    for (name, bytes) in ls_ref_files(reference)? {
+        w.start_file(name, opts).map_err(ze)?;
+        w.write_all(&bytes).map_err(io)?;
+    }
     Ok(w.finish().map_err(ze)?.into_inner())
+}
+
+/// The folder of the FMI-LS-REF layered standard inside an FMU.
+pub const LS_REF_FOLDER: &str = "extra/org.fmi-standard.fmi-ls-ref";
+
+/// The files of FMI-LS-REF for a model crate's `reference/` folder, as (archive name, bytes):
+/// its CSV files (`*_in.csv` / `input.csv` with role "input", the others role "result") and
+/// a generated `fmi-ls-manifest.xml`. Nothing when the folder does not exist.
+pub fn ls_ref_files(reference: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    if !reference.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut csvs: Vec<PathBuf> = fs::read_dir(reference)
+        .map_err(|e| format!("{}: {e}", reference.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    csvs.sort();
+    let mut files = Vec::new();
+    let mut manifest = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<fmiReferences\n  \
+         xmlns:fmi-ls=\"http://fmi-standard.org/fmi-ls-manifest\"\n  \
+         fmi-ls:fmi-ls-name=\"org.fmi-standard.fmi-ls-ref\"\n  \
+         fmi-ls:fmi-ls-version=\"1.0.0-alpha.1\"\n  \
+         fmi-ls:fmi-ls-description=\"Reference results of the default experiment\">\n",
+    );
+    for csv in csvs {
+        let name = csv
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let input = name == "input.csv" || name.ends_with("_in.csv");
+        let (role, description) = if input {
+            ("input", "Input of the default experiment")
+        } else {
+            ("result", "Output of the default experiment")
+        };
+        manifest.push_str(&format!(
+            "  <Related type=\"text/csv\" source=\"{name}\" role=\"{role}\" description=\"{description}\"/>\n"
+        ));
+        let bytes = fs::read(&csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+        files.push((format!("{LS_REF_FOLDER}/{name}"), bytes));
+    }
+    if files.is_empty() {
+        return Ok(files);
+    }
+    manifest.push_str("</fmiReferences>\n");
+    files.push((
+        format!("{LS_REF_FOLDER}/fmi-ls-manifest.xml"),
+        manifest.into_bytes(),
+    ));
+    Ok(files)
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -254,13 +311,16 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// Whether `fmu` was written after its library and every resource last changed, so packing
 /// it again would produce the same archive (every test binary asks for the FMUs; zipping them
 /// all each time costs seconds).
-fn up_to_date(fmu: &Path, lib: &Path, resources: &Path) -> bool {
+fn up_to_date(fmu: &Path, lib: &Path, resources: &Path, reference: &Path) -> bool {
     let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
     let Some(packed) = modified(fmu) else {
         return false;
     };
     let mut inputs = vec![lib.to_path_buf()];
     if resources.is_dir() && collect_files(resources, &mut inputs).is_err() {
+        return false;
+    }
+    if reference.is_dir() && collect_files(reference, &mut inputs).is_err() {
         return false;
     }
     inputs
@@ -298,8 +358,9 @@ fn pack_all() -> Result<Vec<PackedFmu>, String> {
             let model = xml_attr(xml, "modelName").unwrap_or_else(|| id.clone());
             let path = dir.join(format!("{model}-fmi{version}.fmu"));
             let resources = c.dir.join("resources");
-            if !up_to_date(&path, lib, &resources) {
-                let bytes = zip_fmu(xml, bin, &id, lib, &resources)?;
+            let reference = c.dir.join("reference");
+            if !up_to_date(&path, lib, &resources, &reference) {
+                let bytes = zip_fmu(xml, bin, &id, lib, &resources, &reference)?;
                 write_atomically(&path, &bytes)?;
             }
             packed.push(PackedFmu {

@@ -1,0 +1,1054 @@
+//! Static checks of an FMU (`cosimo validate`): is `modelDescription.xml` well-formed and
+//! consistent, and does the binary export what the description promises?
+//!
+//! The checks walk the XML themselves, leniently, so that one run reports every finding
+//! (the parser behind `Fmu::open` stops at the first problem it cannot get past).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use super::archive::FmuArchive;
+use super::description::FmiVersion;
+use crate::error::Result;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Against the standard or unusable: an importer may refuse or misread the FMU.
+    Error,
+    /// Suspicious or not checkable.
+    Warning,
+}
+
+/// One problem found in an FMU.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Finding {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The rule that found it (e.g. `unique-names`).
+    pub rule: &'static str,
+    /// Line in `modelDescription.xml`, when the finding concerns one.
+    pub line: Option<usize>,
+    /// What is wrong, and where.
+    pub message: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let severity = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        match self.line {
+            Some(line) => write!(
+                f,
+                "{severity} [{}] line {line}: {}",
+                self.rule, self.message
+            ),
+            None => write!(f, "{severity} [{}] {}", self.rule, self.message),
+        }
+    }
+}
+
+/// Validate an FMU (`.fmu`, unpacked folder, or a bare `modelDescription.xml`). Err only when
+/// the FMU cannot be opened at all.
+pub fn validate(path: &Path) -> Result<Vec<Finding>> {
+    if path.is_file()
+        && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("xml"))
+    {
+        let text = std::fs::read_to_string(path).map_err(|e| crate::Error::io(path, e))?;
+        let mut findings = validate_xml(&text);
+        findings.push(Finding {
+            severity: Severity::Warning,
+            rule: "exports",
+            line: None,
+            message:
+                "a bare modelDescription.xml: the binary's exported functions were not checked"
+                    .into(),
+        });
+        return Ok(findings);
+    }
+    let archive = FmuArchive::open(path)?;
+    let md_path = archive.model_description_path()?;
+    let bytes = std::fs::read(&md_path).map_err(|e| crate::Error::io(&md_path, e))?;
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            return Ok(vec![Finding {
+                severity: Severity::Error,
+                rule: "xml",
+                line: None,
+                message: format!("modelDescription.xml is not valid UTF-8: {e}"),
+            }])
+        }
+    };
+    let mut findings = validate_xml(&text);
+    if let Some(tree) = parse_tree(&text)
+        .ok()
+        .filter(|r| r.name == "fmiModelDescription")
+    {
+        findings.extend(check_exports(&tree, &archive));
+    }
+    Ok(findings)
+}
+
+/// Whether any finding is an error.
+pub fn has_errors(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.severity == Severity::Error)
+}
+
+// ---------------------------------------------------------------------------------------------
+// A lenient element tree
+
+#[derive(Debug, Default)]
+struct Node {
+    name: String,
+    line: usize,
+    attributes: Vec<(String, String)>,
+    children: Vec<Node>,
+}
+
+impl Node {
+    fn attr(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn child(&self, name: &str) -> Option<&Node> {
+        self.children.iter().find(|c| c.name == name)
+    }
+
+    fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Node> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+}
+
+fn parse_tree(xml: &str) -> std::result::Result<Node, (usize, String)> {
+    use quick_xml::events::Event;
+    let line_at = |pos: usize| {
+        xml.as_bytes()[..pos.min(xml.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    };
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut stack: Vec<Node> = vec![Node::default()];
+    loop {
+        let position = reader.buffer_position() as usize;
+        let event = reader
+            .read_event()
+            .map_err(|e| (line_at(reader.buffer_position() as usize), e.to_string()))?;
+        let open =
+            |e: &quick_xml::events::BytesStart<'_>| -> std::result::Result<Node, (usize, String)> {
+                let mut node = Node {
+                    name: String::from_utf8_lossy(e.local_name().as_ref()).into_owned(),
+                    line: line_at(position + 1),
+                    ..Node::default()
+                };
+                for a in e.attributes() {
+                    let a = a.map_err(|err| (line_at(position), err.to_string()))?;
+                    let value = a
+                        .unescape_value()
+                        .map_err(|err| (line_at(position), err.to_string()))?
+                        .into_owned();
+                    node.attributes
+                        .push((String::from_utf8_lossy(a.key.as_ref()).into_owned(), value));
+                }
+                Ok(node)
+            };
+        match event {
+            Event::Start(e) => stack.push(open(&e)?),
+            Event::Empty(e) => {
+                let node = open(&e)?;
+                if let Some(parent) = stack.last_mut() {
+                    parent.children.push(node);
+                }
+            }
+            Event::End(_) => {
+                let node = stack
+                    .pop()
+                    .ok_or((line_at(position), "unbalanced end tag".to_string()))?;
+                match stack.last_mut() {
+                    Some(parent) => parent.children.push(node),
+                    None => return Err((line_at(position), "unbalanced end tag".into())),
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if stack.len() != 1 {
+        return Err((
+            line_at(xml.len()),
+            "the document ends inside an element".into(),
+        ));
+    }
+    let mut document = stack.pop().unwrap_or_default();
+    if document.children.len() != 1 {
+        return Err((1, "expected exactly one root element".into()));
+    }
+    Ok(document.children.remove(0))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The rules
+
+/// A variable as the rules see it.
+struct Var<'a> {
+    node: &'a Node,
+    /// The element with type-specific attributes (FMI 2: the Real/Integer/... child).
+    typed: &'a Node,
+    name: String,
+    vr: Option<u32>,
+    type_name: String,
+    causality: String,
+    variability: String,
+    initial: Option<String>,
+    has_start: bool,
+}
+
+const FMI2_TYPES: &[&str] = &["Real", "Integer", "Boolean", "String", "Enumeration"];
+const FMI3_TYPES: &[&str] = &[
+    "Float32",
+    "Float64",
+    "Int8",
+    "UInt8",
+    "Int16",
+    "UInt16",
+    "Int32",
+    "UInt32",
+    "Int64",
+    "UInt64",
+    "Boolean",
+    "String",
+    "Binary",
+    "Enumeration",
+    "Clock",
+];
+
+struct Findings(Vec<Finding>);
+
+impl Findings {
+    fn error(&mut self, rule: &'static str, line: usize, message: String) {
+        self.0.push(Finding {
+            severity: Severity::Error,
+            rule,
+            line: Some(line),
+            message,
+        });
+    }
+
+    fn warning(&mut self, rule: &'static str, line: usize, message: String) {
+        self.0.push(Finding {
+            severity: Severity::Warning,
+            rule,
+            line: Some(line),
+            message,
+        });
+    }
+}
+
+/// Validate the text of a `modelDescription.xml`.
+pub fn validate_xml(xml: &str) -> Vec<Finding> {
+    let mut f = Findings(Vec::new());
+    let root = match parse_tree(xml.strip_prefix('\u{feff}').unwrap_or(xml)) {
+        Ok(root) => root,
+        Err((line, message)) => {
+            f.error("xml", line, format!("not well-formed XML: {message}"));
+            return f.0;
+        }
+    };
+    if root.name != "fmiModelDescription" {
+        f.error(
+            "xml",
+            root.line,
+            format!(
+                "the root element is <{}>, expected <fmiModelDescription>",
+                root.name
+            ),
+        );
+        return f.0;
+    }
+    let version = match root.attr("fmiVersion") {
+        Some(v) if v.starts_with("2.") => FmiVersion::Fmi2,
+        Some(v) if v.starts_with("3.") => FmiVersion::Fmi3,
+        other => {
+            f.error(
+                "attributes",
+                root.line,
+                format!(
+                    "fmiVersion {} is not an FMI 2.0 or 3.0 version",
+                    other.map_or("(missing)".to_string(), |v| format!("\"{v}\""))
+                ),
+            );
+            return f.0;
+        }
+    };
+    let token = match version {
+        FmiVersion::Fmi2 => "guid",
+        FmiVersion::Fmi3 => "instantiationToken",
+    };
+    for attribute in ["modelName", token] {
+        if root.attr(attribute).is_none() {
+            f.error(
+                "attributes",
+                root.line,
+                format!("<fmiModelDescription> has no \"{attribute}\""),
+            );
+        }
+    }
+    let interfaces: Vec<&Node> = ["CoSimulation", "ModelExchange", "ScheduledExecution"]
+        .iter()
+        .filter_map(|n| root.child(n))
+        .collect();
+    if interfaces.is_empty() {
+        f.error(
+            "interface",
+            root.line,
+            "no <CoSimulation>, <ModelExchange> or <ScheduledExecution> interface".into(),
+        );
+    }
+    for interface in &interfaces {
+        if interface
+            .attr("modelIdentifier")
+            .is_none_or(|m| m.trim().is_empty())
+        {
+            f.error(
+                "interface",
+                interface.line,
+                format!("<{}> has no \"modelIdentifier\"", interface.name),
+            );
+        }
+    }
+    if let Some(de) = root.child("DefaultExperiment") {
+        let num = |n: &str| de.attr(n).and_then(|v| v.trim().parse::<f64>().ok());
+        let start = num("startTime").unwrap_or(0.0);
+        if let Some(stop) = num("stopTime") {
+            if stop <= start {
+                f.error(
+                    "default-experiment",
+                    de.line,
+                    format!("stopTime {stop} is not after startTime {start}"),
+                );
+            }
+        }
+        for n in ["stepSize", "tolerance"] {
+            if let Some(v) = num(n) {
+                if v <= 0.0 || !v.is_finite() {
+                    f.error(
+                        "default-experiment",
+                        de.line,
+                        format!("{n} {v} must be positive"),
+                    );
+                }
+            }
+        }
+    }
+
+    let vars = variables(&root, version, &mut f);
+    unique(&vars, version, &mut f);
+    for v in &vars {
+        combinations(v, version, &mut f);
+    }
+    references(&root, &vars, version, &mut f);
+    f.0
+}
+
+fn variables<'a>(root: &'a Node, version: FmiVersion, f: &mut Findings) -> Vec<Var<'a>> {
+    let Some(mv) = root.child("ModelVariables") else {
+        f.error("attributes", root.line, "no <ModelVariables>".into());
+        return Vec::new();
+    };
+    let mut vars = Vec::new();
+    for node in &mv.children {
+        let (typed, type_name) = match version {
+            FmiVersion::Fmi2 => {
+                if node.name != "ScalarVariable" {
+                    continue;
+                }
+                match node
+                    .children
+                    .iter()
+                    .find(|c| FMI2_TYPES.contains(&c.name.as_str()))
+                {
+                    Some(t) => (t, t.name.clone()),
+                    None => {
+                        f.error(
+                            "attributes",
+                            node.line,
+                            format!(
+                                "ScalarVariable \"{}\" has no type element (Real, Integer, Boolean, String or Enumeration)",
+                                node.attr("name").unwrap_or("?")
+                            ),
+                        );
+                        continue;
+                    }
+                }
+            }
+            FmiVersion::Fmi3 => {
+                if !FMI3_TYPES.contains(&node.name.as_str()) {
+                    continue;
+                }
+                (node, node.name.clone())
+            }
+        };
+        let Some(name) = node.attr("name").filter(|n| !n.is_empty()) else {
+            f.error(
+                "attributes",
+                node.line,
+                format!("a <{}> has no \"name\"", node.name),
+            );
+            continue;
+        };
+        let vr = node
+            .attr("valueReference")
+            .and_then(|v| v.trim().parse().ok());
+        if vr.is_none() {
+            f.error(
+                "attributes",
+                node.line,
+                format!("\"{name}\": \"valueReference\" is missing or not an unsigned integer"),
+            );
+        }
+        let is_float = matches!(type_name.as_str(), "Real" | "Float32" | "Float64");
+        let has_start = match version {
+            FmiVersion::Fmi2 => typed.attr("start").is_some(),
+            FmiVersion::Fmi3 => node.attr("start").is_some() || node.child("Start").is_some(),
+        };
+        vars.push(Var {
+            node,
+            typed,
+            name: name.to_string(),
+            vr,
+            variability: node
+                .attr("variability")
+                .unwrap_or(if is_float { "continuous" } else { "discrete" })
+                .to_string(),
+            causality: node.attr("causality").unwrap_or("local").to_string(),
+            initial: node.attr("initial").map(str::to_string),
+            type_name,
+            has_start,
+        });
+    }
+    vars
+}
+
+fn unique(vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) {
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut vrs: HashMap<u32, &Var<'_>> = HashMap::new();
+    for v in vars {
+        if let Some(first) = names.get(v.name.as_str()) {
+            f.error(
+                "unique-names",
+                v.node.line,
+                format!(
+                    "variable name \"{}\" is already used on line {first}",
+                    v.name
+                ),
+            );
+        } else {
+            names.insert(&v.name, v.node.line);
+        }
+        if version == FmiVersion::Fmi3 {
+            if let Some(vr) = v.vr {
+                if let Some(first) = vrs.get(&vr) {
+                    f.error(
+                        "unique-value-references",
+                        v.node.line,
+                        format!(
+                            "\"{}\": valueReference {vr} is already used by \"{}\" (line {})",
+                            v.name, first.name, first.node.line
+                        ),
+                    );
+                } else {
+                    vrs.insert(vr, v);
+                }
+            }
+        } else if let Some(vr) = v.vr {
+            // FMI 2: a value reference is unique per type; sharing one makes an alias, which
+            // must agree on variability and may set at most one start value.
+            let key = vr ^ ((v.type_name.len() as u32) << 28);
+            if let Some(first) = vrs.get(&key).filter(|o| o.type_name == v.type_name) {
+                if first.variability != v.variability {
+                    f.error(
+                        "unique-value-references",
+                        v.node.line,
+                        format!(
+                            "\"{}\" is an alias of \"{}\" (valueReference {vr}) with a different variability",
+                            v.name, first.name
+                        ),
+                    );
+                }
+            } else {
+                vrs.insert(key, v);
+            }
+        }
+    }
+}
+
+fn combinations(v: &Var<'_>, version: FmiVersion, f: &mut Findings) {
+    let line = v.node.line;
+    let name = &v.name;
+    let (c, va) = (v.causality.as_str(), v.variability.as_str());
+    let causalities: &[&str] = match version {
+        FmiVersion::Fmi2 => &[
+            "parameter",
+            "calculatedParameter",
+            "input",
+            "output",
+            "local",
+            "independent",
+        ],
+        FmiVersion::Fmi3 => &[
+            "parameter",
+            "calculatedParameter",
+            "structuralParameter",
+            "input",
+            "output",
+            "local",
+            "independent",
+        ],
+    };
+    if !causalities.contains(&c) {
+        f.error(
+            "causality-variability",
+            line,
+            format!("\"{name}\": unknown causality \"{c}\""),
+        );
+        return;
+    }
+    if !["constant", "fixed", "tunable", "discrete", "continuous"].contains(&va) {
+        f.error(
+            "causality-variability",
+            line,
+            format!("\"{name}\": unknown variability \"{va}\""),
+        );
+        return;
+    }
+    let allowed: &[&str] = match c {
+        "parameter" | "calculatedParameter" | "structuralParameter" => &["fixed", "tunable"],
+        "input" => &["discrete", "continuous"],
+        "output" => &["constant", "discrete", "continuous"],
+        "independent" => &["continuous"],
+        _ => &["constant", "fixed", "tunable", "discrete", "continuous"],
+    };
+    if !allowed.contains(&va) {
+        f.error(
+            "causality-variability",
+            line,
+            format!(
+                "\"{name}\": causality \"{c}\" with variability \"{va}\" is not allowed (allowed: {})",
+                allowed.join(", ")
+            ),
+        );
+        return;
+    }
+    let is_float = matches!(v.type_name.as_str(), "Real" | "Float32" | "Float64");
+    if va == "continuous" && !is_float && v.type_name != "Clock" {
+        f.error(
+            "causality-variability",
+            line,
+            format!(
+                "\"{name}\": a {} variable cannot be continuous (only Float variables are)",
+                v.type_name
+            ),
+        );
+    }
+    // Allowed `initial` values and the default, by causality and variability.
+    let (allowed_initial, default): (&[&str], Option<&str>) = match (c, va) {
+        ("output" | "local", "constant") => (&["exact"], Some("exact")),
+        ("parameter" | "structuralParameter", _) => (&["exact"], Some("exact")),
+        ("calculatedParameter" | "local", "fixed" | "tunable") => {
+            (&["calculated", "approx"], Some("calculated"))
+        }
+        ("input", _) if version == FmiVersion::Fmi3 => (&["exact"], None),
+        ("input", _) | ("independent", _) => (&[], None),
+        _ => (&["calculated", "exact", "approx"], Some("calculated")),
+    };
+    let initial = match &v.initial {
+        Some(i) => {
+            if !allowed_initial.contains(&i.as_str()) {
+                f.error(
+                    "initial",
+                    line,
+                    format!(
+                        "\"{name}\": initial=\"{i}\" is not allowed with causality \"{c}\" and variability \"{va}\" ({})",
+                        if allowed_initial.is_empty() {
+                            "no initial is allowed".to_string()
+                        } else {
+                            format!("allowed: {}", allowed_initial.join(", "))
+                        }
+                    ),
+                );
+                return;
+            }
+            Some(i.as_str())
+        }
+        None => default,
+    };
+    let needs_start = matches!(initial, Some("exact" | "approx")) || c == "input";
+    if needs_start && !v.has_start && v.type_name != "Clock" {
+        f.error(
+            "start",
+            line,
+            format!(
+                "\"{name}\" needs a start value ({})",
+                if c == "input" {
+                    "an input".to_string()
+                } else {
+                    format!("initial=\"{}\"", initial.unwrap_or_default())
+                }
+            ),
+        );
+    }
+    let forbids_start = initial == Some("calculated") || c == "independent";
+    if forbids_start && v.has_start {
+        f.error(
+            "start",
+            line,
+            format!(
+                "\"{name}\" must not have a start value ({})",
+                if c == "independent" {
+                    "the independent variable".to_string()
+                } else {
+                    "initial=\"calculated\"".to_string()
+                }
+            ),
+        );
+    }
+    // start within [min, max] for scalar numbers.
+    let num = |a: &str| v.typed.attr(a).and_then(|x| x.trim().parse::<f64>().ok());
+    let start = match version {
+        FmiVersion::Fmi2 => num("start"),
+        FmiVersion::Fmi3 => v
+            .node
+            .attr("start")
+            .filter(|s| s.split_whitespace().count() == 1)
+            .and_then(|s| s.trim().parse().ok()),
+    };
+    if let Some(start) = start {
+        if let Some(min) = num("min").filter(|m| start < *m) {
+            f.warning(
+                "bounds",
+                line,
+                format!("\"{name}\": start {start} is below min {min}"),
+            );
+        }
+        if let Some(max) = num("max").filter(|m| start > *m) {
+            f.warning(
+                "bounds",
+                line,
+                format!("\"{name}\": start {start} is above max {max}"),
+            );
+        }
+    }
+}
+
+fn references(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) {
+    // Resolve a reference token to a variable index (FMI 2: 1-based index, FMI 3: vr).
+    let by_vr: HashMap<u32, usize> = vars
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.vr.map(|vr| (vr, i)))
+        .collect();
+    let resolve = |token: &str| -> Option<usize> {
+        let n: u64 = token.trim().parse().ok()?;
+        match version {
+            FmiVersion::Fmi2 => (1..=vars.len() as u64).contains(&n).then(|| n as usize - 1),
+            FmiVersion::Fmi3 => by_vr.get(&u32::try_from(n).ok()?).copied(),
+        }
+    };
+    let what = match version {
+        FmiVersion::Fmi2 => "the index of a ScalarVariable",
+        FmiVersion::Fmi3 => "the value reference of a variable",
+    };
+    // derivative / previous / clocks attributes.
+    let mut states: HashSet<usize> = HashSet::new();
+    let mut derivatives: HashSet<usize> = HashSet::new();
+    for (i, v) in vars.iter().enumerate() {
+        let mut attributes = vec!["derivative"];
+        if version == FmiVersion::Fmi3 {
+            attributes.extend(["previous", "clocks"]);
+        }
+        for attribute in attributes {
+            let Some(value) = v.typed.attr(attribute) else {
+                continue;
+            };
+            for token in value.split_whitespace() {
+                match resolve(token) {
+                    None => f.error(
+                        "references",
+                        v.node.line,
+                        format!(
+                            "\"{}\": {attribute}=\"{value}\": \"{token}\" is not {what}",
+                            v.name
+                        ),
+                    ),
+                    Some(target) if attribute == "derivative" => {
+                        states.insert(target);
+                        derivatives.insert(i);
+                        let t = &vars[target];
+                        if !matches!(t.type_name.as_str(), "Real" | "Float32" | "Float64") {
+                            f.error(
+                                "references",
+                                v.node.line,
+                                format!("\"{}\" is the derivative of \"{}\", which is not a Float variable", v.name, t.name),
+                            );
+                        }
+                    }
+                    Some(target) if attribute == "clocks" && vars[target].type_name != "Clock" => f
+                        .error(
+                            "references",
+                            v.node.line,
+                            format!(
+                                "\"{}\": clocks refers to \"{}\", which is not a Clock",
+                                v.name, vars[target].name
+                            ),
+                        ),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    let Some(ms) = root.child("ModelStructure") else {
+        if version == FmiVersion::Fmi2 {
+            f.error("attributes", root.line, "no <ModelStructure>".into());
+        }
+        return;
+    };
+    let groups: Vec<(&str, Vec<&Node>)> = match version {
+        FmiVersion::Fmi2 => ["Outputs", "Derivatives", "InitialUnknowns"]
+            .iter()
+            .map(|g| {
+                (
+                    *g,
+                    ms.children_named(g)
+                        .flat_map(|n| n.children_named("Unknown"))
+                        .collect(),
+                )
+            })
+            .collect(),
+        FmiVersion::Fmi3 => [
+            "Output",
+            "ContinuousStateDerivative",
+            "ClockedState",
+            "InitialUnknown",
+            "EventIndicator",
+        ]
+        .iter()
+        .map(|g| (*g, ms.children_named(g).collect()))
+        .collect(),
+    };
+    let key = match version {
+        FmiVersion::Fmi2 => "index",
+        FmiVersion::Fmi3 => "valueReference",
+    };
+    let knowns = |j: usize| {
+        let v = &vars[j];
+        matches!(
+            v.causality.as_str(),
+            "input" | "independent" | "parameter" | "structuralParameter"
+        ) || states.contains(&j)
+            || v.variability == "discrete"
+            || v.typed.attr("previous").is_some()
+    };
+    let mut listed_outputs: HashSet<usize> = HashSet::new();
+    for (group, unknowns) in &groups {
+        let is_outputs = matches!(*group, "Outputs" | "Output");
+        let is_derivatives = matches!(*group, "Derivatives" | "ContinuousStateDerivative");
+        for u in unknowns {
+            let Some(token) = u.attr(key) else {
+                f.error(
+                    "references",
+                    u.line,
+                    format!("<{}> in {group} has no \"{key}\"", u.name),
+                );
+                continue;
+            };
+            let Some(index) = resolve(token) else {
+                f.error(
+                    "references",
+                    u.line,
+                    format!("{group}: {key}=\"{token}\" is not {what}"),
+                );
+                continue;
+            };
+            let v = &vars[index];
+            if is_outputs {
+                listed_outputs.insert(index);
+                if v.causality != "output" {
+                    f.error(
+                        "outputs",
+                        u.line,
+                        format!(
+                            "{group} lists \"{}\", whose causality is \"{}\", not output",
+                            v.name, v.causality
+                        ),
+                    );
+                }
+            }
+            if is_derivatives && !derivatives.contains(&index) {
+                f.error(
+                    "references",
+                    u.line,
+                    format!(
+                        "{group} lists \"{}\", which has no \"derivative\" attribute",
+                        v.name
+                    ),
+                );
+            }
+            let dependencies: Vec<&str> = u
+                .attr("dependencies")
+                .map(|d| d.split_whitespace().collect())
+                .unwrap_or_default();
+            let kinds = u
+                .attr("dependenciesKind")
+                .map(|k| k.split_whitespace().count());
+            if let Some(kinds) = kinds {
+                if kinds != dependencies.len() {
+                    f.error(
+                        "dependencies",
+                        u.line,
+                        format!(
+                            "\"{}\": dependenciesKind lists {kinds} kinds for {} dependencies",
+                            v.name,
+                            dependencies.len()
+                        ),
+                    );
+                }
+            }
+            for token in dependencies {
+                match resolve(token) {
+                    None => f.error(
+                        "dependencies",
+                        u.line,
+                        format!("\"{}\" depends on \"{token}\", which is not {what}", v.name),
+                    ),
+                    Some(j) if !knowns(j) && *group != "InitialUnknowns" && *group != "InitialUnknown" => f.warning(
+                        "dependencies",
+                        u.line,
+                        format!(
+                            "\"{}\" depends on \"{}\" (causality {}), which is neither an input, a state nor a parameter",
+                            v.name, vars[j].name, vars[j].causality
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    for (i, v) in vars.iter().enumerate() {
+        if v.causality == "output" && !listed_outputs.contains(&i) {
+            f.error(
+                "outputs",
+                v.node.line,
+                format!(
+                    "output \"{}\" is not listed in the ModelStructure's outputs",
+                    v.name
+                ),
+            );
+        }
+    }
+}
+
+/// Functions every Co-Simulation FMU of the version exports, and those a flag promises.
+fn required_functions(cs: &Node, version: FmiVersion) -> Vec<(&'static str, &'static str)> {
+    let flag = |name: &str| {
+        cs.attr(name)
+            .is_some_and(|v| v.trim() == "true" || v.trim() == "1")
+    };
+    let order = cs
+        .attr("maxOutputDerivativeOrder")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    match version {
+        FmiVersion::Fmi2 => {
+            for name in [
+                "fmi2GetVersion",
+                "fmi2GetTypesPlatform",
+                "fmi2SetDebugLogging",
+                "fmi2Instantiate",
+                "fmi2FreeInstance",
+                "fmi2SetupExperiment",
+                "fmi2EnterInitializationMode",
+                "fmi2ExitInitializationMode",
+                "fmi2Terminate",
+                "fmi2Reset",
+                "fmi2GetReal",
+                "fmi2GetInteger",
+                "fmi2GetBoolean",
+                "fmi2GetString",
+                "fmi2SetReal",
+                "fmi2SetInteger",
+                "fmi2SetBoolean",
+                "fmi2SetString",
+                "fmi2DoStep",
+                "fmi2CancelStep",
+                "fmi2GetStatus",
+                "fmi2GetRealStatus",
+                "fmi2GetIntegerStatus",
+                "fmi2GetBooleanStatus",
+                "fmi2GetStringStatus",
+            ] {
+                out.push((name, "Co-Simulation"));
+            }
+            if flag("canGetAndSetFMUstate") {
+                for name in ["fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate"] {
+                    out.push((name, "canGetAndSetFMUstate"));
+                }
+            }
+            if flag("canSerializeFMUstate") {
+                for name in [
+                    "fmi2SerializedFMUstateSize",
+                    "fmi2SerializeFMUstate",
+                    "fmi2DeSerializeFMUstate",
+                ] {
+                    out.push((name, "canSerializeFMUstate"));
+                }
+            }
+            if flag("providesDirectionalDerivative") {
+                out.push((
+                    "fmi2GetDirectionalDerivative",
+                    "providesDirectionalDerivative",
+                ));
+            }
+            if flag("canInterpolateInputs") {
+                out.push(("fmi2SetRealInputDerivatives", "canInterpolateInputs"));
+            }
+            if order > 0 {
+                out.push(("fmi2GetRealOutputDerivatives", "maxOutputDerivativeOrder"));
+            }
+        }
+        FmiVersion::Fmi3 => {
+            for name in [
+                "fmi3GetVersion",
+                "fmi3SetDebugLogging",
+                "fmi3InstantiateCoSimulation",
+                "fmi3FreeInstance",
+                "fmi3EnterInitializationMode",
+                "fmi3ExitInitializationMode",
+                "fmi3Terminate",
+                "fmi3Reset",
+                "fmi3GetFloat64",
+                "fmi3SetFloat64",
+                "fmi3DoStep",
+                "fmi3EnterConfigurationMode",
+                "fmi3ExitConfigurationMode",
+            ] {
+                out.push((name, "Co-Simulation"));
+            }
+            if flag("canGetAndSetFMUState") {
+                for name in ["fmi3GetFMUState", "fmi3SetFMUState", "fmi3FreeFMUState"] {
+                    out.push((name, "canGetAndSetFMUState"));
+                }
+            }
+            if flag("canSerializeFMUState") {
+                for name in [
+                    "fmi3SerializedFMUStateSize",
+                    "fmi3SerializeFMUState",
+                    "fmi3DeserializeFMUState",
+                ] {
+                    out.push((name, "canSerializeFMUState"));
+                }
+            }
+            if flag("providesDirectionalDerivatives") {
+                out.push((
+                    "fmi3GetDirectionalDerivative",
+                    "providesDirectionalDerivatives",
+                ));
+            }
+            if flag("providesAdjointDerivatives") {
+                out.push(("fmi3GetAdjointDerivative", "providesAdjointDerivatives"));
+            }
+            if flag("hasEventMode") {
+                for name in [
+                    "fmi3EnterEventMode",
+                    "fmi3UpdateDiscreteStates",
+                    "fmi3EnterStepMode",
+                ] {
+                    out.push((name, "hasEventMode"));
+                }
+            }
+            if flag("providesEvaluateDiscreteStates") {
+                out.push((
+                    "fmi3EvaluateDiscreteStates",
+                    "providesEvaluateDiscreteStates",
+                ));
+            }
+            if order > 0 {
+                out.push(("fmi3GetOutputDerivatives", "maxOutputDerivativeOrder"));
+            }
+        }
+    }
+    out
+}
+
+fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
+    let mut f = Findings(Vec::new());
+    let version = match root.attr("fmiVersion") {
+        Some(v) if v.starts_with("2.") => FmiVersion::Fmi2,
+        Some(v) if v.starts_with("3.") => FmiVersion::Fmi3,
+        _ => return f.0,
+    };
+    let Some(cs) = root.child("CoSimulation") else {
+        f.warning(
+            "exports",
+            root.line,
+            "no Co-Simulation interface: exported functions were not checked (cosimo checks Co-Simulation exports only)".into(),
+        );
+        return f.0;
+    };
+    let Some(identifier) = cs.attr("modelIdentifier").filter(|m| !m.trim().is_empty()) else {
+        return f.0;
+    };
+    let binary = match archive.binary_path(version, identifier) {
+        Ok(path) if path.is_file() => path,
+        _ => {
+            f.warning(
+                "exports",
+                cs.line,
+                format!("no binary \"{identifier}\" for this platform: exported functions were not checked"),
+            );
+            return f.0;
+        }
+    };
+    // SAFETY: loading runs the library's initialisers; an FMU binary is trusted code by the
+    // nature of co-simulation (`cosimo run` calls into it). Only symbol addresses are looked up.
+    let library = match unsafe { libloading::Library::new(&binary) } {
+        Ok(library) => library,
+        Err(e) => {
+            f.error(
+                "exports",
+                cs.line,
+                format!("{}: cannot load the binary: {e}", binary.display()),
+            );
+            return f.0;
+        }
+    };
+    for (name, reason) in required_functions(cs, version) {
+        // SAFETY: the symbol is only looked up, never called.
+        let found = unsafe { library.get::<*const ()>(name.as_bytes()) }.is_ok();
+        if !found {
+            f.error(
+                "exports",
+                cs.line,
+                format!(
+                    "the binary does not export {name}{}",
+                    if reason == "Co-Simulation" {
+                        ", which every Co-Simulation FMU must".to_string()
+                    } else {
+                        format!(", which {reason}=\"true\" promises")
+                    }
+                ),
+            );
+        }
+    }
+    f.0
+}

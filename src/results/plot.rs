@@ -1,0 +1,174 @@
+//! PNG plots of a failing signal: the reference, its tolerance tube, the result and the points
+//! outside the tube. The font is embedded (DejaVu Sans), so no system fonts are needed.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use plotters::prelude::*;
+
+use super::compare::{SignalComparison, Trace};
+use crate::error::{Error, Result};
+
+/// Width and height of a plot in pixels.
+pub const SIZE: (u32, u32) = (1000, 600);
+
+fn register_font() -> bool {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    *REGISTERED.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .is_ok()
+    })
+}
+
+/// A file name for a signal: characters other than letters, digits, `-`, `_` and `.` become `_`.
+pub fn file_name(signal: &str) -> String {
+    let mut name: String = signal
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name.push_str(".png");
+    name
+}
+
+/// Plot a compared signal that kept its trace to a PNG at `path`.
+pub fn plot_signal(path: &Path, title: &str, signal: &SignalComparison) -> Result<()> {
+    let Some(trace) = &signal.trace else {
+        return Err(Error::Usage(format!(
+            "signal \"{}\" has no trace to plot",
+            signal.name
+        )));
+    };
+    draw(path, title, signal, trace)
+        .map_err(|e| Error::Usage(format!("{}: cannot draw the plot: {e}", path.display())))
+}
+
+fn bounds(trace: &Trace) -> (f64, f64, f64, f64) {
+    let mut t = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut y = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut take = |ti: f64, yi: f64| {
+        if ti.is_finite() {
+            t = (t.0.min(ti), t.1.max(ti));
+        }
+        if yi.is_finite() {
+            y = (y.0.min(yi), y.1.max(yi));
+        }
+    };
+    for &(ti, yi) in trace.reference.iter().chain(&trace.result) {
+        take(ti, yi);
+    }
+    for &(ti, lo, hi) in &trace.tube {
+        take(ti, lo);
+        take(ti, hi);
+    }
+    if !t.0.is_finite() {
+        t = (0.0, 1.0);
+    }
+    if !y.0.is_finite() {
+        y = (-1.0, 1.0);
+    }
+    if t.1 <= t.0 {
+        t.1 = t.0 + 1.0;
+    }
+    let pad = if y.1 > y.0 {
+        0.05 * (y.1 - y.0)
+    } else {
+        0.5 * y.0.abs().max(1.0)
+    };
+    (t.0, t.1, y.0 - pad, y.1 + pad)
+}
+
+fn draw(
+    path: &Path,
+    title: &str,
+    signal: &SignalComparison,
+    trace: &Trace,
+) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let text = register_font();
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (t0, t1, y0, y1) = bounds(trace);
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(15);
+    if text {
+        builder
+            .caption(title, ("sans-serif", 22))
+            .x_label_area_size(40)
+            .y_label_area_size(80);
+    }
+    let mut chart = builder.build_cartesian_2d(t0..t1, y0..y1)?;
+    if text {
+        chart
+            .configure_mesh()
+            .x_desc("time [s]")
+            .y_desc(signal.name.as_str())
+            .label_style(("sans-serif", 14))
+            .draw()?;
+    }
+    let tube_color = RGBColor(170, 200, 255);
+    // The tube as a filled band: upper bound forward, lower bound backward.
+    let band: Vec<(f64, f64)> = trace
+        .tube
+        .iter()
+        .map(|&(t, _, hi)| (t, hi.clamp(y0, y1)))
+        .chain(
+            trace
+                .tube
+                .iter()
+                .rev()
+                .map(|&(t, lo, _)| (t, lo.clamp(y0, y1))),
+        )
+        .filter(|(t, y)| t.is_finite() && y.is_finite())
+        .collect();
+    if band.len() > 2 {
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                band,
+                tube_color.mix(0.6).filled(),
+            )))?
+            .label("tolerance tube")
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 20, y + 5)], tube_color.filled())
+            });
+    }
+    let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
+    chart
+        .draw_series(LineSeries::new(
+            trace.reference.iter().filter(finite).copied(),
+            BLUE.stroke_width(2),
+        ))?
+        .label("reference")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+    chart
+        .draw_series(LineSeries::new(
+            trace.result.iter().filter(finite).copied(),
+            RED.stroke_width(2),
+        ))?
+        .label("result")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED.stroke_width(2)));
+    chart
+        .draw_series(
+            trace
+                .violations
+                .iter()
+                .filter(finite)
+                .map(|&(t, y)| Cross::new((t, y.clamp(y0, y1)), 5, BLACK.stroke_width(2))),
+        )?
+        .label("outside the tube")
+        .legend(|(x, y)| Cross::new((x + 10, y), 5, BLACK.stroke_width(2)));
+    if text {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
