@@ -62,6 +62,9 @@ pub enum Decomposition {
     /// Mass 1 force-driven, mass 2 base-excited by mass 1's position and velocity and
     /// carrying the coupling spring.
     ForceDisplacement,
+    /// Both masses base-excited by the other's position and velocity, each carrying its own
+    /// copy of the coupling spring.
+    DisplacementDisplacement,
 }
 
 pub const M: f64 = 1.0;
@@ -110,6 +113,15 @@ pub fn two_mass(
                 connect("mass1.x", "mass2.x_in"),
                 connect("mass1.v", "mass2.v_in"),
                 connect("mass2.Fc", "mass1.F"),
+            ],
+        ),
+        Decomposition::DisplacementDisplacement => (
+            vec![mass("mass1", 2, X0, true), mass("mass2", 3, 0.0, true)],
+            vec![
+                connect("mass1.x", "mass2.x_in"),
+                connect("mass1.v", "mass2.v_in"),
+                connect("mass2.x", "mass1.x_in"),
+                connect("mass2.v", "mass1.v_in"),
             ],
         ),
     };

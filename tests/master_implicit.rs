@@ -1,0 +1,130 @@
+//! The implicit predictor / corrector scheme through the real master on the two-mass
+//! oscillator, with the force/force, force/displacement and displacement/displacement
+//! decompositions of the stability thesis: its global error converges with order k + 1 like the
+//! explicit scheme's, its corrector converges, and a component that cannot roll back is named.
+
+mod common;
+
+use common::systems::*;
+use cosimo::system::Algorithm;
+
+const STOP: f64 = 0.5;
+const OUTPUT: f64 = 0.02;
+const STEPS: [f64; 3] = [4e-3, 2e-3, 1e-3];
+
+fn global_error(decomposition: Decomposition, order: u8, step: f64) -> (f64, u64) {
+    let mut system = two_mass(decomposition, Algorithm::Implicit, order, step, STOP);
+    system.experiment.output_interval = Some(OUTPUT);
+    let (table, stats) = run(&system, &["mass1.x", "mass1.v", "mass2.x", "mass2.v"]);
+    let omega = (C / M).sqrt();
+    let mut worst: f64 = 0.0;
+    for (row, &t) in table.time().iter().enumerate() {
+        let exact = two_mass_exact(t);
+        for (i, value) in exact.iter().enumerate() {
+            let scale = if i % 2 == 0 { X0 } else { X0 * omega };
+            worst = worst.max((table.values(i)[row] - value).abs() / scale);
+        }
+    }
+    (worst, stats.corrector_iterations)
+}
+
+fn check(decomposition: Decomposition) {
+    for order in 0..=2u8 {
+        let runs: Vec<(f64, u64)> = STEPS
+            .iter()
+            .map(|&h| global_error(decomposition, order, h))
+            .collect();
+        let errors: Vec<f64> = runs.iter().map(|r| r.0).collect();
+        let slope = fitted_order(&STEPS, &errors);
+        eprintln!(
+            "implicit {decomposition:?} k = {order}: errors {errors:?}, fitted order {slope:.3}"
+        );
+        let expected = f64::from(order) + 1.0;
+        assert!(
+            (slope - expected).abs() < 0.25,
+            "implicit {decomposition:?} k = {order}: fitted order {slope:.3}, expected {expected} ({errors:?})"
+        );
+        // Linear subsystems and an exact (finite-difference) Jacobian: one Newton iteration per step.
+        for (&h, (_, iterations)) in STEPS.iter().zip(&runs) {
+            let steps = (STOP / h).round() as u64;
+            assert_eq!(
+                *iterations, steps,
+                "{decomposition:?} k = {order}, H = {h}: one corrector iteration per macro step"
+            );
+        }
+    }
+}
+
+#[test]
+fn implicit_force_force_converges_with_order_k_plus_one() {
+    check(Decomposition::ForceForce);
+}
+
+#[test]
+fn implicit_force_displacement_converges_with_order_k_plus_one() {
+    check(Decomposition::ForceDisplacement);
+}
+
+#[test]
+fn implicit_displacement_displacement_converges_with_order_k_plus_one() {
+    check(Decomposition::DisplacementDisplacement);
+}
+
+#[test]
+fn implicit_is_more_accurate_than_explicit_at_the_same_step() {
+    for decomposition in [
+        Decomposition::ForceForce,
+        Decomposition::DisplacementDisplacement,
+    ] {
+        let implicit = global_error(decomposition, 1, 2e-3).0;
+        let mut system = two_mass(decomposition, Algorithm::Jacobi, 1, 2e-3, STOP);
+        system.experiment.output_interval = Some(OUTPUT);
+        let (table, _) = run(&system, &["mass1.x"]);
+        let explicit = table
+            .time()
+            .iter()
+            .enumerate()
+            .map(|(row, &t)| (table.values(0)[row] - two_mass_exact(t)[0]).abs() / X0)
+            .fold(0.0, f64::max);
+        assert!(
+            implicit < explicit,
+            "{decomposition:?}: implicit {implicit:e} vs explicit {explicit:e}"
+        );
+    }
+}
+
+#[test]
+fn a_component_that_cannot_roll_back_is_named() {
+    // An unpacked copy of the Oscillator whose model description denies FMU state get/set.
+    let dir = common::temp_dir();
+    let archive = std::fs::File::open(common::fmu("Oscillator", 2)).unwrap();
+    zip::ZipArchive::new(archive)
+        .unwrap()
+        .extract(dir.path())
+        .unwrap();
+    let md_path = dir.path().join("modelDescription.xml");
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(md.contains("canGetAndSetFMUstate=\"true\""));
+    std::fs::write(
+        &md_path,
+        md.replace(
+            "canGetAndSetFMUstate=\"true\"",
+            "canGetAndSetFMUstate=\"false\"",
+        ),
+    )
+    .unwrap();
+
+    let mut system = two_mass(
+        Decomposition::ForceDisplacement,
+        Algorithm::Implicit,
+        0,
+        1e-3,
+        0.01,
+    );
+    system.components[1].fmu = dir.path().to_path_buf();
+    let error = try_run(&system, &["mass1.x"]).unwrap_err();
+    assert!(
+        error.contains("component \"mass2\" cannot save its state (canGetAndSetFMUstate is false)"),
+        "{error}"
+    );
+}
