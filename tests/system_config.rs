@@ -153,6 +153,7 @@ fn a_full_file_parses_into_the_system() {
                 max_iterations: 20,
             },
             tolerance: Some(1e-6),
+            ..Experiment::default()
         },
     };
     assert_eq!(system, expected);
@@ -205,7 +206,7 @@ fn json_errors_name_the_file_line_and_column() {
         error(
             r#"{"components": [{"name": "a", "fmu": "A.fmu"}], "experiment": {"algorithm": "euler"}}"#
         ),
-        "dir/bad.json:1:83: unknown variant `euler`, expected `jacobi` or `gauss-seidel`"
+        "dir/bad.json:1:83: unknown variant `euler`, expected one of `jacobi`, `gauss-seidel`, `implicit`"
     );
     assert_eq!(
         error(r#"{"components": [{"name": "a", "fmu": "A.fmu", "parameters": {"k": 1, "k": 2}}]}"#),
