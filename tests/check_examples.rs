@@ -169,3 +169,32 @@ fn the_examples_meet_their_references() {
     assert_eq!(report["summary"]["failed"], 0);
     assert!(Path::new(&junit).is_file());
 }
+
+#[test]
+fn a_coarser_macro_step_leaves_the_tube() {
+    for (model, version) in [
+        ("Oscillator", 2),
+        ("Oscillator", 3),
+        ("CouplingSpring", 2),
+        ("Feedthrough", 2),
+        ("Feedthrough", 3),
+    ] {
+        fmu_pack::fmu_path(model, version);
+    }
+    for (case, step) in [
+        ("fmus/references/two-mass-force-force", "0.004"),
+        ("fmus/references/conformance-chain", "0.05"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cosimo"))
+            .current_dir(root())
+            .args(["check", case, "--step-size", step])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{case} at h = {step}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod example1;
 pub mod systems;
 
 use std::path::{Path, PathBuf};
