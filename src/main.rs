@@ -17,6 +17,7 @@ use cosimo::master::record::Recording;
 use cosimo::master::single::{SingleRun, TableInputs};
 use cosimo::master::{run_system, TimeGrid};
 use cosimo::results::{CsvWriter, Table};
+use cosimo::system::ssp::{Imported, SspPackage};
 use cosimo::system::{config, Algorithm, Endpoint, Experiment, System};
 use cosimo::Error;
 
@@ -46,22 +47,29 @@ enum Command {
 
 #[derive(Args)]
 struct InspectArgs {
-    /// The FMU: a .fmu file or an unpacked FMU folder.
+    /// An FMU (.fmu file or unpacked folder) or an SSP (.ssp file or folder, or a .ssd file).
     fmu: PathBuf,
-    /// Print JSON (schema: schemas/inspect.schema.json) instead of a table.
+    /// Print JSON (FMUs: schemas/inspect.schema.json) instead of a table.
     #[arg(long)]
     json: bool,
+    /// The .ssd file of an SSP to inspect (default: SystemStructure.ssd).
+    #[arg(long)]
+    ssd: Option<String>,
 }
 
 #[derive(Args)]
 struct RunArgs {
-    /// What to run: one FMU (.fmu file or unpacked folder), a system file (.json), or several
-    /// components as `name=path` or bare paths (named after the file) with --connect.
-    #[arg(required = true, value_name = "FMU|SYSTEM|NAME=FMU")]
+    /// What to run: one FMU (.fmu file or unpacked folder), a system file (.json), an SSP (.ssp
+    /// file or folder, .ssd), or several components as `name=path` or bare paths (named after
+    /// the file) with --connect.
+    #[arg(required = true, value_name = "FMU|SYSTEM|SSP|NAME=FMU")]
     targets: Vec<String>,
     /// Connect an output to an input: `component.output=component.input` (repeatable).
     #[arg(long = "connect", value_name = "FROM=TO")]
     connections: Vec<String>,
+    /// The .ssd file of an SSP to run (default: SystemStructure.ssd).
+    #[arg(long)]
+    ssd: Option<String>,
     /// Master algorithm for systems: jacobi, gauss-seidel, or implicit (predictor / corrector
     /// repeating each macro step from saved FMU states until the coupling equations hold).
     #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit"])]
@@ -207,7 +215,98 @@ fn init_logging(quiet: bool, log_fmi_calls: bool, debug_logging: bool) {
     builder.init();
 }
 
+/// An SSP: a `.ssp` archive or folder, a `.ssd` file, or a folder with `SystemStructure.ssd`.
+fn is_ssp(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("ssp" | "ssd")
+    ) || path.join("SystemStructure.ssd").is_file()
+}
+
+/// Import an SSP, printing what it uses that cosimo does not (harmlessly) support.
+fn import_ssp(
+    path: &Path,
+    ssd: Option<&str>,
+    quiet: bool,
+) -> Result<(SspPackage, Imported), Error> {
+    let package = SspPackage::open(path)?;
+    let imported = package.import(ssd)?;
+    if !quiet {
+        for warning in &imported.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+    Ok((package, imported))
+}
+
+/// `cosimo inspect` of an SSP: its system as cosimo will run it.
+fn inspect_ssp(args: &InspectArgs) -> Result<(), Error> {
+    let (package, imported) = import_ssp(&args.fmu, args.ssd.as_deref(), false)?;
+    let system = &imported.system;
+    if args.json {
+        let json = serde_json::json!({
+            "source": args.fmu.display().to_string(),
+            "name": imported.name,
+            "description": imported.description,
+            "ssdFiles": package.ssd_files(),
+            "components": system.components.iter().map(|c| serde_json::json!({
+                "name": c.name,
+                "fmu": c.fmu.display().to_string(),
+                "parameters": c.start_values.iter().map(|(n, v)| (n.clone(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "connections": system.connections.iter().map(|c| serde_json::json!({
+                "from": c.from.to_string(), "to": c.to.to_string(), "factor": c.factor, "offset": c.offset,
+            })).collect::<Vec<_>>(),
+            "experiment": { "startTime": system.experiment.start, "stopTime": system.experiment.stop, "stepSize": system.experiment.step },
+            "warnings": imported.warnings,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    println!("{}", args.fmu.display());
+    println!("  System           {}", imported.name);
+    if let Some(d) = &imported.description {
+        println!("  Description      {d}");
+    }
+    println!("  SSD files        {}", package.ssd_files().join(", "));
+    let e = &system.experiment;
+    println!(
+        "  Experiment       start {}, stop {}, step {}, {:?}",
+        e.start, e.stop, e.step, e.algorithm
+    );
+    println!("\n  Components ({})", system.components.len());
+    for c in &system.components {
+        let parameters: Vec<String> = c
+            .start_values
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        println!(
+            "    {}  {}  {}",
+            c.name,
+            c.fmu.display(),
+            parameters.join(" ")
+        );
+    }
+    println!("\n  Connections ({})", system.connections.len());
+    for c in &system.connections {
+        let transform = if c.factor != 1.0 || c.offset != 0.0 {
+            format!("  (x {} + {})", c.factor, c.offset)
+        } else {
+            String::new()
+        };
+        println!("    {} -> {}{transform}", c.from, c.to);
+    }
+    Ok(())
+}
+
 fn inspect(args: &InspectArgs) -> Result<(), Error> {
+    if is_ssp(&args.fmu) {
+        return inspect_ssp(args);
+    }
     let fmu = Fmu::open(&args.fmu)?;
     if args.json {
         let json = summary::json(fmu.description(), &args.fmu);
@@ -224,11 +323,17 @@ fn inspect(args: &InspectArgs) -> Result<(), Error> {
 fn run(args: &RunArgs) -> Result<(), Error> {
     let single = args.targets.len() == 1 && args.connections.is_empty();
     let first = &args.targets[0];
-    if single && !first.ends_with(".json") && !first.contains('=') {
+    if single && !first.ends_with(".json") && !first.contains('=') && !is_ssp(Path::new(first)) {
         return run_fmu(args, Path::new(first));
     }
+    // The package holds the SSP's extracted files (FMUs inside it): keep it to the end.
+    let mut _package = None;
     let mut system = if single && first.ends_with(".json") {
         config::from_file(Path::new(first))?
+    } else if single && is_ssp(Path::new(first)) {
+        let (package, imported) = import_ssp(Path::new(first), args.ssd.as_deref(), args.quiet)?;
+        _package = Some(package);
+        imported.system
     } else {
         config::from_command_line(&args.targets, &args.connections, Experiment::default())?
     };
@@ -244,7 +349,7 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         record: args.output_variables.clone(),
     };
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
-    let from_file = single && first.ends_with(".json");
+    let from_file = single && (first.ends_with(".json") || is_ssp(Path::new(first)));
     let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
         Error::Usage(message) if from_file => Error::Usage(format!("{first}: {message}")),
         other => other,
@@ -725,7 +830,9 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
                 .any(|t| t.is_dir() && ModelKind::of(t).is_none()))
     {
         return Err(Error::Usage(
-            "--reference, --input-file and --settings apply to one model given directly, not to case folders (put them in the case folder or its check.json)".into(),
+            "--reference, --input-file and --settings apply to one model given directly, not to \
+             case folders (put them in the case folder or its check.json)"
+                .into(),
         ));
     }
     if let Some(case) = cases.first_mut().filter(|_| direct) {
@@ -770,18 +877,22 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
     }
     let report = CheckReport::new(reports);
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    // A closed pipe (`| head`) is not an error worth a panic: writes to stdout are best-effort.
+    use std::io::Write as _;
     if !args.quiet {
         if json_to_stdout {
             eprint!("{}", report.text());
         } else {
-            print!("{}", report.text());
+            let _ = write!(std::io::stdout(), "{}", report.text());
         }
     }
     if let Some(path) = &args.junit {
         std::fs::write(path, report.junit()).map_err(|e| Error::io(path, e))?;
     }
     match &args.json {
-        Some(_) if json_to_stdout => println!("{}", report.json()),
+        Some(_) if json_to_stdout => {
+            let _ = writeln!(std::io::stdout(), "{}", report.json());
+        }
         Some(path) => std::fs::write(path, report.json() + "\n").map_err(|e| Error::io(path, e))?,
         None => {}
     }
@@ -880,7 +991,8 @@ fn simulate_and_compare(
     };
     let no_reference = || {
         Error::Usage(format!(
-            "{}: no reference results; give --reference, put reference.csv (or *_ref.csv) in the case folder, or ship them in the FMU (FMI-LS-REF)",
+            "{}: no reference results; give --reference, put reference.csv (or *_ref.csv) in \
+             the case folder, or ship them in the FMU (FMI-LS-REF)",
             case.model.display()
         ))
     };
@@ -906,7 +1018,9 @@ fn simulate_and_compare(
                     *reference_used = Some(format!(
                         "{} (FMI-LS-REF: {})",
                         case.model.display(),
-                        path.strip_prefix(fmu.archive().root()).unwrap_or(&path).display()
+                        path.strip_prefix(fmu.archive().root())
+                            .unwrap_or(&path)
+                            .display()
                     ));
                     path
                 }
@@ -923,19 +1037,31 @@ fn simulate_and_compare(
             }
             let step = step.or(de.step_size).unwrap_or((stop - start) / 500.0);
             let output_interval = output_interval.unwrap_or(step);
-            if !(step.is_finite() && step > 0.0 && output_interval.is_finite() && output_interval > 0.0) {
+            if !(step.is_finite()
+                && step > 0.0
+                && output_interval.is_finite()
+                && output_interval > 0.0)
+            {
                 return Err(Error::Usage(format!(
                     "the step size ({step}) and output interval ({output_interval}) must be positive"
                 )));
             }
-            let grid = TimeGrid { start, stop, step, output_interval };
+            let grid = TimeGrid {
+                start,
+                stop,
+                step,
+                output_interval,
+            };
             let tolerance = experiment.tolerance.or(de.tolerance);
 
             let mut start_values = Vec::new();
             for (name, value) in &settings.start_values {
                 let variable = find_variable(&md, name, "startValues")?;
                 check_start_value_allowed(&md, variable)?;
-                start_values.push((variable.clone(), parse_value(&md, variable, &json_value_text(value))?));
+                start_values.push((
+                    variable.clone(),
+                    parse_value(&md, variable, &json_value_text(value))?,
+                ));
             }
             // Every output, and whatever else the reference names.
             let mut recorded: Vec<&Variable> = md
@@ -952,11 +1078,21 @@ fn simulate_and_compare(
             }
             let recording = Recording::new(&md, &recorded)?;
             let table = input.as_deref().map(Table::read).transpose()?;
-            let inputs = table.as_ref().map(|t| TableInputs::new(&md, t)).transpose()?;
+            let inputs = table
+                .as_ref()
+                .map(|t| TableInputs::new(&md, t))
+                .transpose()?;
             let writer = CsvWriter::create(result_file, &recording.column_names(""))?;
             let mut slave = fmu.instantiate(&md.model_name, InstanceOptions::default())?;
-            SingleRun { grid, tolerance, start_values, inputs, recording, writer }
-                .run(slave.as_mut())?;
+            SingleRun {
+                grid,
+                tolerance,
+                start_values,
+                inputs,
+                recording,
+                writer,
+            }
+            .run(slave.as_mut())?;
             drop(slave);
             let result = SignalTable::read(result_file)?;
             Ok(compare(&reference, &result, &options, &|column| {
@@ -967,22 +1103,29 @@ fn simulate_and_compare(
             let reference = SignalTable::read(case.reference.as_ref().ok_or_else(no_reference)?)?;
             if case.input.is_some() {
                 return Err(Error::Usage(format!(
-                    "{}: input files drive single FMUs; a system's inputs come from its connections and parameters",
+                    "{}: input files drive single FMUs; a system's inputs come from its \
+                     connections and parameters",
                     case.model.display()
                 )));
             }
             let mut system = config::from_file(&case.model)?;
-            check_system(case, &mut system, (start, stop, step, output_interval), experiment.tolerance)?;
+            check_system(
+                case,
+                &mut system,
+                (start, stop, step, output_interval),
+                experiment.tolerance,
+            )?;
             let options_run = RunOptions {
                 instance: InstanceOptions::default(),
                 threads: 0,
                 record: Vec::new(),
             };
             let model = case.model.display().to_string();
-            let mut execution = Execution::instantiate(&system, &options_run).map_err(|e| match e {
-                Error::Usage(message) => Error::Usage(format!("{model}: {message}")),
-                other => other,
-            })?;
+            let mut execution =
+                Execution::instantiate(&system, &options_run).map_err(|e| match e {
+                    Error::Usage(message) => Error::Usage(format!("{model}: {message}")),
+                    other => other,
+                })?;
             let mut writer = CsvWriter::create(result_file, &execution.column_names())?;
             run_system(&mut execution, &mut writer, &mut |_| {})?;
             drop(writer);
@@ -1004,7 +1147,8 @@ fn simulate_and_compare(
         // Hook for SSP import: build a `System` from the .ssp / .ssd here (as for a system
         // file above) once `cosimo::system::ssp` is available.
         ModelKind::Ssp => Err(Error::Usage(format!(
-            "{}: checking SSP files is not available yet; describe the system in cosimo's JSON system file meanwhile",
+            "{}: checking SSP files is not available yet; describe the system in cosimo's \
+             JSON system file meanwhile",
             case.model.display()
         ))),
     }
@@ -1033,7 +1177,11 @@ fn check_system(
     if tolerance.is_some() {
         experiment.tolerance = tolerance;
     }
-    if experiment.stop.is_nan() || experiment.stop <= experiment.start || !(experiment.step > 0.0) {
+    if experiment.stop.is_nan()
+        || experiment.stop <= experiment.start
+        || !experiment.step.is_finite()
+        || experiment.step <= 0.0
+    {
         return Err(Error::Usage(format!(
             "{}: the experiment needs stop > start and a positive step size",
             case.model.display()

@@ -282,10 +282,7 @@ fn a_zipped_ssp_with_fmus_in_resources_imports_and_runs() {
     let dir = common::temp_dir();
     let path = dir.path().join("zipped.ssp");
     let text = flat_two_mass()
-        .replace(
-            &format!("@Oscillator-fmi2@"),
-            "resources/Oscillator-fmi2.fmu",
-        )
+        .replace("@Oscillator-fmi2@", "resources/Oscillator-fmi2.fmu")
         .replace("@Oscillator-fmi3@", "file:resources/Oscillator-fmi3.fmu")
         .replace(
             "@CouplingSpring-fmi2@",
@@ -466,8 +463,7 @@ fn parameters_from_inline_sets_ssv_files_and_ssm_mappings_follow_the_precedence_
             ("m", "parameter", REAL),
             ("v0", "parameter", "<ssc:Real unit=\"m/s\"/>"),
         ],
-        &format!(
-            "<ssd:ParameterBindings>\
+                    "<ssd:ParameterBindings>\
                <ssd:ParameterBinding><ssd:ParameterValues><ssv:ParameterSet version=\"1.0\" name=\"inline\"><ssv:Parameters>\
                  <ssv:Parameter name=\"m\"><ssv:Real value=\"1\"/></ssv:Parameter>\
                  <ssv:Parameter name=\"c\"><ssv:Real value=\"4\"/></ssv:Parameter>\
@@ -475,8 +471,7 @@ fn parameters_from_inline_sets_ssv_files_and_ssm_mappings_follow_the_precedence_
                  <ssv:Parameter name=\"x0\"><ssv:Real value=\"1\"/></ssv:Parameter>\
                </ssv:Parameters></ssv:ParameterSet></ssd:ParameterValues></ssd:ParameterBinding>\
                <ssd:ParameterBinding source=\"resources/osc.ssv\"/>\
-             </ssd:ParameterBindings>"
-        ),
+             </ssd:ParameterBindings>",
     );
     let ft = component("ft", "@Feedthrough-fmi2@", &[], "");
     let text = ssd(&format!(
@@ -938,7 +933,8 @@ fn bad_inputs_have_exact_messages() {
             ("p.ssv".to_string(), ssv.to_string()),
         ]
     };
-    let cases: Vec<(&str, Vec<(String, String)>, &str)> = vec![
+    type Case = (&'static str, Vec<(String, String)>, &'static str);
+    let cases: Vec<Case> = vec![
         (
             "missing SystemStructure.ssd",
             vec![("other.ssd".into(), flat_two_mass())],
@@ -1023,4 +1019,54 @@ fn bad_inputs_have_exact_messages() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn other_ssd_files_of_a_package_can_be_chosen() {
+    let flat = flat_two_mass();
+    let nested = nested_two_mass();
+    let (_dir, root) = package(&[
+        ("SystemStructure.ssd", &flat),
+        ("variants/nested.ssd", &nested),
+    ]);
+    let package = SspPackage::open(&root).unwrap();
+    assert_eq!(
+        package.ssd_files(),
+        ["SystemStructure.ssd", "variants/nested.ssd"]
+    );
+    let imported = package.import(Some("variants/nested.ssd")).unwrap();
+    assert_eq!(imported.system.components.len(), 3);
+    let message = package.import(Some("nested.ssd")).unwrap_err().to_string();
+    assert_eq!(
+        message,
+        format!(
+            "{}: there is no \"nested.ssd\" in the package; it holds SystemStructure.ssd, \
+             variants/nested.ssd",
+            root.display()
+        )
+    );
+}
+
+#[test]
+fn truncated_and_mangled_files_give_errors_not_panics() {
+    let text = with_fmus(&nested_two_mass());
+    let dir = common::temp_dir();
+    let root = dir.path().join("cut.ssp");
+    std::fs::create_dir_all(&root).unwrap();
+    let package = SspPackage::open(&root).unwrap();
+    let step = (text.len() / 80).max(1);
+    for cut in (0..text.len()).step_by(step) {
+        let Some(prefix) = text.get(..cut) else {
+            continue;
+        };
+        for variant in [
+            prefix.to_string(),
+            text.replacen(&text[cut..cut + 1], "\"", 1),
+        ] {
+            std::fs::write(root.join("SystemStructure.ssd"), &variant).unwrap();
+            if let Err(e) = package.import(None) {
+                assert!(e.to_string().contains("SystemStructure.ssd"), "{e}");
+            }
+        }
+    }
 }

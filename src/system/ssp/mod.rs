@@ -44,7 +44,7 @@
 //! ```xml
 //! <ssc:Annotation type="org.cosimo.experiment">
 //!   <cosimo:Experiment xmlns:cosimo="urn:cosimo:ssp" stepSize="1e-3" outputInterval="1e-2"
-//!       algorithm="jacobi|gauss-seidel" extrapolationOrder="0" parallel="false" tolerance="1e-6"
+//!       algorithm="jacobi|gauss-seidel|implicit" extrapolationOrder="0" parallel="false" tolerance="1e-6"
 //!       loopSolver="newton|newton-finite-differences|fixed-point" loopAbsoluteTolerance="1e-10"
 //!       loopRelativeTolerance="1e-10" loopMaxIterations="50"/>
 //! </ssc:Annotation>

@@ -173,7 +173,8 @@ fn check_value(kind: Kind, value: &str) -> Result<(), String> {
         Kind::Integer => each(|v| v.parse::<i64>().is_ok() || v.parse::<u64>().is_ok()),
         Kind::Boolean => each(|v| matches!(v, "true" | "false" | "1" | "0")),
         Kind::Binary => {
-            value.trim().len() % 2 == 0 && value.trim().chars().all(|c| c.is_ascii_hexdigit())
+            value.trim().len().is_multiple_of(2)
+                && value.trim().chars().all(|c| c.is_ascii_hexdigit())
         }
         _ => true,
     };

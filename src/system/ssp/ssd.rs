@@ -377,7 +377,8 @@ impl Importer<'_> {
                     x.algorithm = match text.trim() {
                         "jacobi" => Algorithm::Jacobi,
                         "gauss-seidel" => Algorithm::GaussSeidel,
-                        _ => return Err(at("expected jacobi or gauss-seidel")),
+                        "implicit" => Algorithm::Implicit,
+                        _ => return Err(at("expected jacobi, gauss-seidel or implicit")),
                     }
                 }
                 "extrapolationOrder" => {
