@@ -1099,7 +1099,7 @@ fn simulate_and_compare(
                 md.variable(column).map(|v| kind_of_type(v.var_type))
             }))
         }
-        ModelKind::System => {
+        ModelKind::System | ModelKind::Ssp => {
             let reference = SignalTable::read(case.reference.as_ref().ok_or_else(no_reference)?)?;
             if case.input.is_some() {
                 return Err(Error::Usage(format!(
@@ -1108,7 +1108,15 @@ fn simulate_and_compare(
                     case.model.display()
                 )));
             }
-            let mut system = config::from_file(&case.model)?;
+            // An SSP's package holds its extracted FMUs: keep it until the run ends.
+            let mut _package = None;
+            let mut system = if case.kind == ModelKind::Ssp {
+                let (package, imported) = import_ssp(&case.model, None, true)?;
+                _package = Some(package);
+                imported.system
+            } else {
+                config::from_file(&case.model)?
+            };
             check_system(
                 case,
                 &mut system,
@@ -1144,13 +1152,6 @@ fn simulate_and_compare(
                 })
             }))
         }
-        // Hook for SSP import: build a `System` from the .ssp / .ssd here (as for a system
-        // file above) once `cosimo::system::ssp` is available.
-        ModelKind::Ssp => Err(Error::Usage(format!(
-            "{}: checking SSP files is not available yet; describe the system in cosimo's \
-             JSON system file meanwhile",
-            case.model.display()
-        ))),
     }
 }
 

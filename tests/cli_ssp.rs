@@ -15,19 +15,13 @@ fn an_ssp_runs_like_its_json_twin_and_can_be_inspected() {
     let (ssp_csv, json_csv) = (dir.path().join("ssp.csv"), dir.path().join("json.csv"));
     let ssp = root().join("fmus/two-mass-force-force.ssp");
     let json = root().join("fmus/two-mass-force-force.json");
-    cosimo_ok(
-        [
-            ssp.as_os_str(),
-            "--output-file".as_ref(),
-            ssp_csv.as_os_str(),
-            "--quiet".as_ref(),
-        ]
-        .iter()
-        .fold(vec![std::ffi::OsString::from("run")], |mut v, a| {
-            v.push(a.into());
-            v
-        }),
-    );
+    cosimo_ok([
+        "run".as_ref(),
+        ssp.as_os_str(),
+        "--output-file".as_ref(),
+        ssp_csv.as_os_str(),
+        "--quiet".as_ref(),
+    ]);
     cosimo_ok([
         "run".as_ref(),
         json.as_os_str(),

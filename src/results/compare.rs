@@ -841,7 +841,7 @@ mod tests {
         assert!(c.passed(), "{c:?}");
         let c = compare(&reference, &shifted, &tol(0.0, 0.01, 0.01), &|_| None);
         assert!(!c.passed());
-        assert_eq!(c.signals[0].first_violation, Some(1.0));
+        assert_eq!(c.signals[0].first_violation, Some(1.05));
         let wrong = table("time,y\n0,0\n1,0\n1,1.1\n2,1.1\n");
         let c = compare(&reference, &wrong, &tol(0.0, 0.01, 0.1), &|_| None);
         assert!(!c.passed());

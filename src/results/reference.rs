@@ -211,7 +211,7 @@ pub enum ModelKind {
     Fmu,
     /// cosimo's system file (.json).
     System,
-    /// An SSP (.ssp / .ssd).
+    /// An SSP (.ssp / .ssd, or a folder with SystemStructure.ssd).
     Ssp,
 }
 
@@ -220,10 +220,13 @@ impl ModelKind {
     /// FMU).
     pub fn of(path: &Path) -> Option<ModelKind> {
         if path.is_dir() {
+            if path.join("modelDescription.xml").is_file() {
+                return Some(ModelKind::Fmu);
+            }
             return path
-                .join("modelDescription.xml")
+                .join("SystemStructure.ssd")
                 .is_file()
-                .then_some(ModelKind::Fmu);
+                .then_some(ModelKind::Ssp);
         }
         let extension = path.extension()?.to_str()?.to_ascii_lowercase();
         match extension.as_str() {

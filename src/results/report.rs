@@ -258,9 +258,16 @@ impl CheckReport {
                 ));
             }
             if !case.extra.is_empty() && case.status != Status::Passed {
+                let shown: Vec<&str> = case.extra.iter().take(8).map(String::as_str).collect();
+                let more = case.extra.len() - shown.len();
                 out.push_str(&format!(
-                    "      not in the reference (not compared): {}\n",
-                    case.extra.join(", ")
+                    "      not in the reference (not compared): {}{}\n",
+                    shown.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
                 ));
             }
         }

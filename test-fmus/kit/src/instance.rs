@@ -985,11 +985,22 @@ impl<M: Model> Instance<M> {
             } else {
                 (0.01 / d1.max(d2)).powf(0.2)
             };
-            (100.0 * h0).min(h1).min(hmax)
+            let guess = (100.0 * h0).min(h1);
+            // An overflow in the trial evaluation (e.g. an exponential contact law) gives no
+            // usable estimate; the controller then starts small and grows the step ×5 per step.
+            if guess > 0.0 && guess.is_finite() {
+                guess
+            } else {
+                h0 * 1e-3
+            }
         };
-        if !(hs > 0.0 && hs.is_finite()) {
-            hs = 1e-6_f64.min(hmax);
-        }
+        // Strongly nonlinear right-hand sides can make the heuristic absurdly small (1e-58 has
+        // been seen): start no smaller than 1024 ulps of the time, from where the controller
+        // grows or shrinks the step as the error estimates demand.
+        hs = hs
+            .max(1e-10 * h)
+            .max(1024.0 * f64::EPSILON * ta.abs().max(t_end.abs()))
+            .min(hmax);
         let mut rejected = false;
         let mut steps: u64 = 0;
         while t < t_end {

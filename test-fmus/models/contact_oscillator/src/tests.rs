@@ -310,3 +310,29 @@ fn output_derivatives_are_taylor_coefficients_of_the_trajectory() {
         );
     }
 }
+
+/// A whole contact inside one short communication step that starts 37 µm from the wall (what
+/// an adaptive master with 1 µs macro steps produces): the integrator's starting-step heuristic
+/// sees exp(B x) overflow and must still start with a usable step.
+#[test]
+fn a_contact_within_one_short_step_from_near_the_wall() {
+    let v0 = 126.61376480053023;
+    let fmu = Fmu::new(&[(X0, -3.7204811761111745e-5), (V0, v0)]);
+    fmu.set(F, 4362.991159568444);
+    unsafe {
+        assert_eq!(
+            fmi2SetRealInputDerivatives(
+                fmu.0,
+                [F, F, F].as_ptr(),
+                3,
+                [1, 2, 3].as_ptr(),
+                [8041894.47339954, -2531983480.435794, 888971604407.4496].as_ptr()
+            ),
+            OK
+        );
+    }
+    fmu.step(0.0, 1e-6);
+    let got = fmu.get(&[X, V]);
+    assert!(got[0] < -1e-5, "x = {}", got[0]);
+    assert!((got[1] + v0).abs() < 1e-6 * v0, "v = {} after {v0}", got[1]);
+}
