@@ -164,6 +164,7 @@ fn the_examples_meet_their_references() {
     );
     assert!(text.contains("PASS  two-mass-force-force"), "{text}");
     assert!(text.contains("PASS  conformance-chain"), "{text}");
+    assert!(text.contains("PASS  two-mass-force-force-ssp"), "{text}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["summary"]["failed"], 0);
