@@ -179,6 +179,12 @@ fn feedthrough_passes_its_start_values_through() {
                 "Int32_input=-7",
                 "--start-value",
                 "Boolean_input=true",
+                "--output-variable",
+                "Float64_continuous_output",
+                "--output-variable",
+                "Int32_output",
+                "--output-variable",
+                "Boolean_output",
             ],
         );
         for (column, value) in [
