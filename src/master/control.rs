@@ -291,6 +291,8 @@ pub struct StepControl {
     /// Both empty: every continuous state of every FMU, counted as a velocity.
     pub positions: Vec<String>,
     pub velocities: Vec<String>,
+    /// Keep (t, H, k) of every accepted step in the statistics (for studies; allocates).
+    pub trace: bool,
 }
 
 impl Default for StepControl {
@@ -308,6 +310,7 @@ impl Default for StepControl {
             max_order: 3,
             positions: Vec::new(),
             velocities: Vec::new(),
+            trace: false,
         }
     }
 }
@@ -339,6 +342,8 @@ pub struct ControlStatistics {
     pub order_histogram: [u64; MAX_DEGREE],
     pub smallest_step: f64,
     pub largest_step: f64,
+    /// (end time, H, k) of every accepted step, when `StepControl::trace` is on.
+    pub trace: Vec<(f64, f64, usize)>,
 }
 
 use super::execution::Execution;
@@ -642,6 +647,9 @@ impl Execution {
                     control_stats.order_histogram[k_eff.min(MAX_DEGREE - 1)] += 1;
                     control_stats.smallest_step = control_stats.smallest_step.min(h_try);
                     control_stats.largest_step = control_stats.largest_step.max(h_try);
+                    if control.trace {
+                        control_stats.trace.push((self.time, h_try, k_eff));
+                    }
                     // A step shortened to land on the output grid says little about the next.
                     let mut next = if h_try < h { next.max(h) } else { next };
                     let reduced = next < h_try;

@@ -571,6 +571,7 @@ impl StepControlEntry {
             max_order: self.max_order.unwrap_or(d.max_order),
             positions: self.positions,
             velocities: self.velocities,
+            trace: false,
         }
     }
 }
