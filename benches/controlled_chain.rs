@@ -1,0 +1,180 @@
+//! The variable-order paper's chain example at bench scale: 20 `OscillatorChain` components
+//! (10 masses each, the paper's element law) joined force/force by `CouplingSpring` elements with
+//! the same law. The controlled implicit run (ImSLocal, variable order) against the best
+//! fixed-step explicit run of equal accuracy, found once before measuring.
+//!
+//! Run with `cargo bench --bench controlled_chain`; the macro steps, corrector iterations and
+//! errors of both runs are printed before criterion's timings.
+
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+
+use cosimo::master::control::{Estimator, StepControl};
+use cosimo::master::execution::{Execution, RunOptions};
+use cosimo::master::implicit::ImplicitSettings;
+use cosimo::master::{run_system, RunStatistics};
+use cosimo::results::{CsvWriter, Table};
+use cosimo::system::{Algorithm, Component, Connection, Endpoint, Experiment, System};
+
+const CHAINS: usize = 20;
+const STOP: f64 = 2e-3;
+const OUTPUT: f64 = 1e-4;
+
+fn end(component: &str, variable: &str) -> Endpoint {
+    Endpoint {
+        component: component.into(),
+        variable: variable.into(),
+    }
+}
+
+fn chain_system(
+    algorithm: Algorithm,
+    step: f64,
+    order: u8,
+    control: Option<StepControl>,
+) -> System {
+    let chain_fmu = fmu_pack::fmu_path("OscillatorChain", 2);
+    let spring_fmu = fmu_pack::fmu_path("CouplingSpring", 2);
+    let mut components = Vec::new();
+    let mut connections = Vec::new();
+    for i in 0..CHAINS {
+        components.push(Component {
+            name: format!("chain{i}"),
+            fmu: chain_fmu.clone(),
+            start_values: vec![
+                ("n".into(), "10".into()),
+                ("v0_spread".into(), "10".into()),
+                ("x0_spread".into(), "1e-4".into()),
+                ("seed".into(), (i + 1).to_string()),
+            ],
+            sub_steps: 1,
+        });
+    }
+    for i in 0..CHAINS - 1 {
+        let spring = format!("spring{i}");
+        components.push(Component {
+            name: spring.clone(),
+            fmu: spring_fmu.clone(),
+            start_values: vec![
+                ("c1".into(), "1e7".into()),
+                ("d1".into(), "1e4".into()),
+                ("c3".into(), "1e14".into()),
+                ("d3".into(), "1e2".into()),
+            ],
+            sub_steps: 1,
+        });
+        let (left, right) = (format!("chain{i}"), format!("chain{}", i + 1));
+        for (from, to) in [
+            (end(&left, "x_last"), end(&spring, "x1")),
+            (end(&left, "v_last"), end(&spring, "v1")),
+            (end(&right, "x_first"), end(&spring, "x2")),
+            (end(&right, "v_first"), end(&spring, "v2")),
+            (end(&spring, "F1"), end(&left, "F_right")),
+            (end(&spring, "F2"), end(&right, "F_left")),
+        ] {
+            connections.push(Connection::new(from, to));
+        }
+    }
+    System {
+        components,
+        connections,
+        experiment: Experiment {
+            stop: STOP,
+            step,
+            output_interval: Some(OUTPUT),
+            algorithm,
+            extrapolation_order: order,
+            corrector: ImplicitSettings {
+                reuse_jacobian: true,
+                ..ImplicitSettings::default()
+            },
+            control,
+            ..Experiment::default()
+        },
+    }
+}
+
+fn simulate(system: &System) -> (Table, RunStatistics) {
+    let record: Vec<String> = (0..CHAINS)
+        .flat_map(|i| [format!("chain{i}.x_first"), format!("chain{i}.x_last")])
+        .collect();
+    let options = RunOptions {
+        record,
+        ..RunOptions::default()
+    };
+    let mut exec = Execution::instantiate(system, &options).expect("the chain instantiates");
+    let mut writer =
+        CsvWriter::new(Vec::new(), Path::new("memory.csv"), &exec.column_names()).expect("header");
+    let stats = run_system(&mut exec, &mut writer, &mut |_| {}).expect("the chain runs");
+    let text = String::from_utf8(writer.into_inner()).expect("UTF-8");
+    (
+        Table::parse(&text, Path::new("memory.csv")).expect("results"),
+        stats,
+    )
+}
+
+fn error(result: &Table, reference: &Table) -> f64 {
+    (0..result.columns().len())
+        .flat_map(|c| {
+            result
+                .values(c)
+                .iter()
+                .zip(reference.values(c))
+                .map(|(a, b)| (a - b).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+fn controlled() -> System {
+    let control = StepControl {
+        estimator: Estimator::ImSLocal,
+        atol_coupling: 1e-1,
+        rtol_coupling: 1e-3,
+        max_order: 3,
+        ..StepControl::default()
+    };
+    chain_system(Algorithm::Implicit, 1e-6, 3, Some(control))
+}
+
+fn benches(c: &mut Criterion) {
+    // Reference and the equal-accuracy search, once, outside the measurements.
+    let (reference, _) = simulate(&chain_system(Algorithm::Jacobi, 2.5e-8, 3, None));
+    let (result, stats) = simulate(&controlled());
+    let target = error(&result, &reference);
+    let control = stats.control.clone().unwrap_or_default();
+    eprintln!(
+        "controlled implicit: {} accepted + {} rejected macro steps, {} corrector iterations, {} macro-step computations, error {target:.3e} m, {:.3} s",
+        control.accepted, control.rejected, control.corrector_iterations, control.macro_steps, stats.wall_seconds
+    );
+    let mut fixed_step = 2.5e-8;
+    for h in [1e-6, 5e-7, 2.5e-7, 1e-7, 5e-8] {
+        let (fixed, stats) = simulate(&chain_system(Algorithm::Jacobi, h, 3, None));
+        let e = error(&fixed, &reference);
+        eprintln!(
+            "fixed explicit k = 3, H = {h:e}: {} macro steps, error {e:.3e} m, {:.3} s",
+            stats.steps, stats.wall_seconds
+        );
+        if e <= target {
+            fixed_step = h;
+            break;
+        }
+    }
+    let mut group = c.benchmark_group("controlled_chain");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    let system = controlled();
+    group.bench_function("implicit_ImSLocal_variable_order", |b| {
+        b.iter(|| simulate(&system))
+    });
+    let system = chain_system(Algorithm::Jacobi, fixed_step, 3, None);
+    group.bench_function(format!("explicit_fixed_H_{fixed_step:e}"), |b| {
+        b.iter(|| simulate(&system))
+    });
+    group.finish();
+}
+
+criterion_group!(controlled_chain, benches);
+criterion_main!(controlled_chain);
