@@ -258,3 +258,53 @@ fn fmi_version_mismatch_and_bad_times() {
         "error: the step size must be positive, not 0",
     );
 }
+
+#[test]
+fn fmus_that_fail_in_do_step() {
+    let dir = temp_dir();
+    for version in [2, 3] {
+        let faulty = fmu("Faulty", version);
+        let faulty = faulty.to_str().unwrap();
+        let run = |failure: &str| {
+            cosimo_in(
+                dir.path(),
+                &[
+                    "run",
+                    faulty,
+                    "--start-value",
+                    &format!("failure={failure}"),
+                    "--output-file",
+                    "f.csv",
+                    "--quiet",
+                ],
+            )
+        };
+        for (failure, first, logged) in [
+            (
+                "1",
+                "error: simulation failed at t = 0.4: Faulty: doStep from t = 0.4 with h = 0.09999999999999998 was discarded (the FMU reached t = 0.5); try a smaller step size; the FMU logged:".to_string(),
+                format!("  [Discard] logStatusWarning: fmi{version}DoStep: simulated failure (Discard) requested by parameter failure at t = 0.5"),
+            ),
+            (
+                "2",
+                format!("error: simulation failed at t = 0.4: Faulty: fmi{version}DoStep failed with status Error; the FMU logged:"),
+                format!("  [Error] logStatusError: fmi{version}DoStep: simulated failure (Error) requested by parameter failure at t = 0.5"),
+            ),
+            (
+                "3",
+                format!("error: simulation failed at t = 0.4: Faulty: fmi{version}DoStep failed with status Fatal; the FMU logged:"),
+                format!("  [Fatal] logStatusError: fmi{version}DoStep: simulated failure (Fatal) requested by parameter failure at t = 0.5"),
+            ),
+        ] {
+            let (status, stderr) = run(failure);
+            assert_eq!(status, 1, "FMI {version}, failure {failure}: {stderr}");
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert!(lines.contains(&"results up to t = 0.4 are in f.csv"), "{stderr}");
+            assert!(lines.contains(&first.as_str()), "FMI {version}, failure {failure}: expected\n{first}\nin\n{stderr}");
+            assert!(lines.contains(&logged.as_str()), "FMI {version}, failure {failure}: expected\n{logged}\nin\n{stderr}");
+            // Every row up to the failure is on disk.
+            let rows = std::fs::read_to_string(dir.path().join("f.csv")).unwrap();
+            assert_eq!(rows.lines().last().map(|l| l.starts_with("0.4,")), Some(true), "{rows}");
+        }
+    }
+}
