@@ -12,6 +12,9 @@ use cosimo::master::run_system;
 use cosimo::results::{CsvWriter, Table};
 use cosimo::system::{Algorithm, Experiment, System};
 
+/// One accepted step of the controller's trace: (end time, H, k).
+type Step = (f64, f64, usize);
+
 const STOP: f64 = 0.025;
 const OUTPUT: f64 = 5e-4;
 /// The first contact of mass 1 with the wall (found by the reference run below).
@@ -124,19 +127,18 @@ fn step_control_cuts_h_and_k_at_the_contact_and_beats_the_best_fixed_step() {
 
     // H and k at the contact against the rest of the run.
     let in_contact = |t: f64| t >= CONTACT.0 && t <= CONTACT.1;
-    let (contact, free): (Vec<&(f64, f64, usize)>, Vec<&(f64, f64, usize)>) = control_stats
+    let (contact, free): (Vec<&Step>, Vec<&Step>) = control_stats
         .trace
         .iter()
         .partition(|(t, _, _)| in_contact(*t));
-    let min_h =
-        |steps: &[&(f64, f64, usize)]| steps.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
-    let median_h = |steps: &[&(f64, f64, usize)]| {
+    let min_h = |steps: &[&Step]| steps.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+    let median_h = |steps: &[&Step]| {
         let mut h: Vec<f64> = steps.iter().map(|s| s.1).collect();
         h.sort_by(f64::total_cmp);
         h[h.len() / 2]
     };
-    let min_k = |steps: &[&(f64, f64, usize)]| steps.iter().map(|s| s.2).min().unwrap_or(0);
-    let free_late: Vec<&(f64, f64, usize)> = free.iter().copied().filter(|s| s.0 > 0.005).collect();
+    let min_k = |steps: &[&Step]| steps.iter().map(|s| s.2).min().unwrap_or(0);
+    let free_late: Vec<&Step> = free.iter().copied().filter(|s| s.0 > 0.005).collect();
     eprintln!(
         "controlled: {} accepted, {} rejected, error {controlled_error:.3e} m; contact: min H {:.3e}, min k {}; free: median H {:.3e}, median k {}",
         control_stats.accepted,

@@ -630,42 +630,81 @@ fn a_linear_transformation_becomes_factor_and_offset_and_runs() {
 }
 
 #[test]
-fn value_mapping_transformations_on_connections_are_precise_errors() {
+fn value_mapping_transformations_map_values_on_connections() {
+    // Two Feedthrough components: a's outputs (its start values passed through) drive b's
+    // inputs through the three value maps; b's outputs show what arrived.
+    let typed = "<ssd:ParameterBindings><ssd:ParameterBinding><ssd:ParameterValues>\
+         <ssv:ParameterSet version=\"1.0\" name=\"p\"><ssv:Parameters>\
+         <ssv:Parameter name=\"Boolean_input\"><ssv:Boolean value=\"true\"/></ssv:Parameter>\
+         <ssv:Parameter name=\"Int32_input\"><ssv:Integer value=\"1\"/></ssv:Parameter>\
+         <ssv:Parameter name=\"Enumeration_input\"><ssv:Integer value=\"1\"/></ssv:Parameter>\
+         </ssv:Parameters></ssv:ParameterSet></ssd:ParameterValues></ssd:ParameterBinding>\
+         </ssd:ParameterBindings>";
+    let a = component("a", "@Feedthrough-fmi2@", FT_FLOAT, typed);
+    let b = component("b", "@Feedthrough-fmi2@", FT_FLOAT, "");
+    let link = |from: &str, to: &str, inner: &str| {
+        format!(
+            "<ssd:Connection startElement=\"a\" startConnector=\"{from}\" endElement=\"b\" \
+             endConnector=\"{to}\">{inner}</ssd:Connection>"
+        )
+    };
+    let connections = [
+        link(
+            "Boolean_output",
+            "Boolean_input",
+            "<ssc:BooleanMappingTransformation><ssc:MapEntry source=\"true\" target=\"false\"/>\
+             <ssc:MapEntry source=\"false\" target=\"true\"/></ssc:BooleanMappingTransformation>",
+        ),
+        link(
+            "Int32_output",
+            "Int32_input",
+            "<ssc:IntegerMappingTransformation><ssc:MapEntry source=\"1\" target=\"7\"/></ssc:IntegerMappingTransformation>",
+        ),
+        link(
+            "Enumeration_output",
+            "Enumeration_input",
+            "<ssc:EnumerationMappingTransformation><ssc:MapEntry source=\"Option 1\" target=\"Option 2\"/></ssc:EnumerationMappingTransformation>",
+        ),
+    ]
+    .concat();
+    let text = ssd(&format!(
+        "<ssd:System name=\"root\"><ssd:Elements>{a}{b}</ssd:Elements>\
+         <ssd:Connections>{connections}</ssd:Connections></ssd:System>{EXPERIMENT}"
+    ));
+    let imported = import(&[("SystemStructure.ssd", &text)]);
+    let maps: Vec<&Vec<(String, String)>> = imported
+        .system
+        .connections
+        .iter()
+        .map(|c| &c.value_map)
+        .collect();
+    assert_eq!(
+        maps[2],
+        &vec![("Option 1".to_string(), "Option 2".to_string())]
+    );
+    let (table, _) = run(
+        &imported.system,
+        &["b.Boolean_output", "b.Int32_output", "b.Enumeration_output"],
+    );
+    assert!(
+        column(&table, "b.Boolean_output").iter().all(|&v| v == 0.0),
+        "true becomes false"
+    );
+    assert!(
+        column(&table, "b.Int32_output").iter().all(|&v| v == 7.0),
+        "1 becomes 7"
+    );
+    assert!(
+        column(&table, "b.Enumeration_output")
+            .iter()
+            .all(|&v| v == 2.0),
+        "Option 1 becomes Option 2"
+    );
+}
+
+#[test]
+fn transformations_that_do_not_fit_their_connectors_are_precise_errors() {
     let cases = [
-        (
-            transformed(
-                "<ssc:BooleanMappingTransformation><ssc:MapEntry source=\"true\" target=\"false\"/>\
-                 <ssc:MapEntry source=\"false\" target=\"true\"/></ssc:BooleanMappingTransformation>",
-                "Boolean_output",
-                "Boolean_input",
-            ),
-            "TMP/model.ssp/SystemStructure.ssd:22: <ssd:Connection> ft.Boolean_output -> ft.Boolean_input: \
-             <ssc:BooleanMappingTransformation> is not supported on connections: cosimo's connections \
-             carry only a factor and an offset, so results would be wrong; map the values inside an \
-             FMU, or remove the mapping",
-        ),
-        (
-            transformed(
-                "<ssc:IntegerMappingTransformation><ssc:MapEntry source=\"1\" target=\"2\"/></ssc:IntegerMappingTransformation>",
-                "Int32_output",
-                "Int32_input",
-            ),
-            "TMP/model.ssp/SystemStructure.ssd:22: <ssd:Connection> ft.Int32_output -> ft.Int32_input: \
-             <ssc:IntegerMappingTransformation> is not supported on connections: cosimo's connections \
-             carry only a factor and an offset, so results would be wrong; map the values inside an \
-             FMU, or remove the mapping",
-        ),
-        (
-            transformed(
-                "<ssc:EnumerationMappingTransformation><ssc:MapEntry source=\"Option 1\" target=\"Option 2\"/></ssc:EnumerationMappingTransformation>",
-                "Enumeration_output",
-                "Enumeration_input",
-            ),
-            "TMP/model.ssp/SystemStructure.ssd:22: <ssd:Connection> ft.Enumeration_output -> ft.Enumeration_input: \
-             <ssc:EnumerationMappingTransformation> is not supported on connections: cosimo's \
-             connections carry only a factor and an offset, so results would be wrong; map the values \
-             inside an FMU, or remove the mapping",
-        ),
         (
             transformed(
                 "<ssc:LinearTransformation factor=\"2\"/>",

@@ -136,6 +136,7 @@ fn a_full_file_parses_into_the_system() {
                 factor: 2.0,
                 offset: -1.0,
                 extrapolation_order: Some(2),
+                value_map: Vec::new(),
             },
         ],
         experiment: Experiment {
@@ -427,4 +428,18 @@ fn command_line_errors() {
         bad_experiment,
         "experiment: stepSize must be positive (got 0)"
     );
+}
+
+#[test]
+fn value_maps_are_read_as_text_pairs() {
+    let text = with(
+        r#"{"from": "a.flag", "to": "b.flag", "valueMap": [{"from": true, "to": false}, {"from": false, "to": true}]},
+           {"from": "a.mode", "to": "b.mode", "valueMap": [{"from": "Option 1", "to": "Option 2"}, {"from": 3, "to": 4}]}"#,
+        "",
+    );
+    let system = from_str(&text, Path::new("dir/maps.json")).unwrap();
+    let pairs = |c: usize| system.connections[c].value_map.clone();
+    let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(pairs(0), vec![s("true", "false"), s("false", "true")]);
+    assert_eq!(pairs(1), vec![s("Option 1", "Option 2"), s("3", "4")]);
 }

@@ -375,21 +375,17 @@ impl Execution {
         Ok(())
     }
 
-    /// Read the source of connection `c` now, transformed (`scale * y + shift`).
+    /// Read the source of connection `c` now, transformed (value map, `scale * y + shift`).
     pub fn read_source(&mut self, c: usize) -> Result<f64> {
         let conn = &self.resolved.connections[c];
         let comp = &self.resolved.components[conn.from_component];
         let variable = &comp.description.variables[conn.from_variable];
-        let (vr, var_type, scale, shift) = (
-            variable.value_reference,
-            variable.var_type,
-            conn.scale,
-            conn.shift,
-        );
+        let (vr, var_type) = (variable.value_reference, variable.var_type);
         let fmi3 = comp.description.fmi_version == crate::fmu::FmiVersion::Fmi3;
-        self.placement.run_one(conn.from_component, move |unit| {
-            Ok(scale * get_scalar(unit.slave.as_mut(), vr, var_type, fmi3)? + shift)
-        })
+        let y = self.placement.run_one(conn.from_component, move |unit| {
+            get_scalar(unit.slave.as_mut(), vr, var_type, fmi3)
+        })?;
+        Ok(self.resolved.connections[c].transform(y))
     }
 
     /// Set the target input of connection `c` to `value`.
@@ -605,7 +601,7 @@ pub fn read_outputs(
         unit.slave.get_float64(&plan.float_outputs, outputs)?;
         for (&c, &y) in plan.float_output_connections.iter().zip(outputs.iter()) {
             let conn = &resolved.connections[c];
-            after[c].store((conn.scale * y + conn.shift).to_bits(), Ordering::Relaxed);
+            after[c].store(conn.transform(y).to_bits(), Ordering::Relaxed);
         }
     }
     for &(c, vr, var_type) in &plan.other_outputs {
@@ -615,7 +611,7 @@ pub fn read_outputs(
             .fmi_version
             == crate::fmu::FmiVersion::Fmi3;
         let y = get_scalar(unit.slave.as_mut(), vr, var_type, fmi3)?;
-        after[c].store((conn.scale * y + conn.shift).to_bits(), Ordering::Relaxed);
+        after[c].store(conn.transform(y).to_bits(), Ordering::Relaxed);
     }
     Ok(())
 }

@@ -374,6 +374,36 @@ struct ConnectionEntry {
     #[serde(default)]
     offset: f64,
     extrapolation_order: Option<u8>,
+    /// Boolean / integer / enumeration value map, as SSP's mapping transformations.
+    #[serde(default)]
+    value_map: Vec<MapEntry>,
+}
+
+/// One `valueMap` entry: a source value and the target value it becomes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MapEntry {
+    from: MapValue,
+    to: MapValue,
+}
+
+/// A value map side: a Boolean, an integer or an enumeration item name.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MapValue {
+    Bool(bool),
+    Int(i64),
+    Text(String),
+}
+
+impl MapValue {
+    fn text(&self) -> String {
+        match self {
+            MapValue::Bool(b) => b.to_string(),
+            MapValue::Int(i) => i.to_string(),
+            MapValue::Text(t) => t.clone(),
+        }
+    }
 }
 
 fn unit_factor() -> f64 {
@@ -483,6 +513,11 @@ impl SystemFile {
                 factor: c.factor,
                 offset: c.offset,
                 extrapolation_order: c.extrapolation_order,
+                value_map: c
+                    .value_map
+                    .iter()
+                    .map(|e| (e.from.text(), e.to.text()))
+                    .collect(),
             })
             .collect();
         System {

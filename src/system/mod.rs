@@ -74,6 +74,9 @@ pub struct Connection {
     pub offset: f64,
     /// Extrapolation order for this connection, overriding the experiment's.
     pub extrapolation_order: Option<u8>,
+    /// Boolean, integer or enumeration value map `(source value, target value)` as text (SSP's
+    /// mapping transformations); values not in the map pass unchanged.
+    pub value_map: Vec<(String, String)>,
 }
 
 impl Connection {
@@ -85,6 +88,7 @@ impl Connection {
             factor: 1.0,
             offset: 0.0,
             extrapolation_order: None,
+            value_map: Vec::new(),
         }
     }
 }

@@ -62,6 +62,22 @@ pub struct ResolvedConnection {
     pub shift: f64,
     /// The connection's order, else the experiment's; 0 for non-Float types.
     pub extrapolation_order: u8,
+    /// Boolean / integer / enumeration value map (source, target), numbers as the master
+    /// exchanges them (Booleans 0 / 1, enumerations by value).
+    pub value_map: Vec<(f64, f64)>,
+}
+
+impl ResolvedConnection {
+    /// The value the target receives for the source's value `y`: the value map, then
+    /// `scale * y + shift`.
+    pub fn transform(&self, y: f64) -> f64 {
+        let y = self
+            .value_map
+            .iter()
+            .find(|(from, _)| *from == y)
+            .map_or(y, |(_, to)| *to);
+        self.scale * y + self.shift
+    }
 }
 
 /// `descriptions[i]` is the model description of `system.components[i]`.
@@ -200,6 +216,8 @@ pub fn resolve(
         };
         scale *= c.factor;
         shift = c.factor * shift + c.offset;
+        let value_map =
+            value_map(c, fmd, from, tmd, to).map_err(|m| Error::Usage(format!("{at}: {m}")))?;
         let extrapolation_order = if from.var_type.is_float() {
             c.extrapolation_order
                 .unwrap_or(system.experiment.extrapolation_order)
@@ -215,6 +233,7 @@ pub fn resolve(
             scale,
             shift,
             extrapolation_order,
+            value_map,
         });
     }
     Ok(ResolvedSystem {
@@ -268,6 +287,48 @@ fn is_integer(t: VariableType) -> bool {
 
 fn is_numeric(t: VariableType) -> bool {
     t.is_float() || is_integer(t)
+}
+
+/// The connection's value map with each side parsed as its variable's type (Booleans, integers,
+/// enumeration items by name or value).
+fn value_map(
+    c: &super::Connection,
+    fmd: &ModelDescription,
+    from: &Variable,
+    tmd: &ModelDescription,
+    to: &Variable,
+) -> std::result::Result<Vec<(f64, f64)>, String> {
+    if c.value_map.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mappable = |t: VariableType| {
+        t == VariableType::Boolean || t == VariableType::Enumeration || is_integer(t)
+    };
+    if !mappable(from.var_type) || !mappable(to.var_type) {
+        return Err(format!(
+            "a value map needs Boolean, integer or enumeration variables, but {} is {} and {} is {}",
+            c.from,
+            from.var_type.fmi_name(fmd.fmi_version),
+            c.to,
+            to.var_type.fmi_name(tmd.fmi_version)
+        ));
+    }
+    let number =
+        |md: &ModelDescription, v: &Variable, text: &str| -> std::result::Result<f64, String> {
+            match crate::fmu::values::parse_value(md, v, text).map_err(|e| e.to_string())? {
+                StartValue::Bool(b) => Ok(if b.first() == Some(&true) { 1.0 } else { 0.0 }),
+                StartValue::Int(i) => Ok(i.first().copied().unwrap_or(0) as f64),
+                StartValue::UInt(u) => Ok(u.first().copied().unwrap_or(0) as f64),
+                other => Err(format!(
+                    "value map entry \"{text}\" of {} is {other:?}",
+                    v.name
+                )),
+            }
+        };
+    c.value_map
+        .iter()
+        .map(|(s, t)| Ok((number(fmd, from, s)?, number(tmd, to, t)?)))
+        .collect()
 }
 
 /// Whether a value of `from`'s type can be given to `to`.

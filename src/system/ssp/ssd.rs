@@ -1121,16 +1121,7 @@ impl Importer<'_> {
                 );
                 None
             }
-            Some(Transformation::Map { element, .. }) => {
-                return Err(self.fail(
-                    c.line,
-                    format!(
-                        "{text}: <ssc:{element}> is not supported on connections: cosimo's \
-                         connections carry only a factor and an offset, so results would be \
-                         wrong; map the values inside an FMU, or remove the mapping"
-                    ),
-                ));
-            }
+            Some(map @ Transformation::Map { .. }) => Some(map),
             None => None,
         };
         let mut extrapolation_order = None;
@@ -1253,6 +1244,29 @@ impl Importer<'_> {
                     .iter()
                     .rev()
                     .find_map(|&i| self.edges[i].extrapolation_order);
+                // Value maps along the chain, composed in order (unmapped values pass).
+                let mut value_map: Vec<(String, String)> = Vec::new();
+                for &i in &chain {
+                    if let Some(Transformation::Map { entries, .. }) = &self.edges[i].transformation
+                    {
+                        if value_map.is_empty() {
+                            value_map = entries.clone();
+                        } else {
+                            for (_, target) in value_map.iter_mut() {
+                                if let Some((_, next)) = entries.iter().find(|(s, _)| s == target) {
+                                    *target = next.clone();
+                                }
+                            }
+                            for (s, t) in entries {
+                                if !value_map.iter().any(|(_, v)| v == s)
+                                    && !value_map.iter().any(|(k, _)| k == s)
+                                {
+                                    value_map.push((s.clone(), t.clone()));
+                                }
+                            }
+                        }
+                    }
+                }
                 connections.push(Connection {
                     from: Endpoint {
                         component: self.components[from_component].name.clone(),
@@ -1262,6 +1276,7 @@ impl Importer<'_> {
                     factor,
                     offset,
                     extrapolation_order: order,
+                    value_map,
                 });
             } else if let Some(a) = self.nodes[source].value.clone() {
                 // A system parameter passed on to a component's connector.
