@@ -432,13 +432,14 @@ fn connection_errors_are_precise() {
             &c,
             &[("a.Float64_continuos_output", "b.Float64_continuous_input")]
         ),
-        "component \"a\": variable \"Float64_continuos_output\" does not exist in Feedthrough; \
-         did you mean \"Float64_continuous_output\"?"
+        "connection a.Float64_continuos_output -> b.Float64_continuous_input: component \"a\": \
+         variable \"Float64_continuos_output\" does not exist in Feedthrough; did you mean \
+         \"Float64_continuous_output\"?"
     );
     assert_eq!(
         resolve_error(&c, &[("a.nothing", "b.Float64_continuous_input")]),
-        "component \"a\": variable \"nothing\" does not exist in Feedthrough; run `cosimo \
-         inspect Feedthrough` to list its variables"
+        "connection a.nothing -> b.Float64_continuous_input: component \"a\": variable \
+         \"nothing\" does not exist in Feedthrough; run `cosimo inspect a.fmu` to list its variables"
     );
     assert_eq!(
         resolve_error(

@@ -96,7 +96,13 @@ pub fn resolve(
     for (component, description) in system.components.iter().zip(descriptions) {
         let mut start_values = Vec::with_capacity(component.start_values.len());
         for (name, text) in &component.start_values {
-            let index = find_variable(&component.name, &description, name, "parameter")?;
+            let index = find_variable(
+                &component.name,
+                &component.fmu,
+                &description,
+                name,
+                "parameter",
+            )?;
             let variable = &description.variables[index];
             let prefix = |e: Error| match e {
                 Error::Usage(m) => Error::Usage(format!("component \"{}\": {m}", component.name)),
@@ -136,8 +142,21 @@ pub fn resolve(
         let fc = component_index(&c.from.component, &at)?;
         let tc = component_index(&c.to.component, &at)?;
         let (fmd, tmd) = (&components[fc].description, &components[tc].description);
-        let fv = find_variable(&c.from.component, fmd, &c.from.variable, "variable")?;
-        let tv = find_variable(&c.to.component, tmd, &c.to.variable, "variable")?;
+        let in_connection = |e: Error| match e {
+            Error::Usage(m) => Error::Usage(format!("{at}: {m}")),
+            other => other,
+        };
+        let fmu_of = |i: usize| system.components[i].fmu.as_path();
+        let fv = find_variable(
+            &c.from.component,
+            fmu_of(fc),
+            fmd,
+            &c.from.variable,
+            "variable",
+        )
+        .map_err(in_connection)?;
+        let tv = find_variable(&c.to.component, fmu_of(tc), tmd, &c.to.variable, "variable")
+            .map_err(in_connection)?;
         let (from, to) = (&fmd.variables[fv], &tmd.variables[tv]);
         let fail = |m: String| Err(Error::Usage(format!("{at}: {m}")));
 
@@ -246,6 +265,7 @@ pub fn resolve(
 /// Index of variable `name` of `component`, or an error that suggests a close name.
 fn find_variable(
     component: &str,
+    fmu: &std::path::Path,
     description: &ModelDescription,
     name: &str,
     what: &str,
@@ -255,7 +275,7 @@ fn find_variable(
             Some(s) => format!("; did you mean \"{s}\"?"),
             None => format!(
                 "; run `cosimo inspect {}` to list its variables",
-                description.model_name
+                fmu.display()
             ),
         };
         Error::Usage(format!(
