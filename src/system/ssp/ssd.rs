@@ -344,6 +344,62 @@ impl Importer<'_> {
         })
     }
 
+    /// `<cosimo:StepControl .../>` inside `<cosimo:Experiment>`: the attributes of the JSON
+    /// file's `stepControl` (positions / velocities space-separated).
+    fn cosimo_step_control(&self, e: &Element) -> Result<crate::master::control::StepControl> {
+        use crate::master::control::{Estimator, StepControl};
+        let mut c = StepControl::default();
+        for (key, text) in &e.attrs {
+            let at = |m: &str| {
+                self.fail(
+                    e.line,
+                    format!("<cosimo:StepControl>: {key}=\"{text}\": {m}"),
+                )
+            };
+            let positive = || {
+                number(text)
+                    .filter(|v| *v > 0.0)
+                    .ok_or_else(|| at("expected a positive number"))
+            };
+            match key.as_str() {
+                "estimator" => {
+                    c.estimator = match text.trim() {
+                        "ExLocal" => Estimator::ExLocal,
+                        "ExMilne" => Estimator::ExMilne,
+                        "ExSLocal" => Estimator::ExSLocal,
+                        "ImMilne" => Estimator::ImMilne,
+                        "ImSLocal" => Estimator::ImSLocal,
+                        _ => return Err(at("expected ExLocal, ExMilne, ExSLocal, ImMilne or ImSLocal")),
+                    }
+                }
+                "safetyFactor" => c.step.safety = positive()?,
+                "rMin" => c.step.r_min = positive()?,
+                "rMax" => c.step.r_max = positive()?,
+                "maxStepSize" => c.h_max = positive()?,
+                "relativeTolerance" => c.rtol = positive()?,
+                "positionTolerance" => c.atol_position = positive()?,
+                "velocityTolerance" => c.atol_velocity = positive()?,
+                "couplingRelativeTolerance" => c.rtol_coupling = positive()?,
+                "couplingAbsoluteTolerance" => c.atol_coupling = positive()?,
+                "variableOrder" => {
+                    c.variable_order = match text.trim() {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(at("expected true or false")),
+                    }
+                }
+                "maxOrder" => {
+                    c.max_order = text.trim().parse().ok().filter(|o| *o <= 3).ok_or_else(|| at("expected 0 to 3"))?
+                }
+                "positions" => c.positions = text.split_whitespace().map(str::to_string).collect(),
+                "velocities" => c.velocities = text.split_whitespace().map(str::to_string).collect(),
+                _ if key.starts_with("xmlns") || key.contains(':') => {}
+                _ => return Err(at("unknown attribute; see the attributes of stepControl in schemas/system.schema.json")),
+            }
+        }
+        Ok(c)
+    }
+
     /// `<cosimo:Experiment .../>`.
     fn cosimo_experiment(&self, e: &Element, x: &mut Experiment) -> Result<()> {
         if e.name != "Experiment" {
@@ -418,15 +474,39 @@ impl Importer<'_> {
                         .filter(|n| *n >= 1)
                         .ok_or_else(|| at("expected a positive integer"))?
                 }
+                "correctorMaxIterations" => {
+                    x.corrector.max_iterations = text
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|n| *n >= 1)
+                        .ok_or_else(|| at("expected a positive integer"))?
+                }
+                "correctorAbsoluteTolerance" => x.corrector.abs_tolerance = positive()?,
+                "correctorRelativeTolerance" => x.corrector.rel_tolerance = positive()?,
+                "reuseJacobian" => {
+                    x.corrector.reuse_jacobian = match text.trim() {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(at("expected true or false")),
+                    }
+                }
                 _ if key.starts_with("xmlns") || key.contains(':') => {}
                 _ => {
                     return Err(at(
                         "unknown attribute; cosimo:Experiment takes stepSize, outputInterval, \
                          algorithm, extrapolationOrder, parallel, tolerance, startTime, \
                          stopTime, loopSolver, loopAbsoluteTolerance, loopRelativeTolerance, \
-                         loopMaxIterations",
+                         loopMaxIterations, correctorMaxIterations, correctorAbsoluteTolerance, \
+                         correctorRelativeTolerance, reuseJacobian (and a <cosimo:StepControl> \
+                         child)",
                     ))
                 }
+            }
+        }
+        for child in &e.children {
+            if child.name == "StepControl" {
+                x.control = Some(self.cosimo_step_control(child)?);
             }
         }
         Ok(())
