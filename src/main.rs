@@ -72,7 +72,7 @@ struct RunArgs {
     ssd: Option<String>,
     /// Master algorithm for systems: jacobi, gauss-seidel, or implicit (predictor / corrector
     /// repeating each macro step from saved FMU states until the coupling equations hold).
-    #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit"])]
+    #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "rim"])]
     algorithm: Option<String>,
     /// Extrapolation order k of Float inputs in systems: 0 (hold) to 3 (with --adaptive: the
     /// highest order the order controller may choose).
@@ -434,6 +434,7 @@ fn apply_overrides(args: &RunArgs, system: &mut System) -> Result<(), Error> {
         experiment.algorithm = match algorithm.as_str() {
             "gauss-seidel" => Algorithm::GaussSeidel,
             "implicit" => Algorithm::Implicit,
+            "rim" => Algorithm::Rim,
             _ => Algorithm::Jacobi,
         };
     }

@@ -12,6 +12,7 @@ pub mod loops;
 pub mod polynomial;
 pub mod pool;
 pub mod record;
+pub mod rim;
 pub mod single;
 pub mod zoh;
 
@@ -87,6 +88,12 @@ pub fn run_system<W: Write + Send>(
 ) -> Result<RunStatistics> {
     let started = Instant::now();
     let experiment = exec.resolved.system.experiment.clone();
+    if experiment.algorithm == crate::system::Algorithm::Rim {
+        let settings = experiment.rim.clone().ok_or_else(|| {
+            Error::Usage("the rim algorithm needs experiment.rim: the multibody component and its interfaces".into())
+        })?;
+        return exec.run_rim(&settings, writer, progress);
+    }
     if let Some(control) = &experiment.control {
         let implicit = (experiment.algorithm == crate::system::Algorithm::Implicit)
             .then_some(experiment.corrector);

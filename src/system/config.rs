@@ -424,6 +424,96 @@ struct ExperimentEntry {
     algebraic_loops: Option<LoopsEntry>,
     corrector: Option<CorrectorEntry>,
     step_control: Option<StepControlEntry>,
+    rim: Option<RimEntry>,
+}
+
+/// `experiment.rim`: the reduced interface model.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RimEntry {
+    multibody: String,
+    interfaces: Vec<RimInterfaceEntry>,
+    fast_step_size: f64,
+    effective_mass: Option<EffectiveMassEntry>,
+    #[serde(default)]
+    mass_outputs: Vec<String>,
+    #[serde(default)]
+    force_outputs: Vec<String>,
+    integrator: Option<RimIntegratorEntry>,
+    multibody_force: Option<MultibodyForceEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RimInterfaceEntry {
+    position: String,
+    velocity: String,
+    acceleration: String,
+    force: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum EffectiveMassEntry {
+    DirectionalDerivatives,
+    Perturbation,
+    Outputs,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum RimIntegratorEntry {
+    SemiImplicitEuler,
+    HeldForceExact,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum MultibodyForceEntry {
+    Held,
+    Averaged,
+}
+
+impl RimEntry {
+    fn into_settings(self) -> crate::master::rim::RimSettings {
+        use crate::master::rim::{
+            EffectiveMass, MultibodyForce, RimIntegrator, RimInterface, RimSettings,
+        };
+        RimSettings {
+            multibody: self.multibody,
+            interfaces: self
+                .interfaces
+                .into_iter()
+                .map(|i| RimInterface {
+                    position: i.position,
+                    velocity: i.velocity,
+                    acceleration: i.acceleration,
+                    force: i.force,
+                })
+                .collect(),
+            fast_step_size: self.fast_step_size,
+            effective_mass: match self.effective_mass {
+                None | Some(EffectiveMassEntry::DirectionalDerivatives) => {
+                    EffectiveMass::DirectionalDerivatives
+                }
+                Some(EffectiveMassEntry::Perturbation) => EffectiveMass::Perturbation,
+                Some(EffectiveMassEntry::Outputs) => EffectiveMass::Outputs {
+                    mass: self.mass_outputs,
+                    force: self.force_outputs,
+                },
+            },
+            integrator: match self.integrator {
+                None | Some(RimIntegratorEntry::SemiImplicitEuler) => {
+                    RimIntegrator::SemiImplicitEuler
+                }
+                Some(RimIntegratorEntry::HeldForceExact) => RimIntegrator::HeldForceExact,
+            },
+            multibody_force: match self.multibody_force {
+                None | Some(MultibodyForceEntry::Held) => MultibodyForce::Held,
+                Some(MultibodyForceEntry::Averaged) => MultibodyForce::Averaged,
+            },
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -432,6 +522,7 @@ enum AlgorithmEntry {
     Jacobi,
     GaussSeidel,
     Implicit,
+    Rim,
 }
 
 /// `experiment.corrector`: the implicit scheme's Newton iteration.
@@ -558,6 +649,7 @@ impl ExperimentEntry {
                 Some(AlgorithmEntry::Jacobi) => Algorithm::Jacobi,
                 Some(AlgorithmEntry::GaussSeidel) => Algorithm::GaussSeidel,
                 Some(AlgorithmEntry::Implicit) => Algorithm::Implicit,
+                Some(AlgorithmEntry::Rim) => Algorithm::Rim,
             },
             extrapolation_order: self.extrapolation_order.unwrap_or(d.extrapolation_order),
             parallel: self.parallel.unwrap_or(d.parallel),
@@ -573,6 +665,7 @@ impl ExperimentEntry {
                 }
             }),
             control: self.step_control.map(StepControlEntry::into_control),
+            rim: self.rim.map(RimEntry::into_settings),
         }
     }
 }

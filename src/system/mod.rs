@@ -104,6 +104,9 @@ pub enum Algorithm {
     /// Predictor / corrector: every macro step is repeated from saved FMU states until the
     /// coupling equations hold at its end (Newton on the coupling variables).
     Implicit,
+    /// Reduced interface model: a multibody component and fast components coupled through a
+    /// model of the multibody interface integrated at the fast rate (`Experiment::rim`).
+    Rim,
 }
 
 /// How algebraic loops between direct-feedthrough ports are solved at communication points.
@@ -160,6 +163,8 @@ pub struct Experiment {
     pub corrector: crate::master::implicit::ImplicitSettings,
     /// Macro-step size (and order) control; `None`: the fixed macro step `step`.
     pub control: Option<crate::master::control::StepControl>,
+    /// Settings of the reduced-interface-model algorithm ([`Algorithm::Rim`]).
+    pub rim: Option<crate::master::rim::RimSettings>,
 }
 
 impl Default for Experiment {
@@ -176,6 +181,7 @@ impl Default for Experiment {
             tolerance: None,
             corrector: crate::master::implicit::ImplicitSettings::default(),
             control: None,
+            rim: None,
         }
     }
 }
