@@ -43,6 +43,8 @@ enum Command {
     Check(Box<CheckArgs>),
     /// Check an FMU statically: model description consistency and exported functions.
     Validate(ValidateArgs),
+    /// Plot one variable from one or more result files into a PNG.
+    Plot(PlotArgs),
 }
 
 #[derive(Args)]
@@ -167,7 +169,7 @@ fn main() -> ExitCode {
         Command::Run(r) => (r.quiet, r.log_fmi_calls, r.debug_logging),
         Command::Inspect(_) => (false, false, false),
         Command::Check(c) => (c.quiet, false, false),
-        Command::Validate(_) => (false, false, false),
+        Command::Validate(_) | Command::Plot(_) => (false, false, false),
     };
     init_logging(quiet, log_calls, debug);
     let result = match cli.command {
@@ -175,6 +177,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(&args),
         Command::Check(args) => return check_command(&args),
         Command::Validate(args) => return validate_command(&args),
+        Command::Plot(args) => plot_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -1285,4 +1288,68 @@ fn validate_command(args: &ValidateArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+#[derive(Args)]
+struct PlotArgs {
+    /// Result files (CSV with a time column), one line each.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The column to plot (e.g. crane.s1).
+    #[arg(long)]
+    variable: String,
+    /// The PNG to write.
+    #[arg(long, short)]
+    output: PathBuf,
+    /// A label per file (default: the file names).
+    #[arg(long = "label")]
+    labels: Vec<String>,
+    /// Chart title (default: the variable).
+    #[arg(long)]
+    title: Option<String>,
+    /// Lower end of the value axis (with --y-max: keeps a diverging run from flattening the
+    /// others).
+    #[arg(long, allow_negative_numbers = true)]
+    y_min: Option<f64>,
+    /// Upper end of the value axis.
+    #[arg(long, allow_negative_numbers = true)]
+    y_max: Option<f64>,
+}
+
+fn plot_command(args: &PlotArgs) -> Result<(), Error> {
+    use cosimo::results::plot::{plot_series, Series};
+    let mut series = Vec::with_capacity(args.files.len());
+    for (i, file) in args.files.iter().enumerate() {
+        let table = Table::read(file)?;
+        let column = table.column(&args.variable).ok_or_else(|| {
+            Error::Usage(format!(
+                "{}: no column \"{}\"; the columns are: {}",
+                file.display(),
+                args.variable,
+                table.columns().join(", ")
+            ))
+        })?;
+        let label = args
+            .labels
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| file.display().to_string());
+        let points = table
+            .time()
+            .iter()
+            .copied()
+            .zip(table.values(column).iter().copied())
+            .collect();
+        series.push(Series { label, points });
+    }
+    let range = args.y_min.zip(args.y_max);
+    plot_series(
+        &args.output,
+        args.title.as_deref().unwrap_or(&args.variable),
+        &args.variable,
+        &series,
+        range,
+    )?;
+    eprintln!("plot: {}", args.output.display());
+    Ok(())
 }

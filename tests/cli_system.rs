@@ -420,3 +420,32 @@ fn the_bouncing_ball_example_bounces_with_and_without_event_mode() {
         }
     }
 }
+
+#[test]
+fn plot_draws_a_variable_of_several_result_files() {
+    let dir = common::temp_dir();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "\"time\",\"x\"\n0,0\n1,1\n2,4\n").unwrap();
+    let png = dir.path().join("x.png");
+    common::cosimo_ok([
+        "plot".as_ref(),
+        csv.as_os_str(),
+        csv.as_os_str(),
+        "--variable".as_ref(),
+        "x".as_ref(),
+        "-o".as_ref(),
+        png.as_os_str(),
+    ]);
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"), "a PNG is written");
+    let out = common::cosimo([
+        "plot".as_ref(),
+        csv.as_os_str(),
+        "--variable".as_ref(),
+        "y".as_ref(),
+        "-o".as_ref(),
+        png.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no column \"y\"; the columns are: x"));
+}

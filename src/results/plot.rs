@@ -173,3 +173,108 @@ fn draw(
     root.present()?;
     Ok(())
 }
+
+/// One named line of a [`plot_series`] chart.
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Plot several series of one variable over time into a PNG at `path` (non-finite points are
+/// left out, and the value axis is clipped to `y_range` when given, so a diverging run does not
+/// flatten the others).
+pub fn plot_series(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    series: &[Series],
+    y_range: Option<(f64, f64)>,
+) -> Result<()> {
+    draw_series(path, title, y_label, series, y_range)
+        .map_err(|e| Error::Usage(format!("{}: cannot draw the plot: {e}", path.display())))
+}
+
+fn draw_series(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    series: &[Series],
+    y_range: Option<(f64, f64)>,
+) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let text = register_font();
+    let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
+    let (mut t0, mut t1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for s in series {
+        for &(t, y) in s.points.iter().filter(finite) {
+            t0 = t0.min(t);
+            t1 = t1.max(t);
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+    }
+    if let Some((lo, hi)) = y_range {
+        (y0, y1) = (lo, hi);
+    }
+    if !(t0.is_finite() && t1 > t0) {
+        (t0, t1) = (0.0, 1.0);
+    }
+    if !(y0.is_finite() && y1 > y0) {
+        (y0, y1) = (y0.min(0.0) - 1.0, y1.max(0.0) + 1.0);
+    }
+    let pad = 0.05 * (y1 - y0);
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(15);
+    if text {
+        builder
+            .caption(title, ("sans-serif", 22))
+            .x_label_area_size(40)
+            .y_label_area_size(80);
+    }
+    let mut chart = builder.build_cartesian_2d(t0..t1, (y0 - pad)..(y1 + pad))?;
+    if text {
+        chart
+            .configure_mesh()
+            .x_desc("time [s]")
+            .y_desc(y_label)
+            .label_style(("sans-serif", 14))
+            .draw()?;
+    }
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+    ];
+    for (i, s) in series.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let clipped = s
+            .points
+            .iter()
+            .filter(finite)
+            .map(|&(t, y)| (t, y.clamp(y0 - pad, y1 + pad)));
+        let line = chart.draw_series(LineSeries::new(clipped, color.stroke_width(2)))?;
+        if text {
+            line.label(s.label.as_str()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        }
+    }
+    if text {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
