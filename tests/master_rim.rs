@@ -72,8 +72,23 @@ fn initialized(system: &System) -> Execution {
 
 #[test]
 fn effective_mass_from_directional_derivatives_equals_the_closed_form() {
-    for (file, actuators) in [("crane-single.json", 1), ("crane-double.json", 2)] {
-        let system = example(file);
+    for (file, actuators, version) in [
+        ("crane-single.json", 1, 2),
+        ("crane-double.json", 2, 2),
+        ("crane-single.json", 1, 3),
+        ("crane-double.json", 2, 3),
+    ] {
+        let mut system = example(file);
+        for component in &mut system.components {
+            let fmu = component
+                .fmu
+                .display()
+                .to_string()
+                .replace("-fmi2.fmu", &format!("-fmi{version}.fmu"));
+            component.fmu = PathBuf::from(fmu);
+        }
+        let file = format!("{file} (FMI {version})");
+        let file = file.as_str();
         let exact = closed_form_effective_mass(actuators);
         // The paper's numbers: 2088.89 kg, and diag(2088.89, 400) kg.
         assert!((exact[(0, 0)] - 2088.888888).abs() < 1e-3, "{exact}");
