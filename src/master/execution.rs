@@ -137,6 +137,8 @@ pub struct Execution {
     state_ids: Vec<Option<StateId>>,
     /// Step control sets the extrapolation order of every Float64 input.
     pub order_override: Option<u8>,
+    /// Gauss-Seidel: which components already stepped in the current macro step.
+    pub(crate) stepped: Vec<bool>,
     /// State variables the error estimators read: (component, value reference).
     pub probes: Vec<(usize, ValueReference)>,
     /// The implicit scheme's reusable interface Jacobian.
@@ -209,6 +211,7 @@ impl Execution {
             graph,
             state_ids: vec![None; count],
             order_override: None,
+            stepped: vec![false; count],
             probes: Vec::new(),
             implicit_state: Default::default(),
             corrector_iterations: 0,
@@ -354,13 +357,14 @@ impl Execution {
     /// initialization ends); otherwise values read after the step are used where no input
     /// feeds through, and only inputs that feed through are set now.
     pub fn exchange(&mut self, initial: bool) -> Result<()> {
-        let blocks = self.graph.blocks.clone();
-        for block in &blocks {
-            if block.is_loop {
-                super::loops::solve(self, block)?;
+        // Indices, not a copy of the blocks: this runs at every communication point.
+        for b in 0..self.graph.blocks.len() {
+            if self.graph.blocks[b].is_loop {
+                super::loops::solve(self, b)?;
                 continue;
             }
-            for &c in &block.connections {
+            for k in 0..self.graph.blocks[b].connections.len() {
+                let c = self.graph.blocks[b].connections[k];
                 let value = if initial || self.fresh_read[c] {
                     self.read_source(c)?
                 } else {

@@ -15,7 +15,9 @@ use crate::system::LoopSolver;
 use crate::{Error, Result};
 
 /// Solve one loop block at the current time; afterwards its inputs hold the solution.
-pub fn solve(exec: &mut Execution, block: &Block) -> Result<()> {
+pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
+    // A loop solve allocates its Newton matrices anyway; a copy of the block is noise.
+    let block = &exec.graph.blocks[block].clone();
     let settings = exec.resolved.system.experiment.loops;
     let connections = &block.connections;
     let m = connections.len();

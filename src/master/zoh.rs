@@ -111,15 +111,15 @@ impl Execution {
     }
 
     pub(crate) fn step_gauss_seidel(&mut self, t_end: f64) -> Result<()> {
-        let mut stepped = vec![false; self.plans.len()];
-        for &i in &self.graph.gauss_seidel_order.clone() {
+        self.stepped.iter_mut().for_each(|s| *s = false);
+        for &i in &self.graph.gauss_seidel_order {
             let inputs = StepInputs {
                 resolved: &self.resolved,
                 plans: &self.plans,
                 history: &self.history,
                 values: &self.values,
                 after_step: &self.after_step,
-                stepped: Some(&stepped),
+                stepped: Some(&self.stepped),
                 corrector: None,
                 order_override: self.order_override,
                 terminate: &self.terminate_requested,
@@ -130,7 +130,7 @@ impl Execution {
             };
             self.placement
                 .run_one(i, |unit| step_component(i, unit, &inputs))?;
-            stepped[i] = true;
+            self.stepped[i] = true;
         }
         Ok(())
     }
