@@ -3,6 +3,7 @@
 //! `fmu` opens, describes, loads and instantiates one FMU; everything above it talks to FMUs
 //! through the [`fmu::Slave`] trait.
 
+pub mod analysis;
 pub mod error;
 pub mod fmu;
 pub mod master;

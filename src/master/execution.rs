@@ -294,6 +294,19 @@ impl Execution {
         )
     }
 
+    /// Back to the state right after instantiation (`fmi*Reset` on every slave), with an empty
+    /// history: `initialize` may follow, e.g. with other start values in `resolved`.
+    pub fn reset(&mut self) -> Result<()> {
+        self.placement
+            .run_all(&|_, unit: &mut Unit| unit.slave.reset())?;
+        self.time = self.resolved.system.experiment.start;
+        self.history = History::new(self.values.len());
+        self.values.iter_mut().for_each(|v| *v = 0.0);
+        self.terminate_requested.store(false, Ordering::Relaxed);
+        // Saved states belonged to the old run; the FMUs freed nothing, so keep the handles.
+        Ok(())
+    }
+
     /// Start values, initialization mode, consistent coupling values (loops solved), exit, and
     /// FMI 3 event iteration where initialization ends in event mode.
     pub fn initialize(&mut self) -> Result<()> {

@@ -1,0 +1,123 @@
+//! The stability analyser: the spectral radius of the real master's one-step map on the
+//! two-mass oscillator, against statements of the stability thesis.
+
+use cosimo::analysis::stability::{
+    symmetric_map, Analyser, Decomposition, Scheme, TestFmus, TwoMass,
+};
+use cosimo::system::Algorithm;
+
+fn fmus() -> TestFmus {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    TestFmus::in_folder(&fmu_pack::fmus_dir())
+}
+
+fn scheme(decomposition: Decomposition, algorithm: Algorithm, order: u8) -> Scheme {
+    Scheme {
+        decomposition,
+        algorithm,
+        order,
+    }
+}
+
+#[test]
+fn every_force_force_scheme_is_at_least_as_damped_as_the_subsystem_and_implicit_k0_equals_it() {
+    // Symmetric model: the in-phase mode moves like subsystem 1 alone, so no scheme can have a
+    // spectral radius below e^(Lambda_r1); the implicit k = 0 scheme reproduces it exactly.
+    let fmus = fmus();
+    for (re, im) in [(-0.1, 0.5), (-0.5, 2.0), (-1.0, 5.0), (-0.05, 8.0)] {
+        let model = TwoMass::symmetric(re, im, 1.0);
+        let floor = f64::exp(re);
+        for (algorithm, order) in [
+            (Algorithm::Implicit, 0),
+            (Algorithm::Implicit, 1),
+            (Algorithm::Jacobi, 0),
+            (Algorithm::Jacobi, 1),
+        ] {
+            let mut analyser = Analyser::new(
+                &fmus,
+                &model,
+                scheme(Decomposition::ForceForce, algorithm, order),
+                1.0,
+            )
+            .unwrap();
+            let rho = analyser.spectral_radius(&model).unwrap();
+            eprintln!(
+                "({re}, {im}) {algorithm:?} k = {order}: rho = {rho:.12}, e^Lr = {floor:.12}"
+            );
+            assert!(
+                rho >= floor - 1e-9,
+                "{algorithm:?} k = {order} at ({re}, {im}): rho {rho} < e^Lr {floor}"
+            );
+            if algorithm == Algorithm::Implicit && order == 0 {
+                assert!(
+                    (rho - floor).abs() < 1e-9,
+                    "implicit k = 0 at ({re}, {im}): rho {rho} vs {floor}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn implicit_force_force_k0_is_stable_on_the_whole_implicit_plot_range() {
+    let map = symmetric_map(
+        &fmus(),
+        scheme(Decomposition::ForceForce, Algorithm::Implicit, 0),
+        (-2.0, -0.02),
+        (0.0, 10.0),
+        11,
+    )
+    .unwrap();
+    let unstable: Vec<_> = map
+        .iter()
+        .filter(|p| p.spectral_radius > 1.0 + 1e-9)
+        .collect();
+    assert!(unstable.is_empty(), "unstable points: {unstable:?}");
+}
+
+#[test]
+fn the_unstable_region_of_implicit_force_force_grows_with_k() {
+    let fmus = fmus();
+    let count = |k: u8| {
+        symmetric_map(
+            &fmus,
+            scheme(Decomposition::ForceForce, Algorithm::Implicit, k),
+            (-2.0, -0.02),
+            (0.0, 10.0),
+            11,
+        )
+        .unwrap()
+        .iter()
+        .filter(|p| p.spectral_radius > 1.0 + 1e-9)
+        .count()
+    };
+    let (k1, k2) = (count(1), count(2));
+    eprintln!("unstable points of 121: k = 1: {k1}, k = 2: {k2}");
+    assert!(k1 > 0, "k = 1 has an unstable region");
+    assert!(k2 >= k1, "the unstable region grows with k: {k1} -> {k2}");
+}
+
+#[test]
+fn displacement_displacement_is_the_most_stable_explicit_decomposition() {
+    let fmus = fmus();
+    let stable = |d: Decomposition| {
+        symmetric_map(
+            &fmus,
+            scheme(d, Algorithm::Jacobi, 0),
+            (-1.0, -0.02),
+            (0.0, 2.0),
+            11,
+        )
+        .unwrap()
+        .iter()
+        .filter(|p| p.spectral_radius <= 1.0 + 1e-9)
+        .count()
+    };
+    let (ff, fd, dd) = (
+        stable(Decomposition::ForceForce),
+        stable(Decomposition::ForceDisplacement),
+        stable(Decomposition::DisplacementDisplacement),
+    );
+    eprintln!("stable points of 121 (explicit, k = 0): F/F {ff}, F/D {fd}, D/D {dd}");
+    assert!(dd >= ff && dd >= fd, "D/D {dd} vs F/F {ff}, F/D {fd}");
+}
