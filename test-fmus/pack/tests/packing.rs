@@ -132,7 +132,8 @@ fn every_model_is_packed_for_both_versions_with_matching_variables() {
         );
 
         let vars2: BTreeSet<Var> = variables(&xml2).into_iter().map(|v| v.0).collect();
-        let fmi2_types = ["Float64", "Int32", "Boolean", "String"];
+        // The types FMI 2 can show: Real, Integer, Boolean, String and Enumeration.
+        let fmi2_types = ["Float64", "Int32", "Boolean", "String", "Enumeration"];
         let vars3: BTreeSet<Var> = variables(&xml3)
             .into_iter()
             .filter(|(v, array)| !array && fmi2_types.contains(&v.2.as_str()))
