@@ -45,6 +45,9 @@ enum Command {
     Validate(ValidateArgs),
     /// Plot one variable from one or more result files into a PNG.
     Plot(PlotArgs),
+    /// Stability of a master algorithm on the two-mass oscillator: a map of the spectral radius
+    /// over the eigenvalue plane, or the largest stable macro step of a physical system.
+    Stability(Box<StabilityArgs>),
 }
 
 #[derive(Args)]
@@ -169,7 +172,7 @@ fn main() -> ExitCode {
         Command::Run(r) => (r.quiet, r.log_fmi_calls, r.debug_logging),
         Command::Inspect(_) => (false, false, false),
         Command::Check(c) => (c.quiet, false, false),
-        Command::Validate(_) | Command::Plot(_) => (false, false, false),
+        Command::Validate(_) | Command::Plot(_) | Command::Stability(_) => (false, false, false),
     };
     init_logging(quiet, log_calls, debug);
     let result = match cli.command {
@@ -178,6 +181,7 @@ fn main() -> ExitCode {
         Command::Check(args) => return check_command(&args),
         Command::Validate(args) => return validate_command(&args),
         Command::Plot(args) => plot_command(&args),
+        Command::Stability(args) => stability_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -1351,5 +1355,140 @@ fn plot_command(args: &PlotArgs) -> Result<(), Error> {
         range,
     )?;
     eprintln!("plot: {}", args.output.display());
+    Ok(())
+}
+
+#[derive(Args)]
+struct StabilityArgs {
+    /// Decomposition of the two-mass oscillator: ff (force/force), fd (force/displacement) or dd.
+    #[arg(long, default_value = "ff", value_parser = ["ff", "fd", "dd"])]
+    decomposition: String,
+    /// Master algorithm.
+    #[arg(long, default_value = "jacobi", value_parser = ["jacobi", "gauss-seidel", "implicit"])]
+    algorithm: String,
+    /// Extrapolation / interpolation order k.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    order: u8,
+    /// The plane's ranges of the thesis: implicit (Λr in [-2, 0], Λi in [0, 10]) or explicit
+    /// ([-1, 0] x [0, 2]); the symmetric model.
+    #[arg(long, default_value = "explicit", value_parser = ["explicit", "implicit"])]
+    plane: String,
+    /// Grid points per axis.
+    #[arg(long, default_value_t = 21)]
+    points: usize,
+    /// Folder with the project's packed FMUs (Oscillator, CouplingSpring).
+    #[arg(long, default_value = "target/fmus")]
+    fmus: PathBuf,
+    /// CSV of the spectral radius per grid point.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// PNG stability map.
+    #[arg(long)]
+    png: Option<PathBuf>,
+    /// Instead of a map: the largest stable macro step of the physical system given by
+    /// --m1 --c1 --d1 --m2 --c2 --d2 --cc --dc, by bisection in [--h-low, --h-high].
+    #[arg(long)]
+    max_step: bool,
+    #[arg(long, default_value_t = 1.0)]
+    m1: f64,
+    #[arg(long, default_value_t = 1000.0)]
+    c1: f64,
+    #[arg(long, default_value_t = 10.0)]
+    d1: f64,
+    #[arg(long, default_value_t = 1.0)]
+    m2: f64,
+    #[arg(long, default_value_t = 1000.0)]
+    c2: f64,
+    #[arg(long, default_value_t = 10.0)]
+    d2: f64,
+    #[arg(long, default_value_t = 1000.0)]
+    cc: f64,
+    #[arg(long, default_value_t = 10.0)]
+    dc: f64,
+    #[arg(long, default_value_t = 1e-4)]
+    h_low: f64,
+    #[arg(long, default_value_t = 1.0)]
+    h_high: f64,
+}
+
+fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
+    use cosimo::analysis::stability::{
+        max_stable_step, symmetric_map, Decomposition, Scheme, TestFmus, TwoMass,
+    };
+    let scheme = Scheme {
+        decomposition: match args.decomposition.as_str() {
+            "fd" => Decomposition::ForceDisplacement,
+            "dd" => Decomposition::DisplacementDisplacement,
+            _ => Decomposition::ForceForce,
+        },
+        algorithm: match args.algorithm.as_str() {
+            "gauss-seidel" => Algorithm::GaussSeidel,
+            "implicit" => Algorithm::Implicit,
+            _ => Algorithm::Jacobi,
+        },
+        order: args.order,
+    };
+    let fmus = TestFmus::in_folder(&args.fmus);
+    for path in [&fmus.oscillator, &fmus.spring] {
+        if !path.exists() {
+            return Err(Error::Usage(format!(
+                "{}: not found; the analyser runs the project's own FMUs: build them with `cargo run -p fmu-pack` or give --fmus",
+                path.display()
+            )));
+        }
+    }
+    if args.max_step {
+        let model = TwoMass {
+            m1: args.m1,
+            c1: args.c1,
+            d1: args.d1,
+            m2: args.m2,
+            c2: args.c2,
+            d2: args.d2,
+            cc: args.cc,
+            dc: args.dc,
+        };
+        let h = max_stable_step(&fmus, &model, scheme, args.h_low, args.h_high, 1e-3)?;
+        println!("largest stable macro step: {h:.6e} s");
+        return Ok(());
+    }
+    let (re, im) = if args.plane == "implicit" {
+        ((-2.0, -0.02), (0.0, 10.0))
+    } else {
+        ((-1.0, -0.02), (0.0, 2.0))
+    };
+    let map = symmetric_map(&fmus, scheme, re, im, args.points)?;
+    let stable = map
+        .iter()
+        .filter(|p| p.spectral_radius <= 1.0 + 1e-9)
+        .count();
+    println!(
+        "{stable} of {} grid points stable (spectral radius <= 1)",
+        map.len()
+    );
+    if let Some(path) = &args.output {
+        let mut text = String::from("\"lambda_re\",\"lambda_im\",\"spectral_radius\"\n");
+        for p in &map {
+            text.push_str(&format!(
+                "{},{},{}\n",
+                p.lambda_re, p.lambda_im, p.spectral_radius
+            ));
+        }
+        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+    }
+    if let Some(path) = &args.png {
+        let points: Vec<(f64, f64, bool)> = map
+            .iter()
+            .map(|p| (p.lambda_re, p.lambda_im, p.spectral_radius <= 1.0 + 1e-9))
+            .collect();
+        let title = format!(
+            "{} {} k = {}, symmetric two-mass oscillator",
+            args.decomposition.to_uppercase(),
+            args.algorithm,
+            args.order
+        );
+        cosimo::results::plot::plot_stability_map(path, &title, &points)?;
+        eprintln!("map: {}", path.display());
+    }
     Ok(())
 }

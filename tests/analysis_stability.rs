@@ -121,3 +121,76 @@ fn displacement_displacement_is_the_most_stable_explicit_decomposition() {
     eprintln!("stable points of 121 (explicit, k = 0): F/F {ff}, F/D {fd}, D/D {dd}");
     assert!(dd >= ff && dd >= fd, "D/D {dd} vs F/F {ff}, F/D {fd}");
 }
+
+#[test]
+fn the_stability_command_writes_a_map_and_finds_the_largest_stable_step() {
+    let fmus = fmus();
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, png) = (dir.path().join("map.csv"), dir.path().join("map.png"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args([
+            "stability",
+            "--decomposition",
+            "dd",
+            "--points",
+            "5",
+            "--fmus",
+        ])
+        .arg(fmus.oscillator.parent().unwrap())
+        .arg("--output")
+        .arg(&csv)
+        .arg("--png")
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("\"lambda_re\",\"lambda_im\",\"spectral_radius\"\n"));
+    assert_eq!(text.lines().count(), 26, "a header and 5 x 5 points");
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(["stability", "--max-step", "--fmus"])
+        .arg(fmus.oscillator.parent().unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let h: f64 = stdout
+        .trim()
+        .strip_prefix("largest stable macro step: ")
+        .and_then(|s| s.strip_suffix(" s"))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    // Explicit F/F, k = 0, m = 1, c = 1000, d = 10: the spectral radius crosses 1 there.
+    let model = TwoMass {
+        m1: 1.0,
+        c1: 1000.0,
+        d1: 10.0,
+        m2: 1.0,
+        c2: 1000.0,
+        d2: 10.0,
+        cc: 1000.0,
+        dc: 10.0,
+    };
+    let rho = |h: f64| {
+        Analyser::new(
+            &fmus,
+            &model,
+            scheme(Decomposition::ForceForce, Algorithm::Jacobi, 0),
+            h,
+        )
+        .unwrap()
+        .spectral_radius(&model)
+        .unwrap()
+    };
+    assert!(
+        rho(h) <= 1.0 + 1e-9 && rho(h * 1.01) > 1.0,
+        "H = {h}: rho {} / {}",
+        rho(h),
+        rho(h * 1.01)
+    );
+}

@@ -278,3 +278,87 @@ fn draw_series(
     root.present()?;
     Ok(())
 }
+
+/// A stability map: every grid point of the (Lambda_r, Lambda_i) plane marked stable (filled)
+/// or unstable (hollow), into a PNG at `path`.
+pub fn plot_stability_map(path: &Path, title: &str, points: &[(f64, f64, bool)]) -> Result<()> {
+    draw_stability(path, title, points)
+        .map_err(|e| Error::Usage(format!("{}: cannot draw the plot: {e}", path.display())))
+}
+
+fn draw_stability(
+    path: &Path,
+    title: &str,
+    points: &[(f64, f64, bool)],
+) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let text = register_font();
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for &(x, y, _) in points {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !(x1 > x0) {
+        (x0, x1) = (x0 - 1.0, x0 + 1.0);
+    }
+    if !(y1 > y0) {
+        (y0, y1) = (y0 - 1.0, y0 + 1.0);
+    }
+    let (px, py) = (0.04 * (x1 - x0), 0.04 * (y1 - y0));
+    let root = BitMapBackend::new(path, (800, 700)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(15);
+    if text {
+        builder
+            .caption(title, ("sans-serif", 20))
+            .x_label_area_size(40)
+            .y_label_area_size(60);
+    }
+    let mut chart = builder.build_cartesian_2d((x0 - px)..(x1 + px), (y0 - py)..(y1 + py))?;
+    if text {
+        chart
+            .configure_mesh()
+            .x_desc("Λr1 (real part of H·λ of subsystem 1)")
+            .y_desc("Λi1 (imaginary part)")
+            .label_style(("sans-serif", 14))
+            .draw()?;
+    }
+    let (green, red) = (RGBColor(44, 160, 44), RGBColor(214, 39, 40));
+    let stable = chart.draw_series(
+        points
+            .iter()
+            .filter(|p| p.2)
+            .map(|&(x, y, _)| Circle::new((x, y), 4, green.filled())),
+    )?;
+    if text {
+        stable
+            .label("stable (ρ ≤ 1)")
+            .legend(move |(x, y)| Circle::new((x, y), 4, green.filled()));
+    }
+    let unstable = chart.draw_series(
+        points
+            .iter()
+            .filter(|p| !p.2)
+            .map(|&(x, y, _)| Circle::new((x, y), 4, red.stroke_width(2))),
+    )?;
+    if text {
+        unstable
+            .label("unstable")
+            .legend(move |(x, y)| Circle::new((x, y), 4, red.stroke_width(2)));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
