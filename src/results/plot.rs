@@ -220,10 +220,10 @@ fn draw_series(
     if let Some((lo, hi)) = y_range {
         (y0, y1) = (lo, hi);
     }
-    if !(t0.is_finite() && t1 > t0) {
+    if !t0.is_finite() || !t1.is_finite() || t1 <= t0 {
         (t0, t1) = (0.0, 1.0);
     }
-    if !(y0.is_finite() && y1 > y0) {
+    if !y0.is_finite() || !y1.is_finite() || y1 <= y0 {
         (y0, y1) = (y0.min(0.0) - 1.0, y1.max(0.0) + 1.0);
     }
     let pad = 0.05 * (y1 - y0);
@@ -304,10 +304,10 @@ fn draw_stability(
         y0 = y0.min(y);
         y1 = y1.max(y);
     }
-    if !(x1 > x0) {
+    if x1.is_nan() || x0.is_nan() || x1 <= x0 {
         (x0, x1) = (x0 - 1.0, x0 + 1.0);
     }
-    if !(y1 > y0) {
+    if y1.is_nan() || y0.is_nan() || y1 <= y0 {
         (y0, y1) = (y0 - 1.0, y0 + 1.0);
     }
     let (px, py) = (0.04 * (x1 - x0), 0.04 * (y1 - y0));
