@@ -5,6 +5,7 @@
 //! `zoh` steps them (Jacobi or Gauss-Seidel, hold or extrapolation), `loops` solves algebraic
 //! loops, `pool` keeps each slave on one thread, `record` turns variables into result rows.
 
+pub mod constraint;
 pub mod control;
 pub mod execution;
 pub mod implicit;
@@ -88,6 +89,12 @@ pub fn run_system<W: Write + Send>(
 ) -> Result<RunStatistics> {
     let started = Instant::now();
     let experiment = exec.resolved.system.experiment.clone();
+    if experiment.algorithm == crate::system::Algorithm::Constraint {
+        let coupling = experiment.constraints.clone().ok_or_else(|| {
+            Error::Usage("the constraint algorithm needs experiment.constraints: interface points, equations and driven forces".into())
+        })?;
+        return exec.run_constraints(&coupling, writer, progress);
+    }
     if experiment.algorithm == crate::system::Algorithm::Rim {
         let settings = experiment.rim.clone().ok_or_else(|| {
             Error::Usage("the rim algorithm needs experiment.rim: the multibody component and its interfaces".into())

@@ -56,7 +56,7 @@ impl Execution {
             Algorithm::Implicit => return self.step_implicit_fixed(h),
             // The reduced interface model runs its own loop (`run_rim`); one macro step of it
             // from here would need the settings, so step like Jacobi.
-            Algorithm::Rim => self.step_jacobi(t_end, None)?,
+            Algorithm::Rim | Algorithm::Constraint => self.step_jacobi(t_end, None)?,
         }
         self.time = t_end;
         self.exchange(false)?;

@@ -41,7 +41,9 @@ pub fn from_str(text: &str, path: &Path) -> Result<System> {
         ))
     })?;
     let folder = path.parent().unwrap_or(Path::new(""));
-    let system = file.into_system(folder);
+    let system = file
+        .into_system(folder)
+        .map_err(|m| Error::Usage(format!("{}: {m}", path.display())))?;
     validate(&system, Source::File)
         .map_err(|m| Error::Usage(format!("{}: {m}", path.display())))?;
     Ok(system)
@@ -425,6 +427,124 @@ struct ExperimentEntry {
     corrector: Option<CorrectorEntry>,
     step_control: Option<StepControlEntry>,
     rim: Option<RimEntry>,
+    constraints: Option<ConstraintsEntry>,
+}
+
+/// `experiment.constraints`: algebraic constraints between components.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ConstraintsEntry {
+    /// index1 (default) or baumgarte.
+    method: Option<String>,
+    order: Option<u8>,
+    newton_iterations: Option<u32>,
+    alpha: Option<f64>,
+    beta: Option<f64>,
+    corrector: Option<bool>,
+    points: Vec<PointEntry>,
+    equations: Vec<std::collections::BTreeMap<String, f64>>,
+    forces: Vec<ForceEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PointEntry {
+    name: String,
+    position: String,
+    velocity: String,
+    acceleration: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForceEntry {
+    input: String,
+    /// One coefficient per equation: input = sum coefficient_j * lambda_j.
+    coefficients: Vec<f64>,
+}
+
+impl ConstraintsEntry {
+    fn into_coupling(
+        self,
+    ) -> std::result::Result<crate::master::constraint::ConstraintCoupling, String> {
+        use crate::master::constraint::{
+            ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
+        };
+        let method = match self.method.as_deref().unwrap_or("index1") {
+            "index1" => {
+                let order = self.order.unwrap_or(3);
+                if order != 2 && order != 3 {
+                    return Err(format!(
+                        "constraints.order is {order}; the index-1 method uses 2 or 3"
+                    ));
+                }
+                ConstraintMethod::Index1 {
+                    order,
+                    newton_iterations: self.newton_iterations.unwrap_or(1),
+                }
+            }
+            "baumgarte" => ConstraintMethod::Baumgarte {
+                alpha: self.alpha.unwrap_or(10.0),
+                beta: self.beta.unwrap_or(10.0),
+                corrector: self.corrector.unwrap_or(false),
+            },
+            other => {
+                return Err(format!(
+                    "constraints.method \"{other}\": expected index1 or baumgarte"
+                ))
+            }
+        };
+        let names: Vec<String> = self.points.iter().map(|p| p.name.clone()).collect();
+        let mut equations = Vec::with_capacity(self.equations.len());
+        for (j, e) in self.equations.iter().enumerate() {
+            let mut terms = Vec::with_capacity(e.len());
+            for (name, &coef) in e {
+                let i = names.iter().position(|n| n == name).ok_or_else(|| {
+                    format!(
+                        "constraints.equations[{j}] names point \"{name}\"; the points are: {}",
+                        names.join(", ")
+                    )
+                })?;
+                terms.push((coef, i));
+            }
+            equations.push(terms);
+        }
+        let mut forces = Vec::with_capacity(self.forces.len());
+        for f in self.forces {
+            if f.coefficients.len() != equations.len() {
+                return Err(format!(
+                    "constraints.forces: {} has {} coefficients for {} equations",
+                    f.input,
+                    f.coefficients.len(),
+                    equations.len()
+                ));
+            }
+            forces.push(DrivenForce {
+                input: f.input,
+                terms: f
+                    .coefficients
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, c)| *c != 0.0)
+                    .map(|(j, c)| (c, j))
+                    .collect(),
+            });
+        }
+        Ok(ConstraintCoupling {
+            points: self
+                .points
+                .into_iter()
+                .map(|p| InterfacePoint {
+                    position: p.position,
+                    velocity: p.velocity,
+                    acceleration: p.acceleration,
+                })
+                .collect(),
+            equations,
+            forces,
+            method,
+        })
+    }
 }
 
 /// `experiment.rim`: the reduced interface model.
@@ -523,6 +643,7 @@ enum AlgorithmEntry {
     GaussSeidel,
     Implicit,
     Rim,
+    Constraint,
 }
 
 /// `experiment.corrector`: the implicit scheme's Newton iteration.
@@ -584,7 +705,7 @@ enum SolverEntry {
 }
 
 impl SystemFile {
-    fn into_system(self, folder: &Path) -> System {
+    fn into_system(self, folder: &Path) -> std::result::Result<System, String> {
         let components = self
             .components
             .into_iter()
@@ -611,16 +732,16 @@ impl SystemFile {
                     .collect(),
             })
             .collect();
-        System {
+        Ok(System {
             components,
             connections,
-            experiment: self.experiment.into_experiment(),
-        }
+            experiment: self.experiment.into_experiment()?,
+        })
     }
 }
 
 impl ExperimentEntry {
-    fn into_experiment(self) -> Experiment {
+    fn into_experiment(self) -> std::result::Result<Experiment, String> {
         let d = Experiment::default();
         let l = LoopSettings::default();
         let loops = match self.algebraic_loops {
@@ -639,7 +760,7 @@ impl ExperimentEntry {
                 max_iterations: e.max_iterations.unwrap_or(l.max_iterations),
             },
         };
-        Experiment {
+        Ok(Experiment {
             start: self.start_time.unwrap_or(d.start),
             stop: self.stop_time.unwrap_or(d.stop),
             step: self.step_size.unwrap_or(d.step),
@@ -650,6 +771,7 @@ impl ExperimentEntry {
                 Some(AlgorithmEntry::GaussSeidel) => Algorithm::GaussSeidel,
                 Some(AlgorithmEntry::Implicit) => Algorithm::Implicit,
                 Some(AlgorithmEntry::Rim) => Algorithm::Rim,
+                Some(AlgorithmEntry::Constraint) => Algorithm::Constraint,
             },
             extrapolation_order: self.extrapolation_order.unwrap_or(d.extrapolation_order),
             parallel: self.parallel.unwrap_or(d.parallel),
@@ -666,7 +788,11 @@ impl ExperimentEntry {
             }),
             control: self.step_control.map(StepControlEntry::into_control),
             rim: self.rim.map(RimEntry::into_settings),
-        }
+            constraints: self
+                .constraints
+                .map(ConstraintsEntry::into_coupling)
+                .transpose()?,
+        })
     }
 }
 

@@ -107,6 +107,9 @@ pub enum Algorithm {
     /// Reduced interface model: a multibody component and fast components coupled through a
     /// model of the multibody interface integrated at the fast rate (`Experiment::rim`).
     Rim,
+    /// Constraint coupling: algebraic constraints between components with Lagrange multipliers
+    /// as coupling inputs (`Experiment::constraints`).
+    Constraint,
 }
 
 /// How algebraic loops between direct-feedthrough ports are solved at communication points.
@@ -165,6 +168,8 @@ pub struct Experiment {
     pub control: Option<crate::master::control::StepControl>,
     /// Settings of the reduced-interface-model algorithm ([`Algorithm::Rim`]).
     pub rim: Option<crate::master::rim::RimSettings>,
+    /// The constraints and their method ([`Algorithm::Constraint`]).
+    pub constraints: Option<crate::master::constraint::ConstraintCoupling>,
 }
 
 impl Default for Experiment {
@@ -182,6 +187,7 @@ impl Default for Experiment {
             corrector: crate::master::implicit::ImplicitSettings::default(),
             control: None,
             rim: None,
+            constraints: None,
         }
     }
 }

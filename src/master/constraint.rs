@@ -1,0 +1,577 @@
+//! Constraint coupling: subsystems joined by algebraic constraints on interface positions, with
+//! Lagrange multipliers as coupling inputs (Meyer et al. 2018, the index-1 approach; a
+//! Baumgarte-stabilised baseline).
+//!
+//! Each constraint equation j is a linear combination of interface points,
+//! `g_j = sum_i c_ji p_i` on position level and, with the same coefficients, on velocity and
+//! acceleration level; its multiplier lambda_j drives force inputs, `F = sum_j s_j lambda_j`.
+//!
+//! Index-1: within a macro step the multipliers follow polynomials with three parameters beta
+//! each (k = 2: `lambda = sum beta_i p_i(tau)`; k = 3: `lambda = lambda_N + sum beta_i p_i(tau)`,
+//! continuous), tau = (t - T_N) / H, with the paper's optimised bases (Eqs. 23, 24). The
+//! predictor continues the last step's polynomial; the parameters are then corrected by Newton
+//! on the residuals at T_(N+1) on all three levels, scaled `g / H^2, g' / H, g''` (Eq. 22), with
+//! the Jacobian d g / d beta from repeated macro steps off the saved FMU states; the corrector
+//! repeats the step with the corrected polynomial. Linear subsystems need one Newton step.
+//!
+//! Baumgarte: the multipliers solve `g'' + 2 alpha g' + beta^2 g = 0` at each macro point and are
+//! held over the step (explicit), or the step is repeated once with the multipliers
+//! interpolated linearly to the ones found at its end (one corrector).
+
+use nalgebra::{DMatrix, DVector};
+
+use super::execution::Execution;
+use super::polynomial::MAX_DEGREE;
+use crate::fmu::ValueReference;
+use crate::{Error, Result};
+
+/// One interface point: outputs on position, velocity and acceleration level (the acceleration
+/// with direct feedthrough from the forces).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterfacePoint {
+    pub position: String,
+    pub velocity: String,
+    pub acceleration: String,
+}
+
+/// A force input driven by the multipliers: `input = sum (coefficient * lambda_equation)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrivenForce {
+    pub input: String,
+    pub terms: Vec<(f64, usize)>,
+}
+
+/// How the constraints are enforced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ConstraintMethod {
+    /// The index-1 approach with multiplier polynomials of order k = 2 or 3.
+    Index1 { order: u8, newton_iterations: u32 },
+    /// Baumgarte stabilisation at macro points; `corrector` repeats each step once.
+    Baumgarte {
+        alpha: f64,
+        beta: f64,
+        corrector: bool,
+    },
+}
+
+/// Constraint coupling of a system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstraintCoupling {
+    pub points: Vec<InterfacePoint>,
+    /// Per equation: (coefficient, point index).
+    pub equations: Vec<Vec<(f64, usize)>>,
+    pub forces: Vec<DrivenForce>,
+    pub method: ConstraintMethod,
+}
+
+/// Optimised bases p_1..p_3 in tau, as monomial coefficients [tau^0, tau^1, tau^2, tau^3].
+fn basis(order: u8) -> [[f64; 4]; 3] {
+    if order == 2 {
+        [
+            [12.0, -48.0, 36.0, 0.0],
+            [-6.0, 30.0, -24.0, 0.0],
+            [1.0, -6.0, 6.0, 0.0],
+        ]
+    } else {
+        [
+            [0.0, 60.0, -180.0, 120.0],
+            [0.0, -24.0, 84.0, -60.0],
+            [0.0, 3.0, -12.0, 10.0],
+        ]
+    }
+}
+
+/// What one constraint step measured.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConstraintStep {
+    /// Newton iterations on the multiplier parameters.
+    pub iterations: u32,
+    /// Largest scaled residual at the step's end after the corrector.
+    pub residual: f64,
+}
+
+/// A force input (component, value reference) and its (coefficient, equation) terms.
+type Driven = (usize, ValueReference, Vec<(f64, usize)>);
+
+/// Resolved value references of the constraint coupling.
+pub struct ResolvedConstraints {
+    points: Vec<[(usize, ValueReference); 3]>,
+    forces: Vec<Driven>,
+}
+
+/// The multipliers' state carried from step to step.
+#[derive(Debug, Clone, Default)]
+pub struct ConstraintState {
+    /// Per equation: the multiplier polynomial of the last step in tau-monomials [1, tau, ..].
+    last: Vec<[f64; 4]>,
+    /// Per equation: lambda at the current macro point.
+    lambda: Vec<f64>,
+}
+
+impl Execution {
+    pub fn resolve_constraints(&self, c: &ConstraintCoupling) -> Result<ResolvedConstraints> {
+        let mut points = Vec::with_capacity(c.points.len());
+        for p in &c.points {
+            points.push([
+                self.locate(&p.position)?,
+                self.locate(&p.velocity)?,
+                self.locate(&p.acceleration)?,
+            ]);
+        }
+        for (j, equation) in c.equations.iter().enumerate() {
+            if let Some((_, i)) = equation.iter().find(|(_, i)| *i >= points.len()) {
+                return Err(Error::Usage(format!(
+                    "constraint equation {j} refers to interface point {i}, but there are {} points",
+                    points.len()
+                )));
+            }
+        }
+        let mut forces = Vec::with_capacity(c.forces.len());
+        for f in &c.forces {
+            let (component, vr) = self.locate(&f.input)?;
+            if let Some((_, j)) = f.terms.iter().find(|(_, j)| *j >= c.equations.len()) {
+                return Err(Error::Usage(format!(
+                    "force {} is driven by multiplier {j}, but there are {} equations",
+                    f.input,
+                    c.equations.len()
+                )));
+            }
+            forces.push((component, vr, f.terms.clone()));
+        }
+        if let Some(name) = self.component_without_rollback() {
+            return Err(Error::Usage(format!(
+                "constraint coupling repeats macro steps from saved FMU states, but component \"{name}\" cannot save its state (canGetAndSetFMUstate is false)"
+            )));
+        }
+        Ok(ResolvedConstraints { points, forces })
+    }
+
+    /// Interface outputs [position, velocity, acceleration] per point, now.
+    fn interface_values(&mut self, r: &ResolvedConstraints) -> Result<Vec<[f64; 3]>> {
+        let mut values = Vec::with_capacity(r.points.len());
+        for point in &r.points {
+            let mut v = [0.0; 3];
+            for (level, &(component, vr)) in point.iter().enumerate() {
+                v[level] = self.placement.run_one(component, move |unit| {
+                    let mut x = [0.0];
+                    unit.slave.get_float64(&[vr], &mut x)?;
+                    Ok(x[0])
+                })?;
+            }
+            values.push(v);
+        }
+        Ok(values)
+    }
+
+    /// Residuals per equation and level [g, g', g''] from interface values.
+    fn residuals(c: &ConstraintCoupling, values: &[[f64; 3]]) -> Vec<[f64; 3]> {
+        c.equations
+            .iter()
+            .map(|eq| {
+                let mut g = [0.0; 3];
+                for &(coef, i) in eq {
+                    for level in 0..3 {
+                        g[level] += coef * values[i][level];
+                    }
+                }
+                g
+            })
+            .collect()
+    }
+
+    /// Set the force inputs to the multipliers' polynomials over the next step (Taylor at the
+    /// step start: value and derivatives of each force).
+    fn set_multipliers(
+        &mut self,
+        r: &ResolvedConstraints,
+        polys: &[[f64; 4]],
+        h: f64,
+    ) -> Result<()> {
+        for (component, vr, terms) in &r.forces {
+            let mut taylor = [0.0; MAX_DEGREE + 1];
+            for &(coef, j) in terms {
+                // d^n/dt^n of sum a_i tau^i at tau = 0 is n! a_n / H^n.
+                let mut factorial = 1.0;
+                for (n, a) in polys[j].iter().enumerate() {
+                    if n > 0 {
+                        factorial *= n as f64;
+                    }
+                    taylor[n] += coef * a * factorial / h.powi(n as i32);
+                }
+            }
+            let (vr, taylor) = (*vr, taylor);
+            self.placement.run_one(*component, move |unit| {
+                unit.slave
+                    .set_input_polynomial(&[vr], 3, &taylor[..4])
+                    .map(|_| ())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Set the force inputs to constant values (the multipliers at a point).
+    fn set_forces(&mut self, r: &ResolvedConstraints, lambda: &[f64]) -> Result<()> {
+        for (component, vr, terms) in &r.forces {
+            let value: f64 = terms.iter().map(|&(coef, j)| coef * lambda[j]).sum();
+            let vr = *vr;
+            self.placement.run_one(*component, move |unit| {
+                unit.slave.set_float64(&[vr], &[value])
+            })?;
+        }
+        Ok(())
+    }
+
+    /// One macro step with the multipliers following `polys`, from the saved states; returns
+    /// the scaled residuals at the end, flattened [g/H^2, g'/H, g''] per equation.
+    fn constraint_pass(
+        &mut self,
+        c: &ConstraintCoupling,
+        r: &ResolvedConstraints,
+        polys: &[[f64; 4]],
+        t: f64,
+        h: f64,
+    ) -> Result<Vec<f64>> {
+        self.restore_states()?;
+        self.time = t;
+        self.set_multipliers(r, polys, h)?;
+        self.step_jacobi(t + h, None)?;
+        self.time = t + h;
+        self.exchange(false)?;
+        // The accelerations at T_(N+1) must see the multipliers' end values.
+        let end: Vec<f64> = polys.iter().map(|p| p.iter().sum()).collect();
+        self.set_forces(r, &end)?;
+        let values = self.interface_values(r)?;
+        Ok(Self::residuals(c, &values)
+            .iter()
+            .flat_map(|g| [g[0] / (h * h), g[1] / h, g[2]])
+            .collect())
+    }
+
+    /// Consistent multipliers at the current point: the acceleration-level constraints solved
+    /// for lambda (they are affine in lambda through the accelerations' direct feedthrough).
+    pub(crate) fn consistent_multipliers(
+        &mut self,
+        c: &ConstraintCoupling,
+        r: &ResolvedConstraints,
+        lambda_guess: &[f64],
+    ) -> Result<Vec<f64>> {
+        let m = c.equations.len();
+        let acceleration_residual =
+            |exec: &mut Execution, lambda: &[f64]| -> Result<DVector<f64>> {
+                exec.set_forces(r, lambda)?;
+                let values = exec.interface_values(r)?;
+                Ok(DVector::from_iterator(
+                    m,
+                    Self::residuals(c, &values).iter().map(|g| g[2]),
+                ))
+            };
+        let base = acceleration_residual(self, lambda_guess)?;
+        let mut jacobian = DMatrix::zeros(m, m);
+        for j in 0..m {
+            let mut perturbed = lambda_guess.to_vec();
+            let delta = 1.0f64.max(lambda_guess[j].abs() * 1e-6);
+            perturbed[j] += delta;
+            let column = (acceleration_residual(self, &perturbed)? - &base) / delta;
+            jacobian.set_column(j, &column);
+        }
+        let step = jacobian.lu().solve(&(-&base)).ok_or_else(|| {
+            Error::Usage(format!(
+                "constraint coupling at t = {}: the accelerations do not depend on the multipliers (singular); check the force inputs and the acceleration outputs' feedthrough",
+                self.time
+            ))
+        })?;
+        let lambda: Vec<f64> = lambda_guess
+            .iter()
+            .zip(step.iter())
+            .map(|(l, s)| l + s)
+            .collect();
+        self.set_forces(r, &lambda)?;
+        Ok(lambda)
+    }
+
+    /// One index-1 macro step of size `h`.
+    pub(crate) fn step_index1(
+        &mut self,
+        c: &ConstraintCoupling,
+        r: &ResolvedConstraints,
+        state: &mut ConstraintState,
+        order: u8,
+        newton_iterations: u32,
+        h: f64,
+    ) -> Result<ConstraintStep> {
+        let t = self.time;
+        let m = c.equations.len();
+        let basis = basis(order);
+        // The predictor: the last polynomial continued into [T_N, T_(N+1)] (tau -> tau + 1).
+        let predicted: Vec<[f64; 4]> = state.last.iter().map(shift_by_one).collect();
+        // Its parameters in the basis (k = 3: relative to lambda_N, the basis vanishing at 0).
+        let beta_p = to_parameters(&predicted, &state.lambda, &basis, order);
+        let polys_of = |beta: &DVector<f64>| -> Vec<[f64; 4]> {
+            (0..m)
+                .map(|j| {
+                    let mut p = [0.0; 4];
+                    if order == 3 {
+                        p[0] = state.lambda[j];
+                    }
+                    for (i, b) in basis.iter().enumerate() {
+                        for n in 0..4 {
+                            p[n] += beta[3 * j + i] * b[n];
+                        }
+                    }
+                    p
+                })
+                .collect()
+        };
+        self.save_states()?;
+        let mut beta = beta_p;
+        let mut g = DVector::from_vec(self.constraint_pass(c, r, &polys_of(&beta), t, h)?);
+        let mut report = ConstraintStep::default();
+        for _ in 0..newton_iterations.max(1) {
+            // d g / d beta by finite differences: one repeated macro step per parameter.
+            let mut jacobian = DMatrix::zeros(3 * m, 3 * m);
+            for l in 0..3 * m {
+                let scale = beta[l]
+                    .abs()
+                    .max(state.lambda.get(l / 3).map_or(0.0, |x| x.abs()))
+                    .max(1.0);
+                // The residuals are affine in beta for linear subsystems: a larger perturbation is
+                // exact there and keeps rounding out of the Jacobian; nonlinear ones only converge
+                // a little slower per Newton iteration.
+                let delta = 1e-4 * scale;
+                let mut perturbed = beta.clone();
+                perturbed[l] += delta;
+                let g_l =
+                    DVector::from_vec(self.constraint_pass(c, r, &polys_of(&perturbed), t, h)?);
+                jacobian.set_column(l, &((g_l - &g) / delta));
+            }
+            let step = jacobian.lu().solve(&(-&g)).ok_or_else(|| {
+                Error::Usage(format!(
+                    "constraint coupling at t = {t}: the Jacobian of the residuals with respect to the multiplier parameters is singular; check the constraint equations and force inputs"
+                ))
+            })?;
+            beta += step;
+            report.iterations += 1;
+            g = DVector::from_vec(self.constraint_pass(c, r, &polys_of(&beta), t, h)?);
+        }
+        report.residual = g.amax();
+        let polys = polys_of(&beta);
+        state.lambda = polys.iter().map(|p| p.iter().sum()).collect();
+        state.last = polys;
+        self.push_history();
+        Ok(report)
+    }
+
+    /// One Baumgarte macro step: multipliers from `g'' + 2 alpha g' + beta^2 g = 0` at the
+    /// macro point, held; with `corrector`, repeated once with them interpolated linearly to
+    /// the ones found at the step's end.
+    pub(crate) fn step_baumgarte(
+        &mut self,
+        c: &ConstraintCoupling,
+        r: &ResolvedConstraints,
+        state: &mut ConstraintState,
+        (alpha, beta, corrector): (f64, f64, bool),
+        h: f64,
+    ) -> Result<ConstraintStep> {
+        let t = self.time;
+        let lambda_n = self.baumgarte_multipliers(c, r, &state.lambda, alpha, beta)?;
+        let held: Vec<[f64; 4]> = lambda_n.iter().map(|&l| [l, 0.0, 0.0, 0.0]).collect();
+        self.save_states()?;
+        let mut g = self.constraint_pass(c, r, &held, t, h)?;
+        if corrector {
+            let lambda_end = self.baumgarte_multipliers(c, r, &lambda_n, alpha, beta)?;
+            let linear: Vec<[f64; 4]> = lambda_n
+                .iter()
+                .zip(&lambda_end)
+                .map(|(&a, &b)| [a, b - a, 0.0, 0.0])
+                .collect();
+            g = self.constraint_pass(c, r, &linear, t, h)?;
+        }
+        state.lambda = lambda_n;
+        self.push_history();
+        Ok(ConstraintStep {
+            iterations: u32::from(corrector),
+            residual: g.iter().fold(0.0, |m: f64, x| m.max(x.abs())),
+        })
+    }
+
+    /// Multipliers making `g'' + 2 alpha g' + beta^2 g = 0` at the current point.
+    fn baumgarte_multipliers(
+        &mut self,
+        c: &ConstraintCoupling,
+        r: &ResolvedConstraints,
+        guess: &[f64],
+        alpha: f64,
+        beta: f64,
+    ) -> Result<Vec<f64>> {
+        let m = c.equations.len();
+        let residual = |exec: &mut Execution, lambda: &[f64]| -> Result<DVector<f64>> {
+            exec.set_forces(r, lambda)?;
+            let values = exec.interface_values(r)?;
+            Ok(DVector::from_iterator(
+                m,
+                Self::residuals(c, &values)
+                    .iter()
+                    .map(|g| g[2] + 2.0 * alpha * g[1] + beta * beta * g[0]),
+            ))
+        };
+        let base = residual(self, guess)?;
+        let mut jacobian = DMatrix::zeros(m, m);
+        for j in 0..m {
+            let mut perturbed = guess.to_vec();
+            let delta = 1.0f64.max(guess[j].abs() * 1e-6);
+            perturbed[j] += delta;
+            jacobian.set_column(j, &((residual(self, &perturbed)? - &base) / delta));
+        }
+        let step = jacobian.lu().solve(&(-&base)).ok_or_else(|| {
+            Error::Usage(format!(
+                "Baumgarte coupling at t = {}: the accelerations do not depend on the multipliers",
+                self.time
+            ))
+        })?;
+        let lambda: Vec<f64> = guess.iter().zip(step.iter()).map(|(l, s)| l + s).collect();
+        self.set_forces(r, &lambda)?;
+        Ok(lambda)
+    }
+
+    /// Run a constraint-coupled system from start to stop, writing rows on the output grid.
+    pub fn run_constraints<W: std::io::Write + Send>(
+        &mut self,
+        c: &ConstraintCoupling,
+        writer: &mut crate::results::CsvWriter<W>,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<super::RunStatistics> {
+        let started = std::time::Instant::now();
+        let experiment = self.resolved.system.experiment.clone();
+        let at = |time: f64| {
+            move |e: Error| Error::Simulation {
+                time,
+                source: Box::new(e),
+            }
+        };
+        let grid = super::TimeGrid {
+            start: experiment.start,
+            stop: experiment.stop,
+            step: experiment.step,
+            output_interval: experiment.output_interval.unwrap_or(experiment.step),
+        };
+        let r = self.resolve_constraints(c).map_err(at(grid.start))?;
+        self.initialize().map_err(at(grid.start))?;
+        let mut state = self.start_constraints(c, &r).map_err(at(grid.start))?;
+        self.write_row(writer).map_err(at(grid.start))?;
+        let mut stats = super::RunStatistics {
+            end_time: grid.start,
+            rows: 1,
+            ..super::RunStatistics::default()
+        };
+        let eps = grid.epsilon();
+        let mut next_output = grid.next_point(grid.start, grid.output_interval);
+        while self.time < grid.stop - eps {
+            let t = self.time;
+            let h = grid
+                .next_point(t, grid.step)
+                .min(next_output)
+                .min(grid.stop)
+                - t;
+            let step = self.constraint_step(c, &r, &mut state, h).map_err(at(t))?;
+            stats.steps += 1;
+            stats.corrector_iterations += u64::from(step.iterations);
+            if (self.time - next_output).abs() <= eps || self.time >= grid.stop - eps {
+                self.write_row(writer).map_err(at(self.time))?;
+                stats.rows += 1;
+                next_output = grid.next_point(self.time, grid.output_interval);
+            }
+            stats.end_time = self.time;
+            progress(self.time);
+        }
+        self.terminate().map_err(at(self.time))?;
+        stats.fmi_calls = self.fmi_calls();
+        stats.wall_seconds = started.elapsed().as_secs_f64();
+        Ok(stats)
+    }
+
+    /// Consistent multipliers at the start and the first polynomial (constant).
+    pub fn start_constraints_public(
+        &mut self,
+        c: &ConstraintCoupling,
+    ) -> Result<(ConstraintState, ResolvedConstraints)> {
+        let r = self.resolve_constraints(c)?;
+        let state = self.start_constraints(c, &r)?;
+        Ok((state, r))
+    }
+
+    fn start_constraints(
+        &mut self,
+        c: &ConstraintCoupling,
+        r: &ResolvedConstraints,
+    ) -> Result<ConstraintState> {
+        let m = c.equations.len();
+        let lambda = self.consistent_multipliers(c, r, &vec![0.0; m])?;
+        let last = lambda.iter().map(|&l| [l, 0.0, 0.0, 0.0]).collect();
+        // The polynomial of the "previous step" is constant: shifting it keeps it constant.
+        Ok(ConstraintState { last, lambda })
+    }
+
+    /// One macro step of the configured method.
+    pub fn constraint_step(
+        &mut self,
+        c: &ConstraintCoupling,
+        r: &ResolvedConstraints,
+        state: &mut ConstraintState,
+        h: f64,
+    ) -> Result<ConstraintStep> {
+        match c.method {
+            ConstraintMethod::Index1 {
+                order,
+                newton_iterations,
+            } => self.step_index1(c, r, state, order, newton_iterations, h),
+            ConstraintMethod::Baumgarte {
+                alpha,
+                beta,
+                corrector,
+            } => self.step_baumgarte(c, r, state, (alpha, beta, corrector), h),
+        }
+    }
+
+    /// The multipliers at the current macro point.
+    pub fn multipliers(state: &ConstraintState) -> &[f64] {
+        &state.lambda
+    }
+}
+
+/// p(tau + 1) for a cubic in tau-monomials.
+fn shift_by_one(p: &[f64; 4]) -> [f64; 4] {
+    [
+        p[0] + p[1] + p[2] + p[3],
+        p[1] + 2.0 * p[2] + 3.0 * p[3],
+        p[2] + 3.0 * p[3],
+        p[3],
+    ]
+}
+
+/// The basis parameters of polynomials (least squares on the monomials; exact when the
+/// polynomial lies in the span, as the predictor's does for k = 2 and, relative to lambda_N,
+/// for k = 3 up to its cubic part).
+fn to_parameters(
+    polys: &[[f64; 4]],
+    lambda: &[f64],
+    basis: &[[f64; 4]; 3],
+    order: u8,
+) -> DVector<f64> {
+    let m = polys.len();
+    let b = DMatrix::from_fn(4, 3, |n, i| basis[i][n]);
+    let mut beta = DVector::zeros(3 * m);
+    for (j, p) in polys.iter().enumerate() {
+        let mut target = DVector::from_column_slice(p);
+        if order == 3 {
+            target[0] -= lambda.get(j).copied().unwrap_or(0.0);
+        }
+        let solution = (b.transpose() * &b)
+            .lu()
+            .solve(&(b.transpose() * target))
+            .unwrap_or_else(|| DVector::zeros(3));
+        for i in 0..3 {
+            beta[3 * j + i] = solution[i];
+        }
+    }
+    beta
+}
