@@ -204,3 +204,164 @@ fn baumgarte_converges_and_index1_is_far_more_accurate() {
         errors[0]
     );
 }
+
+/// Two rods (m = 1 kg, l = 1 m, J = m l^2 / 12), link 1 about the origin, link 2 pinned to
+/// link 1's end; angles from +x, gravity along -y. Lagrange's equations, integrated by RK4.
+fn double_pendulum(t_end: f64, dt: f64, every: usize) -> Vec<(f64, f64, f64)> {
+    let (m, l, g) = (1.0f64, 1.0f64, 9.81f64);
+    let j = m * l * l / 12.0;
+    let k = m * l * l / 2.0;
+    let f = |y: [f64; 4]| -> [f64; 4] {
+        let (p1, p2, w1, w2) = (y[0], y[1], y[2], y[3]);
+        let m11 = m * l * l / 4.0 + j + m * l * l;
+        let m12 = k * (p1 - p2).cos();
+        let m22 = m * l * l / 4.0 + j;
+        let r1 = -k * (p1 - p2).sin() * w2 * w2 - (m * l / 2.0 + m * l) * g * p1.cos();
+        let r2 = k * (p1 - p2).sin() * w1 * w1 - m * g * l / 2.0 * p2.cos();
+        let det = m11 * m22 - m12 * m12;
+        [
+            w1,
+            w2,
+            (m22 * r1 - m12 * r2) / det,
+            (m11 * r2 - m12 * r1) / det,
+        ]
+    };
+    let mut y = [
+        std::f64::consts::FRAC_PI_4,
+        -std::f64::consts::FRAC_PI_4,
+        0.0,
+        0.0,
+    ];
+    let n = (t_end / dt).round() as usize;
+    let mut out = vec![(0.0, y[0], y[1])];
+    for step in 1..=n {
+        let k1 = f(y);
+        let add = |a: [f64; 4], b: [f64; 4], s: f64| {
+            [
+                a[0] + s * b[0],
+                a[1] + s * b[1],
+                a[2] + s * b[2],
+                a[3] + s * b[3],
+            ]
+        };
+        let k2 = f(add(y, k1, dt / 2.0));
+        let k3 = f(add(y, k2, dt / 2.0));
+        let k4 = f(add(y, k3, dt));
+        for i in 0..4 {
+            y[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+        }
+        if step % every == 0 {
+            out.push((step as f64 * dt, y[0], y[1]));
+        }
+    }
+    out
+}
+
+fn pendulum_system(order: u8, h: f64, stop: f64, output: f64) -> System {
+    let link = |name: &str, version: u8, grounded: bool, phi0: f64| cosimo::system::Component {
+        name: name.into(),
+        fmu: fmu_pack::fmu_path("PendulumLink", version),
+        start_values: vec![
+            ("grounded".into(), grounded.to_string()),
+            ("phi0".into(), phi0.to_string()),
+        ],
+        sub_steps: 1,
+    };
+    let point = |m: &str| InterfacePoint {
+        position: format!("{m}.p{{}}"),
+        velocity: format!("{m}.v{{}}"),
+        acceleration: format!("{m}.a{{}}"),
+    };
+    let axis = |p: &InterfacePoint, a: &str| InterfacePoint {
+        position: p.position.replace("{}", a),
+        velocity: p.velocity.replace("{}", a),
+        acceleration: p.acceleration.replace("{}", a),
+    };
+    let (l1, l2) = (point("link1"), point("link2"));
+    System {
+        components: vec![
+            link("link1", 2, true, std::f64::consts::FRAC_PI_4),
+            link("link2", 3, false, -std::f64::consts::FRAC_PI_4),
+        ],
+        connections: vec![],
+        experiment: Experiment {
+            stop,
+            step: h,
+            output_interval: Some(output),
+            algorithm: Algorithm::Constraint,
+            constraints: Some(ConstraintCoupling {
+                // Points 0, 1: link 1's end (x, y); 2, 3: link 2's start (x, y).
+                points: vec![
+                    axis(&l1, "x"),
+                    axis(&l1, "y"),
+                    axis(&l2, "x"),
+                    axis(&l2, "y"),
+                ],
+                equations: vec![vec![(1.0, 2), (-1.0, 0)], vec![(1.0, 3), (-1.0, 1)]],
+                // lambda: the force link 1 exerts on link 2 at the joint.
+                forces: vec![
+                    DrivenForce {
+                        input: "link2.Fx".into(),
+                        terms: vec![(1.0, 0)],
+                    },
+                    DrivenForce {
+                        input: "link2.Fy".into(),
+                        terms: vec![(1.0, 1)],
+                    },
+                    DrivenForce {
+                        input: "link1.Fx".into(),
+                        terms: vec![(-1.0, 0)],
+                    },
+                    DrivenForce {
+                        input: "link1.Fy".into(),
+                        terms: vec![(-1.0, 1)],
+                    },
+                ],
+                method: ConstraintMethod::Index1 {
+                    order,
+                    newton_iterations: 1,
+                },
+            }),
+            ..Experiment::default()
+        },
+    }
+}
+
+/// Largest angle error of both links against the monolithic reference over the output grid.
+fn pendulum_error(order: u8, h: f64, stop: f64) -> f64 {
+    let output: f64 = 0.1;
+    let reference = double_pendulum(stop, 1e-5, (output / 1e-5).round() as usize);
+    let (table, _) = common::systems::run(
+        &pendulum_system(order, h, stop, output),
+        &["link1.phi", "link2.phi"],
+    );
+    table
+        .time()
+        .iter()
+        .enumerate()
+        .map(|(row, &t)| {
+            let r = reference[(t / output).round() as usize];
+            assert!((r.0 - t).abs() < 1e-9);
+            (table.values(0)[row] - r.1)
+                .abs()
+                .max((table.values(1)[row] - r.2).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn the_double_pendulum_agrees_with_the_monolithic_reference_and_converges() {
+    // H = 1e-2 (the paper's time plots): the angles within 1e-6 rad over the first second
+    // (over 2 s: k = 2 6.6e-6 rad, k = 3 3.2e-8 rad).
+    for order in [2u8, 3] {
+        let error = pendulum_error(order, 1e-2, 1.0);
+        eprintln!("double pendulum, k = {order}, H = 1e-2: angle error {error:e} rad");
+        assert!(error < 1e-6, "k = {order}: {error:e}");
+    }
+    // Global order >= 4.5 for k = 2 above the integrator's floor.
+    let steps = [2e-2, 1e-2, 5e-3];
+    let errors: Vec<f64> = steps.iter().map(|&h| pendulum_error(2, h, 1.0)).collect();
+    let slope = fitted_order(&steps, &errors);
+    eprintln!("double pendulum, k = 2: errors {errors:?}, fitted order {slope:.3}");
+    assert!(slope >= 4.5, "global order {slope:.3}");
+}
