@@ -366,12 +366,7 @@ impl Analyser {
 
     /// Spectral radius of the one-step map at this model's parameters.
     pub fn spectral_radius(&mut self, model: &TwoMass) -> Result<f64> {
-        let map = self.map(model)?;
-        Ok(map
-            .complex_eigenvalues()
-            .iter()
-            .map(|e| e.norm())
-            .fold(0.0, f64::max))
+        spectral_radius(self.map(model)?)
     }
 }
 
@@ -441,4 +436,246 @@ pub fn max_stable_step(
         }
     }
     Ok(low)
+}
+
+/// Parameters of the index-1 paper's Appendix A (Eq. 41): subsystem 1's dimensionless
+/// eigenvalue (Lambda_r1, Lambda_i1) and the ratios alpha_m = m2/m1, alpha_Lr = Lambda_r2 /
+/// Lambda_r1, alpha_Li = Lambda_i2 / Lambda_i1; with m1 = 1 and H = 1.
+pub fn rigidly_coupled(
+    lambda_re: f64,
+    lambda_im: f64,
+    alpha_m: f64,
+    alpha_lr: f64,
+    alpha_li: f64,
+) -> TwoMass {
+    let (re2, im2) = (alpha_lr * lambda_re, alpha_li * lambda_im);
+    let m2 = alpha_m;
+    TwoMass {
+        m1: 1.0,
+        c1: lambda_re * lambda_re + lambda_im * lambda_im,
+        d1: -2.0 * lambda_re,
+        m2,
+        c2: m2 * (re2 * re2 + im2 * im2),
+        d2: -2.0 * m2 * re2,
+        cc: 0.0,
+        dc: 0.0,
+    }
+}
+
+/// The one-step map of index-1 constraint coupling (two masses joined rigidly, x2 - x1 = 0,
+/// the multiplier as their coupling force) on `z = (x1, v1, x2, v2[, lambda for k = 3])`.
+pub struct ConstraintAnalyser {
+    exec: Execution,
+    coupling: crate::master::constraint::ConstraintCoupling,
+    order: u8,
+    masses: [usize; 2],
+    h: f64,
+}
+
+impl ConstraintAnalyser {
+    /// Instantiate the rigidly coupled two-mass system once.
+    pub fn new(fmus: &TestFmus, model: &TwoMass, order: u8, h: f64) -> Result<ConstraintAnalyser> {
+        use crate::master::constraint::{
+            ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
+        };
+        let mass = |name: &str, m: f64, c: f64, d: f64| Component {
+            name: name.into(),
+            fmu: fmus.oscillator.clone(),
+            start_values: vec![
+                ("m".to_string(), m.to_string()),
+                ("c".to_string(), c.to_string()),
+                ("d".to_string(), d.to_string()),
+                ("x0".to_string(), "0".to_string()),
+                ("v0".to_string(), "0".to_string()),
+            ],
+            sub_steps: 1,
+        };
+        let point = |m: &str| InterfacePoint {
+            position: format!("{m}.x"),
+            velocity: format!("{m}.v"),
+            acceleration: format!("{m}.a"),
+        };
+        let coupling = ConstraintCoupling {
+            points: vec![point("mass1"), point("mass2")],
+            equations: vec![vec![(-1.0, 0), (1.0, 1)]],
+            forces: vec![
+                DrivenForce {
+                    input: "mass1.F".into(),
+                    terms: vec![(1.0, 0)],
+                },
+                DrivenForce {
+                    input: "mass2.F".into(),
+                    terms: vec![(-1.0, 0)],
+                },
+            ],
+            method: ConstraintMethod::Index1 {
+                order,
+                newton_iterations: 1,
+            },
+        };
+        let system = System {
+            components: vec![
+                mass("mass1", model.m1, model.c1, model.d1),
+                mass("mass2", model.m2, model.c2, model.d2),
+            ],
+            connections: vec![],
+            experiment: Experiment {
+                stop: 1e6 * h,
+                step: h,
+                algorithm: Algorithm::Constraint,
+                constraints: Some(coupling.clone()),
+                ..Experiment::default()
+            },
+        };
+        let exec = Execution::instantiate(&system, &RunOptions::default())?;
+        Ok(ConstraintAnalyser {
+            exec,
+            coupling,
+            order,
+            masses: [0, 1],
+            h,
+        })
+    }
+
+    /// Dimension of the state vector: 4 states, and the multiplier for k = 3 (continuous).
+    pub fn dimension(&self) -> usize {
+        if self.order == 3 {
+            5
+        } else {
+            4
+        }
+    }
+
+    fn set(&mut self, model: &TwoMass, z: &[f64]) {
+        let values = [
+            (
+                self.masses[0],
+                [
+                    ("m", model.m1),
+                    ("c", model.c1),
+                    ("d", model.d1),
+                    ("x0", z[0]),
+                    ("v0", z[1]),
+                ],
+            ),
+            (
+                self.masses[1],
+                [
+                    ("m", model.m2),
+                    ("c", model.c2),
+                    ("d", model.d2),
+                    ("x0", z[2]),
+                    ("v0", z[3]),
+                ],
+            ),
+        ];
+        for (i, list) in values {
+            let component = &mut self.exec.resolved.components[i];
+            for (name, value) in list {
+                if let Some(index) = component.description.variable_index(name) {
+                    if let Some(entry) =
+                        component.start_values.iter_mut().find(|(v, _)| *v == index)
+                    {
+                        entry.1 = StartValue::Float(vec![value]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The map z_N -> z_(N+1) of one index-1 macro step at this model's parameters.
+    pub fn map(&mut self, model: &TwoMass) -> Result<DMatrix<f64>> {
+        use crate::master::constraint::ConstraintState;
+        let n = self.dimension();
+        let mut map = DMatrix::zeros(n, n);
+        let r = self.exec.resolve_constraints(&self.coupling)?;
+        for column in 0..n {
+            let mut z = vec![0.0; n];
+            z[column] = 1.0;
+            self.exec.reset()?;
+            self.set(model, &z);
+            self.exec.initialize()?;
+            let mut state = ConstraintState::at(vec![if n == 5 { z[4] } else { 0.0 }]);
+            self.exec
+                .constraint_step(&self.coupling, &r, &mut state, self.h)?;
+            for (row, name) in ["mass1.x", "mass1.v", "mass2.x", "mass2.v"]
+                .iter()
+                .enumerate()
+            {
+                map[(row, column)] = self.exec.float_value(name)?;
+            }
+            if n == 5 {
+                map[(4, column)] = Execution::multipliers(&state)[0];
+            }
+        }
+        Ok(map)
+    }
+
+    /// Spectral radius of the one-step map.
+    pub fn spectral_radius(&mut self, model: &TwoMass) -> Result<f64> {
+        spectral_radius(self.map(model)?)
+    }
+}
+
+/// The spectral radius of index-1 coupling over a grid of the (Lambda_r1, Lambda_i1) plane with
+/// the Appendix A ratios fixed.
+pub fn constraint_map(
+    fmus: &TestFmus,
+    order: u8,
+    ratios: (f64, f64, f64),
+    re: (f64, f64),
+    im: (f64, f64),
+    points: usize,
+) -> Result<Vec<MapPoint>> {
+    let (alpha_m, alpha_lr, alpha_li) = ratios;
+    let mut analyser = ConstraintAnalyser::new(
+        fmus,
+        &rigidly_coupled(-1.0, 1.0, alpha_m, alpha_lr, alpha_li),
+        order,
+        1.0,
+    )?;
+    let n = points.max(2);
+    let mut map = Vec::with_capacity(n * n);
+    for i in 0..n {
+        for j in 0..n {
+            let lambda_re = re.0 + (re.1 - re.0) * i as f64 / (n - 1) as f64;
+            let lambda_im = im.0 + (im.1 - im.0) * j as f64 / (n - 1) as f64;
+            let model = rigidly_coupled(lambda_re, lambda_im, alpha_m, alpha_lr, alpha_li);
+            let rho = analyser.spectral_radius(&model)?;
+            map.push(MapPoint {
+                lambda_re,
+                lambda_im,
+                spectral_radius: rho,
+            });
+        }
+    }
+    Ok(map)
+}
+
+/// Spectral radius of a one-step map: the largest eigenvalue modulus (Schur decomposition with
+/// a bounded number of iterations). A map that is not finite is unstable; one whose
+/// decomposition does not converge is reported as an error rather than looping.
+pub fn spectral_radius(map: DMatrix<f64>) -> Result<f64> {
+    if map.iter().any(|x| !x.is_finite()) {
+        return Ok(f64::INFINITY);
+    }
+    // rho <= ||A||_inf: a map that has decayed to (nearly) nothing is stable, and the Schur
+    // iteration does not converge on a zero matrix.
+    let norm = map
+        .row_iter()
+        .map(|row| row.iter().map(|x| x.abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    if norm < 1e-200 {
+        return Ok(norm);
+    }
+    let schur = nalgebra::linalg::Schur::try_new(map, f64::EPSILON, 100_000).ok_or_else(|| {
+        Error::Usage(
+            "the eigenvalues of the one-step map did not converge (Schur decomposition)".into(),
+        )
+    })?;
+    Ok(schur
+        .complex_eigenvalues()
+        .iter()
+        .map(|e| e.norm())
+        .fold(0.0, f64::max))
 }

@@ -108,6 +108,17 @@ pub struct ConstraintState {
     lambda: Vec<f64>,
 }
 
+impl ConstraintState {
+    /// Multipliers `lambda` at the current point, held constant over the last step (what the
+    /// predictor continues): a restart from known multipliers, or a stability study.
+    pub fn at(lambda: Vec<f64>) -> ConstraintState {
+        ConstraintState {
+            last: lambda.iter().map(|&l| [l, 0.0, 0.0, 0.0]).collect(),
+            lambda,
+        }
+    }
+}
+
 impl Execution {
     pub fn resolve_constraints(&self, c: &ConstraintCoupling) -> Result<ResolvedConstraints> {
         let mut points = Vec::with_capacity(c.points.len());
