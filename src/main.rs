@@ -410,7 +410,7 @@ fn run(args: &RunArgs) -> Result<(), Error> {
             );
         } else if stats.corrector_iterations > 0 {
             eprintln!(
-                "implicit corrector: {} Newton iterations",
+                "corrector: {} Newton iterations",
                 stats.corrector_iterations
             );
         }
@@ -1363,9 +1363,13 @@ struct StabilityArgs {
     /// Decomposition of the two-mass oscillator: ff (force/force), fd (force/displacement) or dd.
     #[arg(long, default_value = "ff", value_parser = ["ff", "fd", "dd"])]
     decomposition: String,
-    /// Master algorithm.
-    #[arg(long, default_value = "jacobi", value_parser = ["jacobi", "gauss-seidel", "implicit"])]
+    /// Master algorithm; constraint: the two masses joined rigidly (x2 - x1 = 0) with index-1
+    /// coupling of --order 2 or 3, the index-1 paper's Appendix A model.
+    #[arg(long, default_value = "jacobi", value_parser = ["jacobi", "gauss-seidel", "implicit", "constraint"])]
     algorithm: String,
+    /// constraint: the Appendix A ratios alpha_m, alpha_Lr, alpha_Li (Eq. 41).
+    #[arg(long, value_delimiter = ',', default_value = "1,1,1")]
+    ratios: Vec<f64>,
     /// Extrapolation / interpolation order k.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     order: u8,
@@ -1424,6 +1428,7 @@ fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         algorithm: match args.algorithm.as_str() {
             "gauss-seidel" => Algorithm::GaussSeidel,
             "implicit" => Algorithm::Implicit,
+            "constraint" => Algorithm::Constraint,
             _ => Algorithm::Jacobi,
         },
         order: args.order,
@@ -1436,6 +1441,12 @@ fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
                 path.display()
             )));
         }
+    }
+    if args.max_step && args.algorithm == "constraint" {
+        return Err(Error::Usage(
+            "--max-step analyses applied-force coupling; draw a map for --algorithm constraint"
+                .into(),
+        ));
     }
     if args.max_step {
         let model = TwoMass {
@@ -1452,12 +1463,36 @@ fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         println!("largest stable macro step: {h:.6e} s");
         return Ok(());
     }
-    let (re, im) = if args.plane == "implicit" {
-        ((-2.0, -0.02), (0.0, 10.0))
+    let map = if args.algorithm == "constraint" {
+        if (args.order != 2 && args.order != 3) || args.ratios.len() != 3 {
+            return Err(Error::Usage(
+                "--algorithm constraint needs --order 2 or 3 and --ratios alpha_m,alpha_Lr,alpha_Li".into(),
+            ));
+        }
+        // The index-1 paper's squares: [-10, 0] x [0, 10] (--plane explicit) or
+        // [-1000, 0] x [0, 1000] (--plane implicit).
+        let size = if args.plane == "implicit" {
+            1000.0
+        } else {
+            10.0
+        };
+        let ratios = (args.ratios[0], args.ratios[1], args.ratios[2]);
+        cosimo::analysis::stability::constraint_map(
+            &fmus,
+            args.order,
+            ratios,
+            (-size, 0.0),
+            (0.0, size),
+            args.points,
+        )?
     } else {
-        ((-1.0, -0.02), (0.0, 2.0))
+        let (re, im) = if args.plane == "implicit" {
+            ((-2.0, -0.02), (0.0, 10.0))
+        } else {
+            ((-1.0, -0.02), (0.0, 2.0))
+        };
+        symmetric_map(&fmus, scheme, re, im, args.points)?
     };
-    let map = symmetric_map(&fmus, scheme, re, im, args.points)?;
     let stable = map
         .iter()
         .filter(|p| p.spectral_radius <= 1.0 + 1e-9)
@@ -1481,12 +1516,24 @@ fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             .iter()
             .map(|p| (p.lambda_re, p.lambda_im, p.spectral_radius <= 1.0 + 1e-9))
             .collect();
-        let title = format!(
-            "{} {} k = {}, symmetric two-mass oscillator",
-            args.decomposition.to_uppercase(),
-            args.algorithm,
-            args.order
-        );
+        let title = if args.algorithm == "constraint" {
+            format!(
+                "index-1 constraint coupling k = {}, rigid link, ratios ({})",
+                args.order,
+                args.ratios
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            format!(
+                "{} {} k = {}, symmetric two-mass oscillator",
+                args.decomposition.to_uppercase(),
+                args.algorithm,
+                args.order
+            )
+        };
         cosimo::results::plot::plot_stability_map(path, &title, &points)?;
         eprintln!("map: {}", path.display());
     }

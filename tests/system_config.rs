@@ -207,7 +207,7 @@ fn json_errors_name_the_file_line_and_column() {
         error(
             r#"{"components": [{"name": "a", "fmu": "A.fmu"}], "experiment": {"algorithm": "euler"}}"#
         ),
-        "dir/bad.json:1:83: unknown variant `euler`, expected one of `jacobi`, `gauss-seidel`, `implicit`, `rim`"
+        "dir/bad.json:1:83: unknown variant `euler`, expected one of `jacobi`, `gauss-seidel`, `implicit`, `rim`, `constraint`"
     );
     assert_eq!(
         error(r#"{"components": [{"name": "a", "fmu": "A.fmu", "parameters": {"k": 1, "k": 2}}]}"#),
