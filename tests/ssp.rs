@@ -99,6 +99,11 @@ fn the_examples_ssp_twins_equal_their_json_twins_bit_for_bit() {
             &["mass1.x", "mass2.x", "spring.F1"][..],
         ),
         (
+            "rigid-link.ssp",
+            "rigid-link.json",
+            &["mass1.x", "mass2.x"][..],
+        ),
+        (
             "two-mass-implicit-adaptive.ssp",
             "two-mass-implicit-adaptive.json",
             &["mass1.x", "mass2.x", "spring.F1"][..],

@@ -121,6 +121,19 @@ impl ConstraintState {
 
 impl Execution {
     pub fn resolve_constraints(&self, c: &ConstraintCoupling) -> Result<ResolvedConstraints> {
+        if c.points.is_empty() || c.equations.is_empty() || c.forces.is_empty() {
+            return Err(Error::Usage(format!(
+                "constraint coupling needs interface points, equations and driven forces (found {} points, {} equations, {} forces)",
+                c.points.len(),
+                c.equations.len(),
+                c.forces.len()
+            )));
+        }
+        if let Some(j) = c.equations.iter().position(Vec::is_empty) {
+            return Err(Error::Usage(format!(
+                "constraint equation {j} has no terms"
+            )));
+        }
         let mut points = Vec::with_capacity(c.points.len());
         for p in &c.points {
             points.push([

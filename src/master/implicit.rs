@@ -146,6 +146,14 @@ impl Execution {
         let t_start = self.time;
         let t_end = t_start + h;
         let coupled = self.coupled_connections();
+        if coupled.is_empty() {
+            // No coupling variables to iterate: the predictor is the step.
+            self.advance(t_start, t_end, None)?;
+            return Ok(ImplicitStep {
+                converged: true,
+                ..ImplicitStep::default()
+            });
+        }
         let predicted = self.extrapolate_to(t_end, &coupled);
         self.save_states()?;
 

@@ -104,6 +104,18 @@ struct Interface {
 
 impl Execution {
     fn rim_interface(&self, settings: &RimSettings) -> Result<Interface> {
+        if settings.interfaces.is_empty() {
+            return Err(Error::Usage(
+                "rim.interfaces is empty: name at least one interface of the multibody component"
+                    .into(),
+            ));
+        }
+        if settings.fast_step_size.is_nan() || settings.fast_step_size <= 0.0 {
+            return Err(Error::Usage(format!(
+                "rim.fastStepSize must be positive, not {}",
+                settings.fast_step_size
+            )));
+        }
         let mbs = self
             .resolved
             .components

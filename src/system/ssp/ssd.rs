@@ -344,6 +344,124 @@ impl Importer<'_> {
         })
     }
 
+    /// `<cosimo:Constraints method="index1" order="3">` with `<cosimo:Point name position
+    /// velocity acceleration/>`, `<cosimo:Equation>` holding `<cosimo:Term point coefficient/>`,
+    /// and `<cosimo:Force input coefficients="1 0"/>` (one coefficient per equation): the JSON
+    /// file's `constraints`.
+    fn cosimo_constraints(
+        &self,
+        e: &Element,
+    ) -> Result<crate::master::constraint::ConstraintCoupling> {
+        use crate::master::constraint::{
+            ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
+        };
+        let fail = |line: usize, m: String| self.fail(line, format!("<cosimo:Constraints>: {m}"));
+        let number = |el: &Element, key: &str, default: f64| -> Result<f64> {
+            match el.attr(key) {
+                None => Ok(default),
+                Some(t) => t
+                    .trim()
+                    .parse()
+                    .map_err(|_| fail(el.line, format!("{key}=\"{t}\" is not a number"))),
+            }
+        };
+        let method = match e.attr("method").unwrap_or("index1") {
+            "index1" => {
+                let order = number(e, "order", 3.0)? as u8;
+                if order != 2 && order != 3 {
+                    return Err(fail(
+                        e.line,
+                        format!("order {order}: the index-1 method uses 2 or 3"),
+                    ));
+                }
+                ConstraintMethod::Index1 {
+                    order,
+                    newton_iterations: number(e, "newtonIterations", 1.0)?.max(1.0) as u32,
+                }
+            }
+            "baumgarte" => ConstraintMethod::Baumgarte {
+                alpha: number(e, "alpha", 10.0)?,
+                beta: number(e, "beta", 10.0)?,
+                corrector: e.attr("corrector") == Some("true"),
+            },
+            other => {
+                return Err(fail(
+                    e.line,
+                    format!("method \"{other}\": expected index1 or baumgarte"),
+                ))
+            }
+        };
+        let mut names = Vec::new();
+        let mut points = Vec::new();
+        for p in e.children.iter().filter(|c| c.name == "Point") {
+            let get = |key: &str| {
+                p.attr(key)
+                    .map(str::to_string)
+                    .ok_or_else(|| fail(p.line, format!("<cosimo:Point> needs \"{key}\"")))
+            };
+            names.push(get("name")?);
+            points.push(InterfacePoint {
+                position: get("position")?,
+                velocity: get("velocity")?,
+                acceleration: get("acceleration")?,
+            });
+        }
+        let mut equations = Vec::new();
+        for q in e.children.iter().filter(|c| c.name == "Equation") {
+            let mut terms = Vec::new();
+            for t in q.children.iter().filter(|c| c.name == "Term") {
+                let name = t.attr("point").unwrap_or_default();
+                let i = names.iter().position(|n| n == name).ok_or_else(|| {
+                    fail(
+                        t.line,
+                        format!("<cosimo:Term point=\"{name}\"> names no <cosimo:Point>"),
+                    )
+                })?;
+                terms.push((number(t, "coefficient", 1.0)?, i));
+            }
+            equations.push(terms);
+        }
+        let mut forces = Vec::new();
+        for f in e.children.iter().filter(|c| c.name == "Force") {
+            let input = f
+                .attr("input")
+                .map(str::to_string)
+                .ok_or_else(|| fail(f.line, "<cosimo:Force> needs \"input\"".into()))?;
+            let coefficients: Vec<f64> = f
+                .attr("coefficients")
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(|c| {
+                    c.parse()
+                        .map_err(|_| fail(f.line, format!("coefficient \"{c}\" is not a number")))
+                })
+                .collect::<Result<_>>()?;
+            if coefficients.len() != equations.len() {
+                return Err(fail(
+                    f.line,
+                    format!(
+                        "{input} has {} coefficients for {} equations",
+                        coefficients.len(),
+                        equations.len()
+                    ),
+                ));
+            }
+            let terms = coefficients
+                .into_iter()
+                .enumerate()
+                .filter(|(_, c)| *c != 0.0)
+                .map(|(j, c)| (c, j))
+                .collect();
+            forces.push(DrivenForce { input, terms });
+        }
+        Ok(ConstraintCoupling {
+            points,
+            equations,
+            forces,
+            method,
+        })
+    }
+
     /// `<cosimo:StepControl .../>` inside `<cosimo:Experiment>`: the attributes of the JSON
     /// file's `stepControl` (positions / velocities space-separated).
     fn cosimo_step_control(&self, e: &Element) -> Result<crate::master::control::StepControl> {
@@ -434,7 +552,10 @@ impl Importer<'_> {
                         "jacobi" => Algorithm::Jacobi,
                         "gauss-seidel" => Algorithm::GaussSeidel,
                         "implicit" => Algorithm::Implicit,
-                        _ => return Err(at("expected jacobi, gauss-seidel or implicit")),
+                        "constraint" => Algorithm::Constraint,
+                        _ => {
+                            return Err(at("expected jacobi, gauss-seidel, implicit or constraint"))
+                        }
                     }
                 }
                 "extrapolationOrder" => {
@@ -507,6 +628,8 @@ impl Importer<'_> {
         for child in &e.children {
             if child.name == "StepControl" {
                 x.control = Some(self.cosimo_step_control(child)?);
+            } else if child.name == "Constraints" {
+                x.constraints = Some(self.cosimo_constraints(child)?);
             }
         }
         Ok(())
