@@ -79,6 +79,12 @@ struct RunArgs {
     /// repeating each macro step from saved FMU states until the coupling equations hold).
     #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "rim"])]
     algorithm: Option<String>,
+    /// Interface Jacobian of --algorithm implicit: system (one repeated macro step of every
+    /// component per coupling variable) or components (each component repeats only its own
+    /// step per own input, in parallel; direct feedthrough from the FMUs' directional
+    /// derivatives; composed along the coupling graph).
+    #[arg(long, value_parser = ["system", "components"])]
+    jacobian: Option<String>,
     /// Extrapolation order k of Float inputs in systems: 0 (hold) to 3 (with --adaptive: the
     /// highest order the order controller may choose).
     #[arg(long, visible_alias = "order", value_parser = clap::value_parser!(u8).range(0..=3))]
@@ -443,6 +449,12 @@ fn apply_overrides(args: &RunArgs, system: &mut System) -> Result<(), Error> {
             "implicit" => Algorithm::Implicit,
             "rim" => Algorithm::Rim,
             _ => Algorithm::Jacobi,
+        };
+    }
+    if let Some(jacobian) = &args.jacobian {
+        experiment.corrector.jacobian = match jacobian.as_str() {
+            "components" => cosimo::master::implicit::JacobianMethod::Components,
+            _ => cosimo::master::implicit::JacobianMethod::SystemSteps,
         };
     }
     if args.adaptive || experiment.control.is_some() {

@@ -283,6 +283,18 @@ fn master_options_are_accepted_and_take_effect() {
             })
             .fold(0.0, f64::max)
     };
+    let implicit = run("implicit.csv", &["--algorithm", "implicit"]);
+    let implicit_components = run(
+        "implicit-components.csv",
+        &["--algorithm", "implicit", "--jacobian", "components"],
+    );
+    let e_implicit = error(&implicit);
+    let e_components = error(&implicit_components);
+    assert!(e_implicit < error(&jacobi), "implicit is more accurate");
+    assert!(
+        (e_components - e_implicit).abs() < 1e-9,
+        "--jacobian components converges to the same solution ({e_components:e} vs {e_implicit:e})"
+    );
     let (e_jacobi, e_gs, e_k2) = (error(&jacobi), error(&gauss_seidel), error(&order2));
     assert!(e_gs != e_jacobi, "Gauss-Seidel is another algorithm");
     assert!(

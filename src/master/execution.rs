@@ -258,6 +258,11 @@ impl Execution {
         Ok(())
     }
 
+    /// The state of component `i` saved by the last `save_states`.
+    pub(crate) fn saved_state(&self, i: usize) -> Option<StateId> {
+        self.state_ids[i]
+    }
+
     /// Restore every component to the state saved by `save_states`.
     pub fn restore_states(&mut self) -> Result<()> {
         for i in 0..self.state_ids.len() {

@@ -13,9 +13,14 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use std::sync::Mutex;
+
 use super::control::wrms;
-use super::execution::Execution;
+use super::execution::{get_scalar, set_scalar, Execution};
 use super::polynomial::lagrange_taylor;
+use crate::fmu::description::VariableType;
+use crate::fmu::ValueReference;
+use crate::system::graph;
 use crate::{Error, Result};
 
 /// Settings of the corrector.
@@ -28,6 +33,22 @@ pub struct ImplicitSettings {
     pub rel_tolerance: f64,
     /// Keep the interface Jacobian across iterations and steps (recomputed when a step fails).
     pub reuse_jacobian: bool,
+    /// How the interface Jacobian is computed.
+    pub jacobian: JacobianMethod,
+}
+
+/// How the implicit scheme computes the interface Jacobian `dG/du*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JacobianMethod {
+    /// One repeated macro step of the whole system per coupling variable, perturbed.
+    #[default]
+    SystemSteps,
+    /// Assembled by the chain rule along the coupling graph: each component repeats only its
+    /// own step once per own coupling input (in parallel on the worker pool), and the direct
+    /// feedthrough of outputs from inputs set at the communication point comes from the FMUs'
+    /// directional derivatives (finite differences of set / get where an FMU offers none).
+    /// Systems with algebraic loops fall back to `SystemSteps`.
+    Components,
 }
 
 impl Default for ImplicitSettings {
@@ -37,6 +58,7 @@ impl Default for ImplicitSettings {
             abs_tolerance: 1e-8,
             rel_tolerance: 1e-6,
             reuse_jacobian: false,
+            jacobian: JacobianMethod::SystemSteps,
         }
     }
 }
@@ -48,8 +70,11 @@ pub struct ImplicitStep {
     pub converged: bool,
     /// Newton iterations (corrector passes) made.
     pub iterations: u32,
-    /// Extra macro steps spent on the interface Jacobian.
+    /// Extra macro steps spent on the interface Jacobian (with `JacobianMethod::Components`:
+    /// the component steps divided by the number of components, rounded up).
     pub jacobian_steps: u32,
+    /// Extra single-component steps spent on the interface Jacobian.
+    pub jacobian_component_steps: u32,
     /// The predicted coupling values u^pre at the new point (per coupled connection).
     pub predicted: Vec<f64>,
     /// The coupling values after the predictor's update step, phi(z^pre).
@@ -174,7 +199,7 @@ impl Execution {
             (Some(j), true) if j.nrows() == coupled.len() => j.clone(),
             _ => {
                 fresh_jacobian = true;
-                self.interface_jacobian(t_start, t_end, &coupled, &u, &phi, &mut report)?
+                self.interface_jacobian(t_start, t_end, &coupled, &u, &phi, settings, &mut report)?
             }
         };
         loop {
@@ -211,7 +236,8 @@ impl Execution {
             self.restore_states()?;
             self.time = t_start;
             self.advance(t_start, t_end, None)?;
-            jacobian = self.interface_jacobian(t_start, t_end, &coupled, &u, &phi, &mut report)?;
+            jacobian =
+                self.interface_jacobian(t_start, t_end, &coupled, &u, &phi, settings, &mut report)?;
         }
         if settings.reuse_jacobian {
             state.jacobian = Some(jacobian);
@@ -291,9 +317,33 @@ impl Execution {
         ))
     }
 
-    /// `dG/du* = I - dphi/du*` by forward differences: one repeated macro step per coupling
-    /// variable. `phi` is phi(u) at the unperturbed `u`.
+    /// `dG/du* = I - dphi/du*` at `u`, where `phi` = phi(u) and the components are at the
+    /// end of the step just computed through `u`.
+    #[allow(clippy::too_many_arguments)]
     fn interface_jacobian(
+        &mut self,
+        t_start: f64,
+        t_end: f64,
+        coupled: &[usize],
+        u: &DVector<f64>,
+        phi: &DVector<f64>,
+        settings: &ImplicitSettings,
+        report: &mut ImplicitStep,
+    ) -> Result<DMatrix<f64>> {
+        let n = coupled.len();
+        let has_loop = self.graph.blocks.iter().any(|b| b.is_loop);
+        let dphi = match settings.jacobian {
+            JacobianMethod::Components if !has_loop => {
+                self.component_sensitivities(t_start, t_end, coupled, u, report)?
+            }
+            _ => self.system_sensitivities(t_start, t_end, coupled, u, phi, report)?,
+        };
+        Ok(DMatrix::identity(n, n) - dphi)
+    }
+
+    /// `dphi/du*` by forward differences: one repeated macro step of the whole system per
+    /// coupling variable.
+    fn system_sensitivities(
         &mut self,
         t_start: f64,
         t_end: f64,
@@ -306,13 +356,241 @@ impl Execution {
         let mut dphi = DMatrix::zeros(n, n);
         let mut perturbed = u.clone();
         for l in 0..n {
-            let delta = 1e-6 * (1.0 + u[l].abs());
+            let delta = perturbation(u[l]);
             perturbed[l] = u[l] + delta;
             let phi_l = self.corrector_pass(t_start, t_end, coupled, &perturbed)?;
             perturbed[l] = u[l];
             dphi.set_column(l, &((phi_l - phi) / delta));
             report.jacobian_steps += 1;
         }
-        Ok(DMatrix::identity(n, n) - dphi)
+        Ok(dphi)
     }
+
+    /// `dphi/du*` by the chain rule along the coupling graph (no algebraic loops). A coupling
+    /// value is `phi_c = y_c(z_i(u*_i), v_i)`: the output of its source component i after the
+    /// step, which depends on i's own interpolated inputs u*_i through the step and, where it
+    /// feeds through, on the values v_i set into i at the communication point (other coupling
+    /// values). So `dphi_c = S_c du* + sum_p F_cp dphi_p` with the step sensitivity S (each
+    /// component repeats its own step per own input, the fed-through inputs held at their
+    /// values) and the feedthrough partials F (directional derivatives), evaluated in the
+    /// graph's order.
+    fn component_sensitivities(
+        &mut self,
+        t_start: f64,
+        t_end: f64,
+        coupled: &[usize],
+        u: &DVector<f64>,
+        report: &mut ImplicitStep,
+    ) -> Result<DMatrix<f64>> {
+        let n = coupled.len();
+        let mut row_of = vec![usize::MAX; self.values.len()];
+        for (j, &c) in coupled.iter().enumerate() {
+            row_of[c] = j;
+        }
+        // F first: the components are still at the end of the step through u.
+        let feedthrough = self.feedthrough_partials(coupled, &row_of)?;
+        let trials = self.trial_plans(coupled, &row_of)?;
+
+        let mut at_end = self.values.clone();
+        for (j, &c) in coupled.iter().enumerate() {
+            at_end[c] = u[j];
+        }
+        let deltas: Vec<f64> = u.iter().map(|&x| perturbation(x)).collect();
+        let entries = Mutex::new(Vec::new());
+        let names: Vec<String> = self
+            .resolved
+            .components
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let connections = self.resolved.connections.clone();
+        self.time = t_start;
+        self.run_step_trials(t_end, &|i, unit, step| {
+            let trial = &trials[i];
+            let mut perturbed = at_end.clone();
+            let mut found = Vec::with_capacity(trial.inputs.len() * trial.outputs.len());
+            for &(col, c) in &trial.inputs {
+                let state = trial.state.ok_or_else(|| {
+                    Error::Usage(format!(
+                        "component \"{}\": no saved state to restore",
+                        names[i]
+                    ))
+                })?;
+                unit.slave.restore_state(state)?;
+                perturbed[c] = at_end[c] + deltas[col];
+                step(i, unit, &perturbed)?;
+                perturbed[c] = at_end[c];
+                for held in &trial.held {
+                    set_scalar(
+                        unit.slave.as_mut(),
+                        held.vr,
+                        held.var_type,
+                        held.fmi3,
+                        held.value,
+                    )?;
+                }
+                for out in &trial.outputs {
+                    let y = get_scalar(unit.slave.as_mut(), out.vr, out.var_type, out.fmi3)?;
+                    let y = connections[out.connection].transform(y);
+                    found.push((out.row, col, (y - out.value) / deltas[col]));
+                }
+            }
+            entries
+                .lock()
+                .map_err(|_| Error::Usage("a Jacobian worker failed".to_string()))?
+                .extend(found);
+            Ok(())
+        })?;
+        let component_steps: usize = trials.iter().map(|t| t.inputs.len()).sum();
+        report.jacobian_component_steps += component_steps as u32;
+        report.jacobian_steps += component_steps.div_ceil(trials.len().max(1)) as u32;
+
+        let mut step_part = DMatrix::zeros(n, n);
+        for (row, col, value) in entries
+            .into_inner()
+            .map_err(|_| Error::Usage("a Jacobian worker failed".to_string()))?
+        {
+            step_part[(row, col)] = value;
+        }
+        // Compose in evaluation order: every fed-through value comes before its users.
+        let mut dphi = DMatrix::zeros(n, n);
+        for block in &self.graph.blocks {
+            for &c in &block.connections {
+                let row = row_of[c];
+                if row == usize::MAX {
+                    continue;
+                }
+                let mut total = step_part.row(row).into_owned();
+                for &(r, p, f) in &feedthrough {
+                    if r == row {
+                        total += dphi.row(p) * f;
+                    }
+                }
+                dphi.set_row(row, &total);
+            }
+        }
+        Ok(dphi)
+    }
+
+    /// `(row of c, row of p, d phi_c / d v_p)` for every coupling value c read fresh at the
+    /// communication point from an output that feeds through from the coupled input p: the
+    /// FMU's directional derivative, or a forward difference of set / get where it has none.
+    fn feedthrough_partials(
+        &mut self,
+        coupled: &[usize],
+        row_of: &[usize],
+    ) -> Result<Vec<(usize, usize, f64)>> {
+        let mut partials = Vec::new();
+        for &c in coupled {
+            if !self.fresh_read[c] {
+                continue;
+            }
+            let conn = &self.resolved.connections[c];
+            let source = conn.from_component;
+            let description = &self.resolved.components[source].description;
+            let fmi3 = description.fmi_version == crate::fmu::FmiVersion::Fmi3;
+            let output = &description.variables[conn.from_variable];
+            let (out_vr, out_type, scale) = (output.value_reference, output.var_type, conn.scale);
+            for &p in coupled {
+                let into = &self.resolved.connections[p];
+                if into.to_component != source
+                    || !self.graph.propagates[p]
+                    || !graph::feeds_through(description, conn.from_variable, into.to_variable)
+                {
+                    continue;
+                }
+                let input = &description.variables[into.to_variable];
+                let (in_vr, in_type) = (input.value_reference, input.var_type);
+                let value = self.values[p];
+                let delta = perturbation(value);
+                let derivative = self.placement.run_one(source, move |unit| {
+                    let slave = unit.slave.as_mut();
+                    if slave.provides_directional_derivatives()
+                        && out_type == VariableType::Float64
+                        && in_type == VariableType::Float64
+                    {
+                        let mut sensitivity = [0.0];
+                        slave.directional_derivative(
+                            &[out_vr],
+                            &[in_vr],
+                            &[1.0],
+                            &mut sensitivity,
+                        )?;
+                        return Ok(sensitivity[0]);
+                    }
+                    let y0 = get_scalar(slave, out_vr, out_type, fmi3)?;
+                    set_scalar(slave, in_vr, in_type, fmi3, value + delta)?;
+                    let y1 = get_scalar(slave, out_vr, out_type, fmi3)?;
+                    set_scalar(slave, in_vr, in_type, fmi3, value)?;
+                    Ok((y1 - y0) / delta)
+                })?;
+                partials.push((row_of[c], row_of[p], scale * derivative));
+            }
+        }
+        Ok(partials)
+    }
+
+    /// What each component's Jacobian trials perturb, hold and read.
+    fn trial_plans(&self, coupled: &[usize], row_of: &[usize]) -> Result<Vec<TrialPlan>> {
+        let mut plans: Vec<TrialPlan> = (0..self.resolved.components.len())
+            .map(|i| TrialPlan {
+                state: self.saved_state(i),
+                ..TrialPlan::default()
+            })
+            .collect();
+        for (col, &c) in coupled.iter().enumerate() {
+            let conn = &self.resolved.connections[c];
+            let target = &self.resolved.components[conn.to_component].description;
+            let input = &target.variables[conn.to_variable];
+            let plan = &mut plans[conn.to_component];
+            plan.inputs.push((col, c));
+            if self.graph.propagates[c] {
+                plan.held.push(Port {
+                    connection: c,
+                    row: col,
+                    vr: input.value_reference,
+                    var_type: input.var_type,
+                    fmi3: target.fmi_version == crate::fmu::FmiVersion::Fmi3,
+                    value: self.values[c],
+                });
+            }
+            let source = &self.resolved.components[conn.from_component].description;
+            let output = &source.variables[conn.from_variable];
+            plans[conn.from_component].outputs.push(Port {
+                connection: c,
+                row: row_of[c],
+                vr: output.value_reference,
+                var_type: output.var_type,
+                fmi3: source.fmi_version == crate::fmu::FmiVersion::Fmi3,
+                value: self.values[c],
+            });
+        }
+        Ok(plans)
+    }
+}
+
+/// The forward-difference step for a value.
+fn perturbation(value: f64) -> f64 {
+    1e-6 * (1.0 + value.abs())
+}
+
+/// One variable a Jacobian trial sets or reads, with its value at the unperturbed point.
+#[derive(Debug, Clone, Copy)]
+struct Port {
+    connection: usize,
+    row: usize,
+    vr: ValueReference,
+    var_type: VariableType,
+    fmi3: bool,
+    value: f64,
+}
+
+/// A component's Jacobian trials: its coupled inputs `(column, connection)` to perturb, the
+/// fed-through inputs to hold at their communication-point values, and its coupled outputs.
+#[derive(Debug, Clone, Default)]
+struct TrialPlan {
+    state: Option<crate::fmu::StateId>,
+    inputs: Vec<(usize, usize)>,
+    held: Vec<Port>,
+    outputs: Vec<Port>,
 }

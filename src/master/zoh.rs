@@ -110,6 +110,46 @@ impl Execution {
             .run_all(&|i, unit: &mut Unit| step_component(i, unit, &inputs))
     }
 
+    /// Run `task` for every component (in parallel on the worker pool), handing it a function
+    /// that steps the component over `[self.time, t_end]` with its inputs interpolated through
+    /// the given end values of every connection (as the corrector does). The trials of the
+    /// component interface Jacobian use it; the task restores the component's state itself.
+    pub(crate) fn run_step_trials(
+        &mut self,
+        t_end: f64,
+        task: &(dyn Fn(usize, &mut Unit, &TrialStep<'_>) -> Result<()> + Sync),
+    ) -> Result<()> {
+        let (t_start, order_override) = (self.time, self.order_override);
+        let (resolved, plans, history, values) =
+            (&self.resolved, &self.plans, &self.history, &self.values);
+        let (after_step, terminate, events, early_returns) = (
+            &self.after_step,
+            &self.terminate_requested,
+            &self.events,
+            &self.early_returns,
+        );
+        let step = |i: usize, unit: &mut Unit, at_end: &[f64]| {
+            let inputs = StepInputs {
+                corrector: Some(at_end),
+                order_override,
+                resolved,
+                plans,
+                history,
+                values,
+                after_step,
+                stepped: None,
+                terminate,
+                events,
+                early_returns,
+                t_start,
+                t_end,
+            };
+            step_component(i, unit, &inputs)
+        };
+        self.placement
+            .run_all(&|i, unit: &mut Unit| task(i, unit, &step))
+    }
+
     pub(crate) fn step_gauss_seidel(&mut self, t_end: f64) -> Result<()> {
         self.stepped.iter_mut().for_each(|s| *s = false);
         for &i in &self.graph.gauss_seidel_order {
@@ -135,6 +175,9 @@ impl Execution {
         Ok(())
     }
 }
+
+/// Steps one component with its inputs interpolated through the given end values.
+pub(crate) type TrialStep<'a> = dyn Fn(usize, &mut Unit, &[f64]) -> Result<()> + Sync + 'a;
 
 /// Set a component's inputs for the macro step, step it (sub-steps, events), read its sources.
 fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {

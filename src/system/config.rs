@@ -17,6 +17,7 @@ use serde::Deserialize;
 use super::{
     Algorithm, Component, Connection, Endpoint, Experiment, LoopSettings, LoopSolver, System,
 };
+use crate::master::implicit::JacobianMethod;
 use crate::{Error, Result};
 
 /// Read and check a system file.
@@ -654,6 +655,15 @@ struct CorrectorEntry {
     absolute_tolerance: Option<f64>,
     relative_tolerance: Option<f64>,
     reuse_jacobian: Option<bool>,
+    jacobian: Option<JacobianEntry>,
+}
+
+/// `experiment.corrector.jacobian`: how the interface Jacobian is computed.
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum JacobianEntry {
+    System,
+    Components,
 }
 
 /// `experiment.stepControl`: macro-step size and order control.
@@ -784,6 +794,11 @@ impl ExperimentEntry {
                     abs_tolerance: c.absolute_tolerance.unwrap_or(base.abs_tolerance),
                     rel_tolerance: c.relative_tolerance.unwrap_or(base.rel_tolerance),
                     reuse_jacobian: c.reuse_jacobian.unwrap_or(base.reuse_jacobian),
+                    jacobian: match c.jacobian {
+                        None => base.jacobian,
+                        Some(JacobianEntry::System) => JacobianMethod::SystemSteps,
+                        Some(JacobianEntry::Components) => JacobianMethod::Components,
+                    },
                 }
             }),
             control: self.step_control.map(StepControlEntry::into_control),

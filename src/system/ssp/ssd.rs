@@ -612,6 +612,13 @@ impl Importer<'_> {
                         _ => return Err(at("expected true or false")),
                     }
                 }
+                "correctorJacobian" => {
+                    x.corrector.jacobian = match text.trim() {
+                        "system" => crate::master::implicit::JacobianMethod::SystemSteps,
+                        "components" => crate::master::implicit::JacobianMethod::Components,
+                        _ => return Err(at("expected system or components")),
+                    }
+                }
                 _ if key.starts_with("xmlns") || key.contains(':') => {}
                 _ => {
                     return Err(at(
@@ -619,7 +626,7 @@ impl Importer<'_> {
                          algorithm, extrapolationOrder, parallel, tolerance, startTime, \
                          stopTime, loopSolver, loopAbsoluteTolerance, loopRelativeTolerance, \
                          loopMaxIterations, correctorMaxIterations, correctorAbsoluteTolerance, \
-                         correctorRelativeTolerance, reuseJacobian (and a <cosimo:StepControl> \
+                         correctorRelativeTolerance, reuseJacobian, correctorJacobian (and a <cosimo:StepControl> \
                          child)",
                     ))
                 }
