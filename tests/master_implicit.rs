@@ -96,23 +96,12 @@ fn implicit_is_more_accurate_than_explicit_at_the_same_step() {
 #[test]
 fn a_component_that_cannot_roll_back_is_named() {
     // An unpacked copy of the Oscillator whose model description denies FMU state get/set.
-    let dir = common::temp_dir();
-    let archive = std::fs::File::open(common::fmu("Oscillator", 2)).unwrap();
-    zip::ZipArchive::new(archive)
-        .unwrap()
-        .extract(dir.path())
-        .unwrap();
-    let md_path = dir.path().join("modelDescription.xml");
-    let md = std::fs::read_to_string(&md_path).unwrap();
-    assert!(md.contains("canGetAndSetFMUstate=\"true\""));
-    std::fs::write(
-        &md_path,
-        md.replace(
-            "canGetAndSetFMUstate=\"true\"",
-            "canGetAndSetFMUstate=\"false\"",
-        ),
-    )
-    .unwrap();
+    let dir = common::unpacked_with_edit(
+        "Oscillator",
+        2,
+        "canGetAndSetFMUstate=\"true\"",
+        "canGetAndSetFMUstate=\"false\"",
+    );
 
     let mut system = two_mass(
         Decomposition::ForceDisplacement,

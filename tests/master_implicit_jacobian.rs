@@ -76,24 +76,12 @@ fn component_jacobian_matches_system_steps_and_costs_less() {
 fn feedthrough_partials_from_finite_differences_match_directional_derivatives() {
     // An unpacked copy of the Oscillator (which carries the coupling spring in the
     // force/displacement decomposition) that does not claim directional derivatives.
-    let dir = common::temp_dir();
-    let archive = std::fs::File::open(common::fmu("Oscillator", 3)).unwrap();
-    zip::ZipArchive::new(archive)
-        .unwrap()
-        .extract(dir.path())
-        .unwrap();
-    let md_path = dir.path().join("modelDescription.xml");
-    let md = std::fs::read_to_string(&md_path).unwrap();
-    let claim = "providesDirectionalDerivatives=\"true\"";
-    assert!(
-        md.contains(claim),
-        "the Oscillator should offer directional derivatives"
+    let dir = common::unpacked_with_edit(
+        "Oscillator",
+        3,
+        "providesDirectionalDerivatives=\"true\"",
+        "providesDirectionalDerivatives=\"false\"",
     );
-    std::fs::write(
-        &md_path,
-        md.replace(claim, "providesDirectionalDerivatives=\"false\""),
-    )
-    .unwrap();
 
     let with_derivatives = implicit(Decomposition::ForceDisplacement, JacobianMethod::Components);
     let mut without = with_derivatives.clone();

@@ -389,7 +389,7 @@ impl Execution {
         }
         // F first: the components are still at the end of the step through u.
         let feedthrough = self.feedthrough_partials(coupled, &row_of)?;
-        let trials = self.trial_plans(coupled, &row_of)?;
+        let trials = self.trial_plans(coupled, &row_of);
 
         let mut at_end = self.values.clone();
         for (j, &c) in coupled.iter().enumerate() {
@@ -531,7 +531,7 @@ impl Execution {
     }
 
     /// What each component's Jacobian trials perturb, hold and read.
-    fn trial_plans(&self, coupled: &[usize], row_of: &[usize]) -> Result<Vec<TrialPlan>> {
+    fn trial_plans(&self, coupled: &[usize], row_of: &[usize]) -> Vec<TrialPlan> {
         let mut plans: Vec<TrialPlan> = (0..self.resolved.components.len())
             .map(|i| TrialPlan {
                 state: self.saved_state(i),
@@ -565,7 +565,7 @@ impl Execution {
                 value: self.values[c],
             });
         }
-        Ok(plans)
+        plans
     }
 }
 

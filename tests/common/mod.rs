@@ -49,6 +49,25 @@ where
     output
 }
 
+/// An unpacked copy of a project FMU whose model description has `from` replaced by `to`
+/// (e.g. a capability flag turned off).
+pub fn unpacked_with_edit(model: &str, fmi_version: u8, from: &str, to: &str) -> tempfile::TempDir {
+    let dir = temp_dir();
+    let archive = std::fs::File::open(fmu(model, fmi_version)).unwrap();
+    zip::ZipArchive::new(archive)
+        .unwrap()
+        .extract(dir.path())
+        .unwrap();
+    let md_path = dir.path().join("modelDescription.xml");
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(
+        md.contains(from),
+        "{model} FMI {fmi_version}: no {from} to edit"
+    );
+    std::fs::write(&md_path, md.replace(from, to)).unwrap();
+    dir
+}
+
 /// A fresh temporary folder for one test.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary folder")
