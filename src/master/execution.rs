@@ -646,76 +646,29 @@ pub fn get_scalar(
     fmi3: bool,
 ) -> Result<f64> {
     let vrs = [vr];
-    Ok(match var_type {
-        VariableType::Float64 => {
-            let mut v = [0.0];
-            slave.get_float64(&vrs, &mut v)?;
+    // One scalar through the typed getter, widened to f64 (`as` for 64-bit integers, which
+    // have no lossless conversion).
+    macro_rules! read {
+        ($get:ident, $zero:expr) => {{
+            let mut v = [$zero];
+            slave.$get(&vrs, &mut v)?;
             v[0]
-        }
-        VariableType::Float32 => {
-            let mut v = [0.0f32];
-            slave.get_float32(&vrs, &mut v)?;
-            f64::from(v[0])
-        }
-        VariableType::Int8 => {
-            let mut v = [0i8];
-            slave.get_int8(&vrs, &mut v)?;
-            f64::from(v[0])
-        }
-        VariableType::UInt8 => {
-            let mut v = [0u8];
-            slave.get_uint8(&vrs, &mut v)?;
-            f64::from(v[0])
-        }
-        VariableType::Int16 => {
-            let mut v = [0i16];
-            slave.get_int16(&vrs, &mut v)?;
-            f64::from(v[0])
-        }
-        VariableType::UInt16 => {
-            let mut v = [0u16];
-            slave.get_uint16(&vrs, &mut v)?;
-            f64::from(v[0])
-        }
-        VariableType::Int32 => {
-            let mut v = [0i32];
-            slave.get_int32(&vrs, &mut v)?;
-            f64::from(v[0])
-        }
-        VariableType::UInt32 => {
-            let mut v = [0u32];
-            slave.get_uint32(&vrs, &mut v)?;
-            f64::from(v[0])
-        }
-        VariableType::Int64 => {
-            let mut v = [0i64];
-            slave.get_int64(&vrs, &mut v)?;
-            v[0] as f64
-        }
-        VariableType::UInt64 => {
-            let mut v = [0u64];
-            slave.get_uint64(&vrs, &mut v)?;
-            v[0] as f64
-        }
-        VariableType::Enumeration if !fmi3 => {
-            let mut v = [0i32];
-            slave.get_int32(&vrs, &mut v)?;
-            f64::from(v[0])
-        }
-        VariableType::Enumeration => {
-            let mut v = [0i64];
-            slave.get_int64(&vrs, &mut v)?;
-            v[0] as f64
-        }
-        VariableType::Boolean => {
-            let mut v = [false];
-            slave.get_boolean(&vrs, &mut v)?;
-            if v[0] {
-                1.0
-            } else {
-                0.0
-            }
-        }
+        }};
+    }
+    Ok(match var_type {
+        VariableType::Float64 => read!(get_float64, 0.0f64),
+        VariableType::Float32 => f64::from(read!(get_float32, 0.0f32)),
+        VariableType::Int8 => f64::from(read!(get_int8, 0i8)),
+        VariableType::UInt8 => f64::from(read!(get_uint8, 0u8)),
+        VariableType::Int16 => f64::from(read!(get_int16, 0i16)),
+        VariableType::UInt16 => f64::from(read!(get_uint16, 0u16)),
+        VariableType::Int32 => f64::from(read!(get_int32, 0i32)),
+        VariableType::UInt32 => f64::from(read!(get_uint32, 0u32)),
+        VariableType::Int64 => read!(get_int64, 0i64) as f64,
+        VariableType::UInt64 => read!(get_uint64, 0u64) as f64,
+        VariableType::Enumeration if !fmi3 => f64::from(read!(get_int32, 0i32)),
+        VariableType::Enumeration => read!(get_int64, 0i64) as f64,
+        VariableType::Boolean => f64::from(u8::from(read!(get_boolean, false))),
         other => return Err(unsupported_type(slave, other)),
     })
 }
