@@ -1385,6 +1385,11 @@ struct StabilityArgs {
     /// Extrapolation / interpolation order k.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     order: u8,
+    /// implicit: the thesis' extended coupling (Sect. 3.4) with half-step values of the forces
+    /// (F/F), the force and velocity (F/D) or the velocities (D/D); k = 0, 1, 2 select the
+    /// C, L, Q functions.
+    #[arg(long, default_value = "none", value_parser = ["none", "derivative"])]
+    extension: String,
     /// The plane's ranges of the thesis: implicit (Λr in [-2, 0], Λi in [0, 10]) or explicit
     /// ([-1, 0] x [0, 2]); the symmetric model.
     #[arg(long, default_value = "explicit", value_parser = ["explicit", "implicit"])]
@@ -1444,7 +1449,18 @@ fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             _ => Algorithm::Jacobi,
         },
         order: args.order,
+        extension: match args.extension.as_str() {
+            "derivative" => cosimo::master::implicit::Extension::Derivative,
+            _ => cosimo::master::implicit::Extension::None,
+        },
     };
+    if scheme.extension != cosimo::master::implicit::Extension::None
+        && scheme.algorithm != Algorithm::Implicit
+    {
+        return Err(Error::Usage(
+            "--extension applies to the implicit algorithm; add --algorithm implicit".into(),
+        ));
+    }
     let fmus = TestFmus::in_folder(&args.fmus);
     for path in [&fmus.oscillator, &fmus.spring] {
         if !path.exists() {

@@ -2,8 +2,9 @@
 //! two-mass oscillator, against statements of the stability thesis.
 
 use cosimo::analysis::stability::{
-    symmetric_map, Analyser, Decomposition, Scheme, TestFmus, TwoMass,
+    plane_map, symmetric_map, Analyser, Decomposition, Scheme, TestFmus, TwoMass,
 };
+use cosimo::master::implicit::Extension;
 use cosimo::system::Algorithm;
 
 fn fmus() -> TestFmus {
@@ -16,6 +17,7 @@ fn scheme(decomposition: Decomposition, algorithm: Algorithm, order: u8) -> Sche
         decomposition,
         algorithm,
         order,
+        extension: Extension::None,
     }
 }
 
@@ -95,6 +97,107 @@ fn the_unstable_region_of_implicit_force_force_grows_with_k() {
     eprintln!("unstable points of 121: k = 1: {k1}, k = 2: {k2}");
     assert!(k1 > 0, "k = 1 has an unstable region");
     assert!(k2 >= k1, "the unstable region grows with k: {k1} -> {k2}");
+}
+
+/// The two models of the thesis' extended-coupling plots (Figs. 3.13–3.18): symmetric (all
+/// ratios 1) and unsymmetrical (all ratios 10).
+const MODELS: [(&str, [f64; 5]); 2] = [("symmetric", [1.0; 5]), ("unsymmetrical", [10.0; 5])];
+
+/// Unstable points of 121 on the implicit plot range, per model, for the original scheme and
+/// the derivative extension with k = 0, 1, 2: `[model][extension][k]`.
+fn extended_counts(decomposition: Decomposition) -> [[[usize; 3]; 2]; 2] {
+    let fmus = fmus();
+    let mut counts = [[[0; 3]; 2]; 2];
+    for (m, (name, ratios)) in MODELS.iter().enumerate() {
+        for (e, extension) in [Extension::None, Extension::Derivative]
+            .into_iter()
+            .enumerate()
+        {
+            for k in 0..3u8 {
+                let scheme = Scheme {
+                    extension,
+                    ..scheme(decomposition, Algorithm::Implicit, k)
+                };
+                counts[m][e][usize::from(k)] =
+                    plane_map(&fmus, scheme, *ratios, (-2.0, -0.02), (0.0, 10.0), 11)
+                        .unwrap()
+                        .iter()
+                        .filter(|p| p.spectral_radius > 1.0 + 1e-9)
+                        .count();
+            }
+            eprintln!(
+                "{decomposition:?} {name} {extension:?}: unstable points of 121 for k = 0, 1, 2: {:?}",
+                counts[m][e]
+            );
+        }
+    }
+    counts
+}
+
+/// Whether D-extended k = 2 has no more unstable points than any variant, on both models.
+fn derivative_k2_is_most_stable(counts: &[[[usize; 3]; 2]; 2]) -> bool {
+    counts
+        .iter()
+        .all(|model| model.iter().flatten().all(|&other| model[1][2] <= other))
+}
+
+#[test]
+fn derivative_extended_force_force_k2_is_the_most_stable_variant() {
+    // Thesis Sect. 3.5.1: for k = 0 the original F/F scheme is stable on the whole range and
+    // the extensions show unstable points ("not useful for k = 0"); for k = 1, 2 the
+    // D-extension raises stability significantly, especially for the unsymmetrical model;
+    // D-extended k = 2 is the best.
+    let counts = extended_counts(Decomposition::ForceForce);
+    let [symmetric, unsymmetrical] = counts;
+    for model in [symmetric, unsymmetrical] {
+        assert_eq!(
+            model[0][0], 0,
+            "original k = 0 is stable everywhere: {model:?}"
+        );
+    }
+    assert!(
+        symmetric[1][0] > 0,
+        "D-extended k = 0 has unstable points: {symmetric:?}"
+    );
+    let [original, derivative] = unsymmetrical;
+    for (k, (d, o)) in derivative.iter().zip(original).enumerate().skip(1) {
+        assert!(
+            4 * d <= o,
+            "unsymmetrical, k = {k}: D-extended {d} vs original {o}"
+        );
+    }
+    assert!(
+        symmetric[1][2] < symmetric[0][2],
+        "symmetric k = 2: {symmetric:?}"
+    );
+    assert!(derivative_k2_is_most_stable(&counts), "{counts:?}");
+}
+
+#[test]
+fn derivative_extended_force_displacement_k2_is_very_good_on_both_models() {
+    // Thesis Sect. 3.5.2: F/D behaves like F/F; D-extended with k = 2 is very good for both
+    // models.
+    let counts = extended_counts(Decomposition::ForceDisplacement);
+    for model in &counts {
+        assert!(model[1][2] <= 1, "D-extended k = 2: {model:?}");
+    }
+    assert!(derivative_k2_is_most_stable(&counts), "{counts:?}");
+}
+
+#[test]
+fn derivative_extension_does_not_help_displacement_displacement() {
+    // Thesis Sect. 3.5.3: for D/D the original and the extended schemes behave quite
+    // similarly, so the extensions are not beneficial: never fewer unstable points.
+    let counts = extended_counts(Decomposition::DisplacementDisplacement);
+    for model in &counts {
+        for k in 0..3 {
+            assert!(model[1][k] >= model[0][k], "k = {k}: {model:?}");
+            assert!(
+                model[1][k] <= model[0][k] + 3,
+                "quite similar, k = {k}: {model:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -137,6 +137,7 @@ fn a_full_file_parses_into_the_system() {
                 offset: -1.0,
                 extrapolation_order: Some(2),
                 value_map: Vec::new(),
+                half_step: false,
             },
         ],
         experiment: Experiment {

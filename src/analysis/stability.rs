@@ -19,6 +19,7 @@ use nalgebra::DMatrix;
 
 use crate::fmu::description::StartValue;
 use crate::master::execution::{Execution, RunOptions};
+use crate::master::implicit::Extension;
 use crate::system::{Algorithm, Component, Connection, Endpoint, Experiment, System};
 use crate::{Error, Result};
 
@@ -74,6 +75,25 @@ impl TwoMass {
         }
     }
 
+    /// The model of the thesis' 2D plots (Eqs. 3.31) at the point (Lambda_r1, Lambda_i1) of
+    /// subsystem 1's dimensionless eigenvalue plane, with the ratios `[alpha, a_Re, a_Im,
+    /// k_Re, k_Im]`: alpha = m2/m1, a_Re and a_Im the ratios of subsystem 2's eigenvalue parts
+    /// to subsystem 1's, k_Re and k_Im those of the free-free coupling mode (with the thesis'
+    /// alpha* = 2 alpha / (1 + alpha)). All ratios 1 is the symmetric model.
+    pub fn with_ratios(lambda_re: f64, lambda_im: f64, ratios: [f64; 5], h: f64) -> TwoMass {
+        let [alpha, a_re, a_im, k_re, k_im] = ratios;
+        let d = -2.0 * lambda_re;
+        let c = lambda_re * lambda_re + lambda_im * lambda_im;
+        let gamma = a_re * alpha;
+        let beta = (a_im * a_im * alpha * alpha * (4.0 * c - d * d) + gamma * gamma * d * d)
+            / (4.0 * alpha * c);
+        let alpha_star = 2.0 * alpha / (1.0 + alpha);
+        let eta = k_re * alpha_star;
+        let eps = (k_im * k_im * alpha_star * alpha_star * (4.0 * c - d * d) + eta * eta * d * d)
+            / (4.0 * alpha_star * c);
+        TwoMass::dimensionless(c, d, alpha, beta, gamma, eps, eta, h)
+    }
+
     /// The symmetric model (all ratios 1) at the point (Lambda_r1, Lambda_i1) of subsystem 1's
     /// dimensionless eigenvalue plane (Eqs. 3.31): d~ = -2 Lambda_r, c~ = Lambda_r^2 + Lambda_i^2.
     pub fn symmetric(lambda_re: f64, lambda_im: f64, h: f64) -> TwoMass {
@@ -97,6 +117,10 @@ pub struct Scheme {
     pub algorithm: Algorithm,
     /// Extrapolation / interpolation order k.
     pub order: u8,
+    /// Implicit only: the thesis' extended coupling (Sect. 3.4), with the half-step variables
+    /// of its variants: F/F the forces; F/D the force and mass 1's velocity; D/D both
+    /// velocities (the positions stay on the macro grid).
+    pub extension: Extension,
 }
 
 /// Where the test FMUs are.
@@ -205,16 +229,24 @@ fn system(fmus: &TestFmus, model: &TwoMass, scheme: &Scheme, h: f64) -> System {
             ],
         ),
     };
+    let mut connections = connections;
+    if scheme.extension != Extension::None {
+        for c in &mut connections {
+            c.half_step = matches!(c.to.variable.as_str(), "F" | "v_in");
+        }
+    }
+    let mut experiment = Experiment {
+        stop: 1e6 * h,
+        step: h,
+        algorithm: scheme.algorithm,
+        extrapolation_order: scheme.order,
+        ..Experiment::default()
+    };
+    experiment.corrector.extension = scheme.extension;
     System {
         components,
         connections,
-        experiment: Experiment {
-            stop: 1e6 * h,
-            step: h,
-            algorithm: scheme.algorithm,
-            extrapolation_order: scheme.order,
-            ..Experiment::default()
-        },
+        experiment,
     }
 }
 
@@ -388,6 +420,19 @@ pub fn symmetric_map(
     im: (f64, f64),
     points: usize,
 ) -> Result<Vec<MapPoint>> {
+    plane_map(fmus, scheme, [1.0; 5], re, im, points)
+}
+
+/// The stability map of `scheme` over subsystem 1's eigenvalue plane for the model with the
+/// given ratios (see [`TwoMass::with_ratios`]), H = 1.
+pub fn plane_map(
+    fmus: &TestFmus,
+    scheme: Scheme,
+    ratios: [f64; 5],
+    re: (f64, f64),
+    im: (f64, f64),
+    points: usize,
+) -> Result<Vec<MapPoint>> {
     let mut analyser = Analyser::new(fmus, &TwoMass::symmetric(-1.0, 1.0, 1.0), scheme, 1.0)?;
     let n = points.max(2);
     let mut map = Vec::with_capacity(n * n);
@@ -395,7 +440,8 @@ pub fn symmetric_map(
         for j in 0..n {
             let lambda_re = re.0 + (re.1 - re.0) * i as f64 / (n - 1) as f64;
             let lambda_im = im.0 + (im.1 - im.0) * j as f64 / (n - 1) as f64;
-            let rho = analyser.spectral_radius(&TwoMass::symmetric(lambda_re, lambda_im, 1.0))?;
+            let model = TwoMass::with_ratios(lambda_re, lambda_im, ratios, 1.0);
+            let rho = analyser.spectral_radius(&model)?;
             map.push(MapPoint {
                 lambda_re,
                 lambda_im,

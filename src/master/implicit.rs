@@ -17,6 +17,7 @@ use std::sync::Mutex;
 
 use super::control::wrms;
 use super::execution::{get_scalar, set_scalar, Execution};
+pub use super::extended::Extension;
 use super::polynomial::lagrange_taylor;
 use crate::fmu::description::VariableType;
 use crate::fmu::ValueReference;
@@ -35,6 +36,9 @@ pub struct ImplicitSettings {
     pub reuse_jacobian: bool,
     /// How the interface Jacobian is computed.
     pub jacobian: JacobianMethod,
+    /// Extended coupling: half-step values for the connections marked `half_step`, with the
+    /// extra condition this names (see `master::extended`).
+    pub extension: Extension,
 }
 
 /// How the implicit scheme computes the interface Jacobian `dG/du*`.
@@ -59,6 +63,7 @@ impl Default for ImplicitSettings {
             rel_tolerance: 1e-6,
             reuse_jacobian: false,
             jacobian: JacobianMethod::SystemSteps,
+            extension: Extension::None,
         }
     }
 }
@@ -81,12 +86,15 @@ pub struct ImplicitStep {
     pub predictor_update: Vec<f64>,
     /// The probed state variables after the predictor (see `Execution::probes`).
     pub predictor_states: Vec<f64>,
+    /// Extended coupling: the values at the step's middle of the half-step connections (in
+    /// the order of `coupled_connections`), as the last corrector pass used them.
+    pub middle: Vec<f64>,
 }
 
 /// The interface Jacobian kept between steps when reuse is on.
 #[derive(Debug, Clone, Default)]
 pub struct ImplicitState {
-    jacobian: Option<DMatrix<f64>>,
+    pub(super) jacobian: Option<DMatrix<f64>>,
 }
 
 impl Execution {
@@ -167,6 +175,9 @@ impl Execution {
             return Err(Error::Usage(format!(
                 "the implicit algorithm repeats macro steps from saved FMU states, but component \"{name}\" cannot save its state (canGetAndSetFMUstate is false); use --algorithm jacobi or gauss-seidel"
             )));
+        }
+        if settings.extension != Extension::None {
+            return self.step_extended(h, settings, state);
         }
         let t_start = self.time;
         let t_end = t_start + h;
@@ -475,7 +486,7 @@ impl Execution {
     /// `(row of c, row of p, d phi_c / d v_p)` for every coupling value c read fresh at the
     /// communication point from an output that feeds through from the coupled input p: the
     /// FMU's directional derivative, or a forward difference of set / get where it has none.
-    fn feedthrough_partials(
+    pub(super) fn feedthrough_partials(
         &mut self,
         coupled: &[usize],
         row_of: &[usize],

@@ -8,6 +8,7 @@
 pub mod constraint;
 pub mod control;
 pub mod execution;
+pub mod extended;
 pub mod implicit;
 pub mod loops;
 pub mod polynomial;

@@ -30,6 +30,10 @@ struct StepInputs<'a> {
     /// Startup corrector: every input follows the interpolation through these values at the
     /// step's end (the coupling values just computed there) and the history.
     corrector: Option<&'a [f64]>,
+    /// Extended coupling (with `corrector`): the values at the step's middle of the half-step
+    /// connections, whose inputs follow the C / L / Q functions through the values at the
+    /// step's start, middle and end (see `half_step_taylor`).
+    midpoints: Option<&'a [f64]>,
     /// Step control: this extrapolation order for every Float64 input instead of the
     /// connections' own.
     order_override: Option<u8>,
@@ -91,8 +95,30 @@ impl Execution {
     }
 
     pub(crate) fn step_jacobi(&mut self, t_end: f64, corrector: Option<&[f64]>) -> Result<()> {
+        self.step_jacobi_with(t_end, corrector, None)
+    }
+
+    /// A Jacobi step of the extended coupling: every input follows the interpolation through
+    /// `at_end` and the history, except the half-step connections, which follow their C / L / Q
+    /// function through the last value, `midpoints` and `at_end`.
+    pub(crate) fn step_jacobi_half_steps(
+        &mut self,
+        t_end: f64,
+        at_end: &[f64],
+        midpoints: &[f64],
+    ) -> Result<()> {
+        self.step_jacobi_with(t_end, Some(at_end), Some(midpoints))
+    }
+
+    fn step_jacobi_with(
+        &mut self,
+        t_end: f64,
+        corrector: Option<&[f64]>,
+        midpoints: Option<&[f64]>,
+    ) -> Result<()> {
         let inputs = StepInputs {
             corrector,
+            midpoints,
             order_override: self.order_override,
             resolved: &self.resolved,
             plans: &self.plans,
@@ -131,6 +157,7 @@ impl Execution {
         let step = |i: usize, unit: &mut Unit, at_end: &[f64]| {
             let inputs = StepInputs {
                 corrector: Some(at_end),
+                midpoints: None,
                 order_override,
                 resolved,
                 plans,
@@ -161,6 +188,7 @@ impl Execution {
                 after_step: &self.after_step,
                 stepped: Some(&self.stepped),
                 corrector: None,
+                midpoints: None,
                 order_override: self.order_override,
                 terminate: &self.terminate_requested,
                 events: &self.events,
@@ -200,7 +228,16 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
             s.values[binding.connection],
         )?;
     }
-    let n = plan.sub_steps.max(1);
+    let mut n = plan.sub_steps.max(1);
+    // Half-step inputs change their function at the step's middle: step there exactly.
+    let switch_at = if has_half_step_inputs(plan, s) {
+        if n % 2 == 1 {
+            n *= 2;
+        }
+        Some(n / 2)
+    } else {
+        None
+    };
     let h = (s.t_end - s.t_start) / f64::from(n);
     let eps = (s.t_end - s.t_start) * 1e-9;
     let mut expanded_at = s.t_start;
@@ -211,8 +248,16 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
             s.t_start + f64::from(j + 1) * h
         };
         let mut t = s.t_start + f64::from(j) * h;
+        let mut second_half = (switch_at == Some(j)).then_some(s);
         while t < sub_end - eps {
-            apply_polynomials(plan, unit, t - expanded_at, available, orders)?;
+            apply_polynomials(
+                plan,
+                unit,
+                (t, t - expanded_at),
+                available,
+                orders,
+                second_half.take(),
+            )?;
             expanded_at = t;
             let result = unit.slave.do_step(t, sub_end - t)?;
             if result.terminate_simulation {
@@ -259,7 +304,10 @@ fn prepare_taylor(plan: &ComponentPlan, unit: &mut Unit, s: &StepInputs<'_>, ava
                 }
                 None => None,
             };
-            if let Some(end_value) = at_end {
+            let half_step = s.midpoints.filter(|_| s.resolved.connections[c].half_step);
+            if let (Some(midpoints), Some(end_value)) = (half_step, at_end) {
+                half_step_taylor(s, c, k, end_value, midpoints[c], false, s.t_start, slot);
+            } else if let Some(end_value) = at_end {
                 // Interpolation through the value at the step's end and the last k values.
                 let mut times = [0.0; MAX_DEGREE + 1];
                 let mut values = [0.0; MAX_DEGREE + 1];
@@ -285,21 +333,33 @@ fn prepare_taylor(plan: &ComponentPlan, unit: &mut Unit, s: &StepInputs<'_>, ava
     }
 }
 
-/// Hand every Float64 input group to the slave, re-expanded `shift` later than last time.
+/// Hand every Float64 input group to the slave at time `at`, re-expanded `shift` later than
+/// last time; with `second_half`, the half-step inputs switch to their second-half function.
 fn apply_polynomials(
     plan: &ComponentPlan,
     unit: &mut Unit,
-    shift: f64,
+    (at, shift): (f64, f64),
     available: usize,
     order_override: Option<u8>,
+    second_half: Option<&StepInputs<'_>>,
 ) -> Result<()> {
     let mut offset = 0;
-    for (order, vrs, _) in &plan.float_groups {
-        let stride = effective_order(order_override.unwrap_or(*order), available) + 1;
+    for (order, vrs, connections) in &plan.float_groups {
+        let k = effective_order(order_override.unwrap_or(*order), available);
+        let stride = k + 1;
         let coefficients = &mut unit.floats[offset..offset + vrs.len() * stride];
         if shift != 0.0 && stride > 1 {
             for taylor in coefficients.chunks_mut(stride) {
                 shift_taylor(taylor, shift);
+            }
+        }
+        if let Some(s) = second_half {
+            if let (Some(midpoints), Some(at_end)) = (s.midpoints, s.corrector) {
+                for (taylor, &c) in coefficients.chunks_mut(stride).zip(connections) {
+                    if s.resolved.connections[c].half_step {
+                        half_step_taylor(s, c, k, at_end[c], midpoints[c], true, at, taylor);
+                    }
+                }
             }
         }
         if stride == 1 {
@@ -311,6 +371,44 @@ fn apply_polynomials(
         offset += vrs.len() * stride;
     }
     Ok(())
+}
+
+/// Whether a component has an input that follows a half-step function in this step.
+fn has_half_step_inputs(plan: &ComponentPlan, s: &StepInputs<'_>) -> bool {
+    s.midpoints.is_some()
+        && plan
+            .float_groups
+            .iter()
+            .flat_map(|(_, _, connections)| connections)
+            .any(|&c| s.resolved.connections[c].half_step)
+}
+
+/// The thesis' approximation functions of a half-step coupling value over one macro step
+/// `[T_N, T_N+1]`, by degree k (capped at 2): C (k = 0) is the middle value on the first half
+/// and the end value on the second; L (k = 1) is piecewise linear through the values at the
+/// start, middle and end; Q (k >= 2) is the quadratic through them. Writes the Taylor
+/// coefficients at `at` of the piece for the first or the second half.
+#[allow(clippy::too_many_arguments)]
+fn half_step_taylor(
+    s: &StepInputs<'_>,
+    c: usize,
+    k: usize,
+    at_end: f64,
+    middle: f64,
+    second_half: bool,
+    at: f64,
+    taylor: &mut [f64],
+) {
+    let start = s.history.values(c).first().copied().unwrap_or(s.values[c]);
+    let t_mid = 0.5 * (s.t_start + s.t_end);
+    let (times, values) = ([s.t_start, t_mid, s.t_end], [start, middle, at_end]);
+    match (k.min(2), second_half) {
+        (0, false) => lagrange_taylor(&times[1..2], &values[1..2], at, taylor),
+        (0, true) => lagrange_taylor(&times[2..3], &values[2..3], at, taylor),
+        (1, false) => lagrange_taylor(&times[..2], &values[..2], at, taylor),
+        (1, true) => lagrange_taylor(&times[1..], &values[1..], at, taylor),
+        _ => lagrange_taylor(&times, &values, at, taylor),
+    }
 }
 
 /// The degree actually used: the configured order, lowered while the history is shorter

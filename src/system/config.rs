@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::{
     Algorithm, Component, Connection, Endpoint, Experiment, LoopSettings, LoopSolver, System,
 };
-use crate::master::implicit::JacobianMethod;
+use crate::master::implicit::{Extension, JacobianMethod};
 use crate::{Error, Result};
 
 /// Read and check a system file.
@@ -380,6 +380,9 @@ struct ConnectionEntry {
     /// Boolean / integer / enumeration value map, as SSP's mapping transformations.
     #[serde(default)]
     value_map: Vec<MapEntry>,
+    /// Extended implicit coupling: discretise this value on half steps.
+    #[serde(default)]
+    half_step: bool,
 }
 
 /// One `valueMap` entry: a source value and the target value it becomes.
@@ -656,6 +659,15 @@ struct CorrectorEntry {
     relative_tolerance: Option<f64>,
     reuse_jacobian: Option<bool>,
     jacobian: Option<JacobianEntry>,
+    extension: Option<ExtensionEntry>,
+}
+
+/// `experiment.corrector.extension`: the extended coupling of the half-step connections.
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum ExtensionEntry {
+    None,
+    Derivative,
 }
 
 /// `experiment.corrector.jacobian`: how the interface Jacobian is computed.
@@ -740,6 +752,7 @@ impl SystemFile {
                     .iter()
                     .map(|e| (e.from.text(), e.to.text()))
                     .collect(),
+                half_step: c.half_step,
             })
             .collect();
         Ok(System {
@@ -798,6 +811,10 @@ impl ExperimentEntry {
                         None => base.jacobian,
                         Some(JacobianEntry::System) => JacobianMethod::SystemSteps,
                         Some(JacobianEntry::Components) => JacobianMethod::Components,
+                    },
+                    extension: match c.extension {
+                        None | Some(ExtensionEntry::None) => base.extension,
+                        Some(ExtensionEntry::Derivative) => Extension::Derivative,
                     },
                 }
             }),

@@ -77,6 +77,10 @@ pub struct Connection {
     /// Boolean, integer or enumeration value map `(source value, target value)` as text (SSP's
     /// mapping transformations); values not in the map pass unchanged.
     pub value_map: Vec<(String, String)>,
+    /// Extended coupling (implicit algorithm with a corrector extension): the value is
+    /// discretised on half steps (the thesis' C / L / Q functions through the values at the
+    /// step's start, middle and end) instead of on the macro grid.
+    pub half_step: bool,
 }
 
 impl Connection {
@@ -89,6 +93,7 @@ impl Connection {
             offset: 0.0,
             extrapolation_order: None,
             value_map: Vec::new(),
+            half_step: false,
         }
     }
 }

@@ -65,6 +65,8 @@ pub struct ResolvedConnection {
     /// Boolean / integer / enumeration value map (source, target), numbers as the master
     /// exchanges them (Booleans 0 / 1, enumerations by value).
     pub value_map: Vec<(f64, f64)>,
+    /// Discretised on half steps by the extended implicit coupling (Float64 only).
+    pub half_step: bool,
 }
 
 impl ResolvedConnection {
@@ -216,6 +218,22 @@ pub fn resolve(
                 to.var_type.fmi_name(tmd.fmi_version)
             ));
         }
+        if c.half_step
+            && (system.experiment.algorithm != super::Algorithm::Implicit
+                || system.experiment.corrector.extension
+                    == crate::master::implicit::Extension::None)
+        {
+            return fail(
+                "halfStep needs the extended implicit coupling: set the algorithm to implicit and corrector.extension to derivative, or remove halfStep".to_string(),
+            );
+        }
+        if c.half_step && to.var_type != VariableType::Float64 {
+            return fail(format!(
+                "halfStep needs a Float64 input, but {} is {}; remove halfStep from this connection",
+                c.to,
+                to.var_type.fmi_name(tmd.fmi_version)
+            ));
+        }
         if let Some(first) = connections
             .iter()
             .position(|r| r.to_component == tc && r.to_variable == tv)
@@ -253,6 +271,7 @@ pub fn resolve(
             shift,
             extrapolation_order,
             value_map,
+            half_step: c.half_step,
         });
     }
     Ok(ResolvedSystem {

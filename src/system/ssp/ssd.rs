@@ -1487,6 +1487,7 @@ impl Importer<'_> {
                     offset,
                     extrapolation_order: order,
                     value_map,
+                    half_step: false,
                 });
             } else if let Some(a) = self.nodes[source].value.clone() {
                 // A system parameter passed on to a component's connector.
