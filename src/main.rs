@@ -1385,10 +1385,11 @@ struct StabilityArgs {
     /// Extrapolation / interpolation order k.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     order: u8,
-    /// implicit: the thesis' extended coupling (Sect. 3.4) with half-step values of the forces
-    /// (F/F), the force and velocity (F/D) or the velocities (D/D); k = 0, 1, 2 select the
-    /// C, L, Q functions.
-    #[arg(long, default_value = "none", value_parser = ["none", "derivative"])]
+    /// implicit: the thesis' extended coupling (Sect. 3.4): derivative (D) with half-step
+    /// values of the forces (F/F), the force and velocity (F/D) or the velocities (D/D);
+    /// integral (I) with the forces, the force and position, or the positions; k = 0, 1, 2
+    /// select the C, L, Q functions.
+    #[arg(long, default_value = "none", value_parser = ["none", "derivative", "integral"])]
     extension: String,
     /// The plane's ranges of the thesis: implicit (Λr in [-2, 0], Λi in [0, 10]) or explicit
     /// ([-1, 0] x [0, 2]); the symmetric model.
@@ -1451,6 +1452,7 @@ fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         order: args.order,
         extension: match args.extension.as_str() {
             "derivative" => cosimo::master::implicit::Extension::Derivative,
+            "integral" => cosimo::master::implicit::Extension::Integral,
             _ => cosimo::master::implicit::Extension::None,
         },
     };

@@ -98,7 +98,7 @@ fn oscillator_run_matches_the_closed_form_with_both_versions() {
         let table = read_results(&csv);
         assert_eq!(
             table.columns(),
-            ["x", "v", "a", "Fc"],
+            ["x", "v", "a", "Fc", "x_int", "Fc_int"],
             "default output columns are the outputs"
         );
         assert_eq!(

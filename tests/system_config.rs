@@ -138,6 +138,7 @@ fn a_full_file_parses_into_the_system() {
                 extrapolation_order: Some(2),
                 value_map: Vec::new(),
                 half_step: false,
+                source_integral: None,
             },
         ],
         experiment: Experiment {

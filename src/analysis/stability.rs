@@ -118,8 +118,8 @@ pub struct Scheme {
     /// Extrapolation / interpolation order k.
     pub order: u8,
     /// Implicit only: the thesis' extended coupling (Sect. 3.4), with the half-step variables
-    /// of its variants: F/F the forces; F/D the force and mass 1's velocity; D/D both
-    /// velocities (the positions stay on the macro grid).
+    /// of its variants: F/F the forces; F/D the force and mass 1's velocity (D) or position
+    /// (I); D/D both velocities (D) or positions (I). The others stay on the macro grid.
     pub extension: Extension,
 }
 
@@ -230,9 +230,26 @@ fn system(fmus: &TestFmus, model: &TwoMass, scheme: &Scheme, h: f64) -> System {
         ),
     };
     let mut connections = connections;
-    if scheme.extension != Extension::None {
-        for c in &mut connections {
-            c.half_step = matches!(c.to.variable.as_str(), "F" | "v_in");
+    for c in &mut connections {
+        // The half-step variables of the thesis' variants (Sects. 3.4.1-3.4.6).
+        c.half_step = match scheme.extension {
+            Extension::None => false,
+            Extension::Derivative => matches!(c.to.variable.as_str(), "F" | "v_in"),
+            Extension::Integral => matches!(c.to.variable.as_str(), "F" | "x_in"),
+        };
+        if scheme.extension == Extension::Integral {
+            // The test FMUs' running integrals of what they output (a velocity's is the
+            // position).
+            c.source_integral = Some(
+                match c.from.variable.as_str() {
+                    "x" => "x_int",
+                    "v" => "x",
+                    "F1" => "F1_int",
+                    "F2" => "F2_int",
+                    _ => "Fc_int",
+                }
+                .to_string(),
+            );
         }
     }
     let mut experiment = Experiment {

@@ -5,8 +5,9 @@
 //! values at the step's start, middle and end (C: piecewise constant, L: piecewise linear, Q:
 //! quadratic, by the connection's order k = 0, 1, 2), so each step has two unknowns for it: the
 //! end value u* and the middle value m. Two conditions at `T_N+1` determine them: the coupling
-//! condition `g = u* - y = 0` and, for the derivative extension (D), its time derivative
-//! `g' = u'(T_N+1) - y'(T_N+1) = 0`. Connections without the mark stay on the macro grid (the
+//! condition `g = u* - y = 0` and either its time derivative (D-extension,
+//! `g' = u'(T_N+1) - y'(T_N+1) = 0`) or its integral over the step (I-extension,
+//! `G = int u dt - int y dt = 0`). Connections without the mark stay on the macro grid (the
 //! corrector's interpolation of degree k through u* and the history), with `g = 0` only.
 //!
 //! The unknowns `theta = (u*, m)` are solved by Newton with a finite-difference Jacobian from
@@ -15,19 +16,25 @@
 //! history to `T_N+1` and to the middle (the thesis' alternative predictor; it does not enter
 //! the result of a linear model).
 //!
-//! `y'` is the true time derivative of the source output along the coupled trajectories: the
-//! FMU's first output derivative at the communication point (taken with zero input
-//! derivatives: FMI 3 has none there and FMI 2 sources have theirs zeroed before the call),
-//! plus, where the output feeds through from coupled inputs, their partials (directional
-//! derivatives) times the true derivatives of those inputs' sources, in graph order. So for a
-//! spring-damper FMU between two masses, `y' = c (v2 - v1) + d (a2 - a1)` as in the thesis'
-//! Eq. 3.36c, whatever the interpolation of the spring's inputs.
+//! `y'` and `int y` are the true derivative and integral of the source output along the
+//! coupled trajectories. The FMU gives its own part: its first output derivative at the
+//! communication point (taken with zero input derivatives: FMI 3 has none there and FMI 2
+//! sources have theirs zeroed before the call), or the change over the step of the output the
+//! connection names as `source_integral` (which the FMU integrates with its inputs as the
+//! master interpolated them). Where the output feeds through from coupled inputs, their
+//! partials (directional derivatives) times the difference between the true value of each such
+//! input's source and what the FMU saw are added, in graph order. So for a spring-damper FMU
+//! between two masses, `y' = c (v2 - v1) + d (a2 - a1)` as in the thesis' Eq. 3.36c, and
+//! `int y = c (int x2 - int x1) + d (x2 - x1)|_N^N+1` as in Eq. 3.57, whatever the
+//! interpolation of the spring's inputs (exact for linear feedthrough).
 
 use nalgebra::{DMatrix, DVector};
 
 use super::control::wrms;
-use super::execution::Execution;
+use super::execution::{get_scalar, Execution};
 use super::implicit::{ImplicitSettings, ImplicitState, ImplicitStep};
+use super::polynomial::{lagrange_taylor, MAX_DEGREE};
+use crate::fmu::description::VariableType;
 use crate::fmu::FmiVersion;
 use crate::{Error, Result};
 
@@ -39,6 +46,8 @@ pub enum Extension {
     None,
     /// D-extension: the coupling condition's time derivative at the new point.
     Derivative,
+    /// I-extension: the coupling condition's integral over the macro step.
+    Integral,
 }
 
 /// The unknowns of one extended step and where they come from.
@@ -49,6 +58,10 @@ struct Layout {
     half: Vec<usize>,
     /// Position in `coupled` of each connection (usize::MAX when not coupled).
     row_of: Vec<usize>,
+    /// I-extension: the `source_integral` outputs at the step's start, by position in
+    /// `coupled` (NaN where a connection names none).
+    integrals_at_start: Vec<f64>,
+    extension: Extension,
 }
 
 impl Layout {
@@ -68,7 +81,7 @@ impl Execution {
     ) -> Result<ImplicitStep> {
         let t_start = self.time;
         let t_end = t_start + h;
-        let layout = self.layout()?;
+        let layout = self.layout(settings.extension)?;
         let mut predicted = self.extrapolate_to(t_end, &layout.coupled);
         let half_connections: Vec<usize> = layout.half.iter().map(|&j| layout.coupled[j]).collect();
         predicted.extend(self.extrapolate_to(t_start + 0.5 * h, &half_connections));
@@ -144,8 +157,9 @@ impl Execution {
         Ok(report)
     }
 
-    /// The coupled connections and the half-step ones among them.
-    fn layout(&self) -> Result<Layout> {
+    /// The coupled connections, the half-step ones among them, and (I-extension) the source
+    /// integrals at the step's start.
+    fn layout(&mut self, extension: Extension) -> Result<Layout> {
         let coupled = self.coupled_connections();
         let mut row_of = vec![usize::MAX; self.values.len()];
         for (j, &c) in coupled.iter().enumerate() {
@@ -159,19 +173,29 @@ impl Execution {
             .collect();
         if half.is_empty() {
             return Err(Error::Usage(
-                "the derivative-extended coupling needs connections discretised on half steps, but no connection is marked halfStep; mark the force (or velocity) connections as in the thesis' variants, or drop corrector.extension".into(),
+                "the extended coupling needs connections discretised on half steps, but no connection is marked halfStep; mark the force (and velocity or position) connections as in the thesis' variants, or drop corrector.extension".into(),
             ));
+        }
+        let mut integrals_at_start = vec![f64::NAN; coupled.len()];
+        if extension == Extension::Integral {
+            for (j, &c) in coupled.iter().enumerate() {
+                if let Some(value) = self.source_integral_value(c)? {
+                    integrals_at_start[j] = value;
+                }
+            }
         }
         Ok(Layout {
             coupled,
             half,
             row_of,
+            integrals_at_start,
+            extension,
         })
     }
 
-    /// The residuals `(g, H/2 g')` of the coupling conditions after the macro step through
-    /// `theta` from the saved states (the components are left at its end), and the coupling
-    /// values there.
+    /// The residuals `(g, H/2 g')` (D) or `(g, G / H)` (I) of the coupling conditions after
+    /// the macro step through `theta` from the saved states (the components are left at its
+    /// end), and the coupling values there.
     fn extended_pass(
         &mut self,
         t_start: f64,
@@ -196,26 +220,83 @@ impl Execution {
         self.exchange(false)?;
 
         let phi: Vec<f64> = layout.coupled.iter().map(|&c| self.values[c]).collect();
-        let slopes = self.output_slopes(layout)?;
         let mut residual = DVector::zeros(layout.unknowns());
         for j in 0..nc {
             residual[j] = theta[j] - phi[j];
         }
+        // What each coupled input followed over the step: its slope at the end (D) or its
+        // integral (I), and the middle value of the half-step ones.
+        let mut middle = vec![f64::NAN; nc];
         for (i, &j) in layout.half.iter().enumerate() {
+            middle[j] = theta[nc + i];
+        }
+        let followed = |exec: &Execution, j: usize| {
             let c = layout.coupled[j];
-            let k = self.half_step_degree(c);
-            let start = self.history.values(c).first().copied().unwrap_or(phi[j]);
-            let (middle, end) = (theta[nc + i], theta[j]);
-            // The slope of the C / L / Q function at the step's end (C: the thesis'
-            // approximation 2 (u* - m) / H, which is L's).
-            let slope = if k >= 2 {
-                (start - 4.0 * middle + 3.0 * end) / h
+            let start = exec.history.values(c).first().copied().unwrap_or(phi[j]);
+            let end = theta[j];
+            if exec.resolved.connections[c].half_step {
+                half_step_function(
+                    layout.extension,
+                    exec.half_step_degree(c),
+                    h,
+                    start,
+                    middle[j],
+                    end,
+                )
             } else {
-                2.0 * (end - middle) / h
-            };
-            residual[nc + i] = 0.5 * h * (slope - slopes[j]);
+                exec.grid_integral(c, t_start, t_end, end)
+            }
+        };
+        match layout.extension {
+            Extension::Derivative => {
+                let rates = self.true_values(
+                    layout,
+                    |exec, j| exec.own_output_derivative(layout, j),
+                    |_, _| 0.0,
+                )?;
+                for (i, &j) in layout.half.iter().enumerate() {
+                    residual[nc + i] = 0.5 * h * (followed(self, j) - rates[j]);
+                }
+            }
+            Extension::Integral => {
+                let integrals = self.true_values(
+                    layout,
+                    |exec, j| exec.own_integral(layout, j, h),
+                    |exec, j| followed(exec, j),
+                )?;
+                for (i, &j) in layout.half.iter().enumerate() {
+                    residual[nc + i] = (followed(self, j) - integrals[j]) / h;
+                }
+            }
+            Extension::None => {}
         }
         Ok((residual, phi))
+    }
+
+    /// The integral over `[t_start, t_end]` of the corrector's interpolation of macro-grid
+    /// connection `c` through `end` and the history (as the step fed it to its target).
+    fn grid_integral(&self, c: usize, t_start: f64, t_end: f64, end: f64) -> f64 {
+        let order = self
+            .order_override
+            .unwrap_or(self.resolved.connections[c].extrapolation_order);
+        let k = super::zoh::effective_order(order, self.history.len() + 1);
+        let mut times = [0.0; MAX_DEGREE + 1];
+        let mut values = [0.0; MAX_DEGREE + 1];
+        times[0] = t_end;
+        values[0] = end;
+        times[1..=k].copy_from_slice(&self.history.times()[..k]);
+        values[1..=k].copy_from_slice(&self.history.values(c)[..k]);
+        let mut taylor = [0.0; MAX_DEGREE + 1];
+        lagrange_taylor(&times[..=k], &values[..=k], t_start, &mut taylor);
+        // int_0^H sum_j c_j tau^j / j! = sum_j c_j H^(j+1) / (j+1)!
+        let h = t_end - t_start;
+        let mut power = h;
+        let mut integral = 0.0;
+        for (j, coefficient) in taylor.iter().take(k + 1).enumerate() {
+            integral += coefficient * power;
+            power *= h / (j as f64 + 2.0);
+        }
+        integral
     }
 
     /// The degree of a half-step function in this step (as the step itself uses it).
@@ -251,12 +332,19 @@ impl Execution {
         Ok(jacobian)
     }
 
-    /// The true time derivative at the current communication point of every coupled value
-    /// that a half-step condition needs (NaN for the others), in the target's units.
-    fn output_slopes(&mut self, layout: &Layout) -> Result<Vec<f64>> {
+    /// The true derivative (D) or integral over the step (I) of every coupled value that a
+    /// half-step condition needs (NaN for the others): the source's own part plus, for each
+    /// coupled input the source output feeds through from, the partial times (true value of
+    /// that input's source - what the FMU saw), composed in graph order.
+    fn true_values(
+        &mut self,
+        layout: &Layout,
+        own: impl Fn(&mut Execution, usize) -> Result<f64>,
+        seen: impl Fn(&Execution, usize) -> f64,
+    ) -> Result<Vec<f64>> {
         let nc = layout.coupled.len();
         let feedthrough = self.feedthrough_partials(&layout.coupled, &layout.row_of)?;
-        // Which slopes are needed: the half-step values and what feeds through into them.
+        // Which values are needed: the half-step ones and what feeds through into them.
         let mut needed = vec![false; nc];
         for &j in &layout.half {
             needed[j] = true;
@@ -273,27 +361,68 @@ impl Execution {
                 break;
             }
         }
-        let mut own = vec![f64::NAN; nc];
+        let mut own_part = vec![f64::NAN; nc];
         for j in (0..nc).filter(|&j| needed[j]) {
-            own[j] = self.own_output_derivative(layout, j)?;
+            own_part[j] = own(self, j)?;
         }
-        let mut slopes = vec![f64::NAN; nc];
+        let mut truth = vec![f64::NAN; nc];
         for block in &self.graph.blocks {
             for &c in &block.connections {
                 let row = layout.row_of[c];
                 if row == usize::MAX || !needed[row] {
                     continue;
                 }
-                let mut slope = own[row];
+                let mut value = own_part[row];
                 for &(r, p, f) in &feedthrough {
                     if r == row {
-                        slope += f * slopes[p];
+                        value += f * (truth[p] - seen(self, p));
                     }
                 }
-                slopes[row] = slope;
+                truth[row] = value;
             }
         }
-        Ok(slopes)
+        Ok(truth)
+    }
+
+    /// The change over the step of coupled value `j`'s `source_integral` output, in the
+    /// target's units (`scale * change + shift * H`).
+    fn own_integral(&mut self, layout: &Layout, j: usize, h: f64) -> Result<f64> {
+        let c = layout.coupled[j];
+        let conn = self.resolved.connections[c].clone();
+        let (scale, shift) = (conn.scale, conn.shift);
+        let Some(end) = self.source_integral_value(c)? else {
+            let source = &self.resolved.components[conn.from_component];
+            let target = &self.resolved.components[conn.to_component];
+            return Err(Error::Usage(format!(
+                "the integral-extended coupling needs the integral over each macro step of {}.{}, but the connection {}.{} -> {}.{} names no sourceIntegral; give it an output of {} that integrates {}.{} over time (for a velocity, the position)",
+                source.name,
+                source.description.variables[conn.from_variable].name,
+                source.name,
+                source.description.variables[conn.from_variable].name,
+                target.name,
+                target.description.variables[conn.to_variable].name,
+                source.name,
+                source.name,
+                source.description.variables[conn.from_variable].name,
+            )));
+        };
+        Ok(scale * (end - layout.integrals_at_start[j]) + shift * h)
+    }
+
+    /// The current value of connection `c`'s `source_integral` output, if it names one.
+    fn source_integral_value(&mut self, c: usize) -> Result<Option<f64>> {
+        let conn = &self.resolved.connections[c];
+        let Some(variable) = conn.source_integral else {
+            return Ok(None);
+        };
+        let source = conn.from_component;
+        let description = &self.resolved.components[source].description;
+        let vr = description.variables[variable].value_reference;
+        let fmi3 = description.fmi_version == FmiVersion::Fmi3;
+        let value = self.placement.run_one(source, move |unit| {
+            get_scalar(unit.slave.as_mut(), vr, VariableType::Float64, fmi3)
+        })?;
+        Ok(Some(value))
     }
 
     /// The source FMU's first output derivative of coupled value `j` (scaled into the target's
@@ -347,5 +476,49 @@ impl Execution {
             slave.get_output_derivatives(&[out_vr], 1, &mut derivative)?;
             Ok(scale * derivative[0])
         })
+    }
+}
+
+/// What a half-step input followed over a macro step of size `h` with the C / L / Q function
+/// of degree `k` through `start`, `middle`, `end`: its slope at the end (D; for C the thesis'
+/// approximation 2 (u* - m) / H, which is L's) or its integral over the step (I).
+fn half_step_function(
+    extension: Extension,
+    k: usize,
+    h: f64,
+    start: f64,
+    middle: f64,
+    end: f64,
+) -> f64 {
+    match (extension, k.min(2)) {
+        (Extension::Integral, 0) => h * (middle + end) / 2.0,
+        (Extension::Integral, 1) => h * (start + 2.0 * middle + end) / 4.0,
+        (Extension::Integral, _) => h * (start + 4.0 * middle + end) / 6.0,
+        (_, 2) => (start - 4.0 * middle + 3.0 * end) / h,
+        _ => 2.0 * (end - middle) / h,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_step_functions_integrate_and_differentiate_their_pieces() {
+        // u = 1 + 2 t + 3 t^2 on [0, 2] through (0, 1), (1, 6), (2, 17).
+        let (h, start, middle, end) = (2.0, 1.0, 6.0, 17.0);
+        let q_integral = 2.0 + 4.0 + 8.0; // int_0^2 u dt
+        let q_slope = 2.0 + 6.0 * 2.0;
+        let f = |e, k| half_step_function(e, k, h, start, middle, end);
+        assert!((f(Extension::Integral, 2) - q_integral).abs() < 1e-14);
+        assert!((f(Extension::Derivative, 2) - q_slope).abs() < 1e-14);
+        // L: trapezoids on both halves; C: middle then end value.
+        assert_eq!(
+            f(Extension::Integral, 1),
+            (1.0 + 6.0) / 2.0 + (6.0 + 17.0) / 2.0
+        );
+        assert_eq!(f(Extension::Integral, 0), 6.0 + 17.0);
+        assert_eq!(f(Extension::Derivative, 1), 11.0);
+        assert_eq!(f(Extension::Derivative, 0), 11.0);
     }
 }

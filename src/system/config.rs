@@ -383,6 +383,8 @@ struct ConnectionEntry {
     /// Extended implicit coupling: discretise this value on half steps.
     #[serde(default)]
     half_step: bool,
+    /// Integral-extended coupling: the source's output that integrates this source over time.
+    source_integral: Option<String>,
 }
 
 /// One `valueMap` entry: a source value and the target value it becomes.
@@ -668,6 +670,7 @@ struct CorrectorEntry {
 enum ExtensionEntry {
     None,
     Derivative,
+    Integral,
 }
 
 /// `experiment.corrector.jacobian`: how the interface Jacobian is computed.
@@ -753,6 +756,7 @@ impl SystemFile {
                     .map(|e| (e.from.text(), e.to.text()))
                     .collect(),
                 half_step: c.half_step,
+                source_integral: c.source_integral,
             })
             .collect();
         Ok(System {
@@ -815,6 +819,7 @@ impl ExperimentEntry {
                     extension: match c.extension {
                         None | Some(ExtensionEntry::None) => base.extension,
                         Some(ExtensionEntry::Derivative) => Extension::Derivative,
+                        Some(ExtensionEntry::Integral) => Extension::Integral,
                     },
                 }
             }),

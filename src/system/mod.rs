@@ -81,6 +81,10 @@ pub struct Connection {
     /// discretised on half steps (the thesis' C / L / Q functions through the values at the
     /// step's start, middle and end) instead of on the macro grid.
     pub half_step: bool,
+    /// Integral-extended coupling: an output of the source component that is the running
+    /// integral over time of this connection's source (e.g. `x_int` for a position `x`, or
+    /// `x` for a velocity `v`), so the master knows the source's integral over a macro step.
+    pub source_integral: Option<String>,
 }
 
 impl Connection {
@@ -94,6 +98,7 @@ impl Connection {
             extrapolation_order: None,
             value_map: Vec::new(),
             half_step: false,
+            source_integral: None,
         }
     }
 }

@@ -67,6 +67,9 @@ pub struct ResolvedConnection {
     pub value_map: Vec<(f64, f64)>,
     /// Discretised on half steps by the extended implicit coupling (Float64 only).
     pub half_step: bool,
+    /// Index into the source component's `description.variables` of the output that
+    /// integrates the source over time (integral-extended coupling).
+    pub source_integral: Option<usize>,
 }
 
 impl ResolvedConnection {
@@ -224,9 +227,27 @@ pub fn resolve(
                     == crate::master::implicit::Extension::None)
         {
             return fail(
-                "halfStep needs the extended implicit coupling: set the algorithm to implicit and corrector.extension to derivative, or remove halfStep".to_string(),
+                "halfStep needs the extended implicit coupling: set the algorithm to implicit and corrector.extension to derivative or integral, or remove halfStep".to_string(),
             );
         }
+        let source_integral = match &c.source_integral {
+            None => None,
+            Some(name) => {
+                let i = find_variable(&c.from.component, fmu_of(fc), fmd, name, "variable")
+                    .map_err(in_connection)?;
+                let v = &fmd.variables[i];
+                if v.var_type != VariableType::Float64
+                    || !matches!(v.causality, Causality::Output | Causality::Local)
+                    || v.is_array()
+                {
+                    return fail(format!(
+                        "sourceIntegral {}.{name} must be a scalar Float64 output (or local) of {} that integrates {} over time",
+                        c.from.component, c.from.component, c.from
+                    ));
+                }
+                Some(i)
+            }
+        };
         if c.half_step && to.var_type != VariableType::Float64 {
             return fail(format!(
                 "halfStep needs a Float64 input, but {} is {}; remove halfStep from this connection",
@@ -272,6 +293,7 @@ pub fn resolve(
             extrapolation_order,
             value_map,
             half_step: c.half_step,
+            source_integral,
         });
     }
     Ok(ResolvedSystem {

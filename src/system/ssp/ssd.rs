@@ -1488,6 +1488,7 @@ impl Importer<'_> {
                     extrapolation_order: order,
                     value_map,
                     half_step: false,
+                    source_integral: None,
                 });
             } else if let Some(a) = self.nodes[source].value.clone() {
                 // A system parameter passed on to a component's connector.

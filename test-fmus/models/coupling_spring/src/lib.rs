@@ -1,4 +1,4 @@
-//! CouplingSpring: a nonlinear spring-damper between two bodies, no states.
+//! CouplingSpring: a nonlinear spring-damper between two bodies.
 //!
 //! `F = c1 (x2 - x1) + c3 (x2 - x1)^3 + d1 (v2 - v1) + d3 (v2 - v1)^3`
 //! (defaults c1 = 1 N/m, c3 = 0 N/m3, d1 = 0.1 N·s/m, d3 = 0 N·s3/m3).
@@ -7,6 +7,11 @@
 //! outputs feed through directly from all four inputs, with analytic partial derivatives; the
 //! first time derivative of the outputs follows from the inputs' derivatives (FMI 2 input
 //! derivatives; zero otherwise), which the extended implicit coupling asks for.
+//!
+//! Its one state is the impulse `F1_int`, the integral of F1 over time since the start (with
+//! the output `F2_int = -F1_int`), which the integral-extended coupling needs. Each step
+//! integrates F exactly for cubic inputs: F is then a polynomial of degree 9 in time, and
+//! 5-point Gauss-Legendre quadrature is exact to that degree.
 
 use fmu_kit::{Inputs, Model, Values, Variable};
 
@@ -30,6 +35,26 @@ pub const C3: u32 = 8;
 pub const D1: u32 = 9;
 /// Cubic damping.
 pub const D3: u32 = 10;
+/// Impulse on body 1 (state): the integral of F1 since the start.
+pub const F1_INT: u32 = 11;
+/// der(F1_int) = F1.
+pub const DER_F1_INT: u32 = 12;
+/// Impulse on body 2: -F1_int.
+pub const F2_INT: u32 = 13;
+
+/// The spring-damper law.
+fn force(v: &Values, dx: f64, dv: f64) -> f64 {
+    v.f64(C1) * dx + v.f64(C3) * dx.powi(3) + v.f64(D1) * dv + v.f64(D3) * dv.powi(3)
+}
+
+/// 5-point Gauss-Legendre nodes and weights on [-1, 1].
+const GAUSS_LEGENDRE_5: [(f64, f64); 5] = [
+    (0.0, 0.568_888_888_888_888_9),
+    (-0.538_469_310_105_683_1, 0.478_628_670_499_366_5),
+    (0.538_469_310_105_683_1, 0.478_628_670_499_366_5),
+    (-0.906_179_845_938_664, 0.236_926_885_056_189_1),
+    (0.906_179_845_938_664, 0.236_926_885_056_189_1),
+];
 
 /// The coupling element.
 #[derive(Default)]
@@ -40,6 +65,7 @@ impl Model for CouplingSpring {
     const DESCRIPTION: &'static str =
         "Nonlinear spring-damper coupling two bodies: F1 = F on body 1, F2 = -F on body 2";
     const MAX_OUTPUT_DERIVATIVE_ORDER: u32 = 1;
+    const EXACT_STEP: bool = true;
 
     fn variables(&self) -> Vec<Variable> {
         let input = |vr, name: &str, unit: &str, what: &str| {
@@ -86,15 +112,53 @@ impl Model for CouplingSpring {
                 .start(0.0)
                 .unit("N.s3/m3")
                 .description("Cubic damping"),
+            Variable::float64(F1_INT, "F1_int")
+                .output()
+                .unit("N.s")
+                .description("Impulse on body 1: integral of F1 since the start (0 initially)")
+                .depends_on(&[]),
+            Variable::float64(DER_F1_INT, "der(F1_int)")
+                .unit("N")
+                .derivative_of(F1_INT)
+                .depends_on(&all),
+            Variable::float64(F2_INT, "F2_int")
+                .output()
+                .unit("N.s")
+                .description("Impulse on body 2: -F1_int")
+                .depends_on(&[]),
         ]
     }
 
+    fn initialize(&self, v: &mut Values, _cx: &fmu_kit::Context) -> Result<(), String> {
+        v.set_f64(F1_INT, 0.0);
+        Ok(())
+    }
+
+    fn exact_step(
+        &self,
+        v: &Values,
+        inputs: &Inputs<'_>,
+        t: f64,
+        h: f64,
+        x: &mut [f64],
+    ) -> Result<(), String> {
+        let mut impulse = 0.0;
+        for (node, weight) in GAUSS_LEGENDRE_5 {
+            let at = t + 0.5 * h * (1.0 + node);
+            let dx = inputs.at(X2, at) - inputs.at(X1, at);
+            let dv = inputs.at(V2, at) - inputs.at(V1, at);
+            impulse += weight * force(v, dx, dv);
+        }
+        x[0] += 0.5 * h * impulse;
+        Ok(())
+    }
+
     fn evaluate(&self, v: &mut Values, _time: f64) -> Result<(), String> {
-        let dx = v.f64(X2) - v.f64(X1);
-        let dv = v.f64(V2) - v.f64(V1);
-        let f = v.f64(C1) * dx + v.f64(C3) * dx.powi(3) + v.f64(D1) * dv + v.f64(D3) * dv.powi(3);
+        let f = force(v, v.f64(X2) - v.f64(X1), v.f64(V2) - v.f64(V1));
         v.set_f64(F1, f);
         v.set_f64(F2, -f);
+        v.set_f64(DER_F1_INT, f);
+        v.set_f64(F2_INT, -v.f64(F1_INT));
         Ok(())
     }
 
@@ -108,6 +172,12 @@ impl Model for CouplingSpring {
     ) -> Option<f64> {
         if order != 1 {
             return None;
+        }
+        // The impulses' derivatives are the forces.
+        match vr {
+            F1_INT => return Some(v.f64(F1)),
+            F2_INT => return Some(v.f64(F2)),
+            _ => {}
         }
         let dx = v.f64(X2) - v.f64(X1);
         let dv = v.f64(V2) - v.f64(V1);
@@ -135,7 +205,7 @@ impl Model for CouplingSpring {
             _ => return None,
         };
         match of {
-            F1 => Some(df),
+            F1 | DER_F1_INT => Some(df),
             F2 => Some(-df),
             _ => None,
         }

@@ -18,6 +18,10 @@
 //! with one chain of Taylor coefficients per input (F always; x_in when cc != 0; v_in when
 //! dc != 0, so the defaults give exactly the single-input computation).
 //!
+//! Integral outputs (for the integral-extended coupling, which needs the integral of a coupled
+//! output over a macro step): the states `x_int` = integral of x and `Fc_int` = integral of
+//! Fc over time since the start, both 0 initially; the integral of v is x itself.
+//!
 //! Partial derivatives (directional derivatives) are analytic with respect to the states x, v,
 //! the inputs F, x_in, v_in and the parameters m, c, d, cc, dc; those with respect to x0 and v0
 //! (which act through the initial states in Initialization Mode) are left to the kit's finite
@@ -27,7 +31,8 @@
 //! input derivatives (each input's own Taylor coefficients; v_in is not assumed to equal
 //! x_in'). With k = c + cc and e = d + dc: x' = v, x'' = v' = a and, for j >= 1,
 //! `a^(j) = (F^(j) + cc x_in^(j) + dc v_in^(j) - k x^(j) - e v^(j)) / m` where x^(1) = v and
-//! x^(j) = a^(j-2), v^(j) = a^(j-1); and `Fc^(j) = cc (x^(j) - x_in^(j)) + dc (v^(j) - v_in^(j))`.
+//! x^(j) = a^(j-2), v^(j) = a^(j-1); and `Fc^(j) = cc (x^(j) - x_in^(j)) + dc (v^(j) - v_in^(j))`;
+//! `x_int^(j) = x^(j-1)` and `Fc_int^(j) = Fc^(j-1)`.
 
 use fmu_kit::nalgebra::DMatrix;
 use fmu_kit::{linear_step, Experiment, Inputs, Model, Values, Variable};
@@ -65,6 +70,14 @@ pub const DC: u32 = 15;
 /// Output: force of the coupling spring-damper on the other body,
 /// `cc (x - x_in) + dc (v - v_in)`.
 pub const F_C: u32 = 16;
+/// Output (state): the integral of x over time since the start.
+pub const X_INT: u32 = 17;
+/// der(x_int) = x.
+pub const DER_X_INT: u32 = 18;
+/// Output (state): the integral of Fc over time since the start.
+pub const FC_INT: u32 = 19;
+/// der(Fc_int) = Fc.
+pub const DER_FC_INT: u32 = 20;
 
 /// The oscillator model.
 #[derive(Default)]
@@ -201,12 +214,32 @@ impl Model for Oscillator {
                      cc (x - x_in) + dc (v - v_in); this mass feels -Fc",
                 )
                 .depends_on(&[X_IN, V_IN]),
+            Variable::float64(X_INT, "x_int")
+                .output()
+                .unit("m.s")
+                .description("Integral of x over time since the start (0 initially)")
+                .depends_on(&[]),
+            Variable::float64(DER_X_INT, "der(x_int)")
+                .unit("m")
+                .derivative_of(X_INT)
+                .depends_on(&[X]),
+            Variable::float64(FC_INT, "Fc_int")
+                .output()
+                .unit("N.s")
+                .description("Integral of Fc over time since the start (0 initially)")
+                .depends_on(&[]),
+            Variable::float64(DER_FC_INT, "der(Fc_int)")
+                .unit("N")
+                .derivative_of(FC_INT)
+                .depends_on(&[X, V, X_IN, V_IN]),
         ]
     }
 
     fn initialize(&self, v: &mut Values, _cx: &fmu_kit::Context) -> Result<(), String> {
         v.set_f64(X, v.f64(X0));
         v.set_f64(V, v.f64(V0));
+        v.set_f64(X_INT, 0.0);
+        v.set_f64(FC_INT, 0.0);
         Ok(())
     }
 
@@ -223,20 +256,27 @@ impl Model for Oscillator {
         v.set_f64(DER_V, a);
         v.set_f64(A, a);
         v.set_f64(F_C, fc);
+        v.set_f64(DER_X_INT, v.f64(X));
+        v.set_f64(DER_FC_INT, fc);
         Ok(())
     }
 
     fn partial(&self, v: &Values, _time: f64, of: u32, wrt: u32) -> Option<f64> {
         // x0 and v0 act through the initial states in Initialization Mode only: leave them to
         // finite differences, which know the phase.
-        if !matches!(wrt, X | V | F | X_IN | V_IN | M | C | D | CC | DC) {
+        if !matches!(
+            wrt,
+            X | V | F | X_IN | V_IN | M | C | D | CC | DC | X_INT | FC_INT
+        ) {
             return None;
         }
         let p = params(v);
         let delta = |k: u32| f64::from(u8::from(wrt == k));
         Some(match of {
-            X | V => delta(of),
+            X | V | X_INT | FC_INT => delta(of),
             DER_X => delta(V),
+            DER_X_INT => delta(X),
+            A | DER_V if matches!(wrt, X_INT | FC_INT) => 0.0,
             A | DER_V => match wrt {
                 F => 1.0 / p.m,
                 X => -(p.c + p.cc) / p.m,
@@ -249,7 +289,7 @@ impl Model for Oscillator {
                 CC => (v.f64(X_IN) - v.f64(X)) / p.m,
                 _ => (v.f64(V_IN) - v.f64(V)) / p.m, // DC
             },
-            F_C => match wrt {
+            F_C | DER_FC_INT => match wrt {
                 X => p.cc,
                 V => p.dc,
                 X_IN => -p.cc,
@@ -293,11 +333,15 @@ impl Model for Oscillator {
         if !(1..4).contains(&k) {
             return None;
         }
+        let fc = |j: usize| p.cc * (xd[j] - xi[j]) + p.dc * (vd[j] - vi[j]);
         match vr {
             X => Some(xd[k]),
             V => Some(vd[k]),
             A => Some(acc[k]),
-            F_C => Some(p.cc * (xd[k] - xi[k]) + p.dc * (vd[k] - vi[k])),
+            F_C => Some(fc(k)),
+            // The integrals' derivatives are one order lower of what they integrate.
+            X_INT => Some(xd[k - 1]),
+            FC_INT => Some(fc(k - 1)),
             _ => None,
         }
     }
@@ -311,20 +355,28 @@ impl Model for Oscillator {
         x: &mut [f64],
     ) -> Result<(), String> {
         let p = params(v);
-        let a =
-            DMatrix::from_row_slice(2, 2, &[0.0, 1.0, -(p.c + p.cc) / p.m, -(p.d + p.dc) / p.m]);
+        // States x, v, x_int, Fc_int.
+        #[rustfmt::skip]
+        let a = DMatrix::from_row_slice(4, 4, &[
+            0.0, 1.0, 0.0, 0.0,
+            -(p.c + p.cc) / p.m, -(p.d + p.dc) / p.m, 0.0, 0.0,
+            1.0, 0.0, 0.0, 0.0,
+            p.cc, p.dc, 0.0, 0.0,
+        ]);
         // One input chain per input that acts: F always, x_in / v_in only when coupled.
-        let mut gains = vec![1.0 / p.m];
+        // Columns: d(v)/d(input) and d(Fc_int)/d(input).
+        let mut gains = vec![(1.0 / p.m, 0.0)];
         let mut taylor = vec![inputs.taylor(F)];
         for (vr, gain) in [(X_IN, p.cc), (V_IN, p.dc)] {
             if gain != 0.0 {
-                gains.push(gain / p.m);
+                gains.push((gain / p.m, -gain));
                 taylor.push(inputs.taylor(vr));
             }
         }
-        let mut b = DMatrix::zeros(2, gains.len());
-        for (j, g) in gains.into_iter().enumerate() {
-            b[(1, j)] = g;
+        let mut b = DMatrix::zeros(4, gains.len());
+        for (j, (on_v, on_fc_int)) in gains.into_iter().enumerate() {
+            b[(1, j)] = on_v;
+            b[(3, j)] = on_fc_int;
         }
         linear_step(&a, &b, x, &taylor, h);
         Ok(())
