@@ -386,6 +386,54 @@ fn calls_in_the_wrong_state_are_refused_before_the_fmu() {
 }
 
 #[test]
+fn configuration_mode_sets_fmi3_structural_parameters_and_is_refused_by_fmi2() {
+    // FMI 2: no configuration mode; n is an ordinary parameter.
+    let mut s = fmu("OscillatorChain", 2)
+        .instantiate("config_2", Default::default())
+        .unwrap();
+    let n = vr(&*s, "n");
+    let e = s.enter_configuration_mode().unwrap_err();
+    assert!(
+        matches!(e, Error::Unsupported { .. }) && e.to_string().contains("FMI 2"),
+        "{e}"
+    );
+    assert!(s.exit_configuration_mode().is_err());
+    s.set_int32(&[n], &[3]).unwrap();
+
+    // FMI 3: n only in configuration mode, which starts and ends in Instantiated.
+    let mut s = fmu("OscillatorChain", 3)
+        .instantiate("config_3", Default::default())
+        .unwrap();
+    let n = vr(&*s, "n");
+    let e = s.set_int32(&[n], &[3]).unwrap_err();
+    assert!(
+        matches!(e, Error::Fmi { .. }) && e.to_string().contains("'n'"),
+        "{e}"
+    );
+    assert!(matches!(
+        s.exit_configuration_mode(),
+        Err(Error::WrongState { .. })
+    ));
+    s.enter_configuration_mode().unwrap();
+    assert_eq!(s.state(), SlaveState::ConfigurationMode);
+    assert!(matches!(
+        s.enter_initialization_mode(None, 0.0, None),
+        Err(Error::WrongState { .. })
+    ));
+    s.set_int32(&[n], &[3]).unwrap();
+    s.exit_configuration_mode().unwrap();
+    assert_eq!(s.state(), SlaveState::Instantiated);
+    s.enter_initialization_mode(None, 0.0, None).unwrap();
+    let mut got = [0];
+    s.get_int32(&[n], &mut got).unwrap();
+    assert_eq!(got, [3]);
+    assert!(matches!(
+        s.enter_configuration_mode(),
+        Err(Error::WrongState { .. })
+    ));
+}
+
+#[test]
 fn unknown_value_references_fail_with_the_fmu_log() {
     for version in VERSIONS {
         let (mut s, _) = oscillator(

@@ -53,6 +53,8 @@ pub enum PolynomialInputMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlaveState {
     Instantiated,
+    /// FMI 3 Configuration Mode: structural parameters may be set.
+    ConfigurationMode,
     InitializationMode,
     StepMode,
     EventMode,
@@ -70,6 +72,12 @@ pub trait Slave: Send {
     fn description(&self) -> &Arc<ModelDescription>;
     /// Current lifecycle state.
     fn state(&self) -> SlaveState;
+
+    /// FMI 3 `fmi3EnterConfigurationMode`: from Instantiated, so that structural parameters can
+    /// be set. FMI 2 has no structural parameters (an error).
+    fn enter_configuration_mode(&mut self) -> Result<()>;
+    /// FMI 3 `fmi3ExitConfigurationMode`: back to Instantiated. FMI 2: an error.
+    fn exit_configuration_mode(&mut self) -> Result<()>;
 
     /// FMI 2 `fmi2SetupExperiment` + `fmi2EnterInitializationMode`, FMI 3
     /// `fmi3EnterInitializationMode`.

@@ -185,6 +185,77 @@ pub fn check_start_value_allowed(
     }
 }
 
+/// Set start values on a slave that was just instantiated. FMI 3 structural parameters may be
+/// set only in configuration mode (FMI 3.0, causality `structuralParameter`): when there are
+/// any, the slave enters configuration mode, gets them, and leaves it; then the other values
+/// are set (in Instantiated). Without structural parameters nothing changes. Errors name the
+/// instance and the structural parameters.
+pub fn apply_start_values<'a>(
+    slave: &mut dyn Slave,
+    values: impl IntoIterator<Item = (&'a Variable, &'a StartValue)>,
+) -> Result<()> {
+    let fmi3 = slave.description().fmi_version == super::FmiVersion::Fmi3;
+    let (structural, others): (Vec<_>, Vec<_>) = values
+        .into_iter()
+        .partition(|(v, _)| fmi3 && v.causality == Causality::StructuralParameter);
+    if !structural.is_empty() {
+        let names = structural
+            .iter()
+            .map(|(v, _)| format!("\"{}\"", v.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let instance = slave.name().to_string();
+        slave.enter_configuration_mode().map_err(|e| {
+            Error::Usage(format!(
+                "{instance}: cannot set structural parameter {names}: entering configuration \
+                 mode failed ({e}); leave it at its start value"
+            ))
+        })?;
+        for (variable, value) in &structural {
+            set_value(slave, variable, value).map_err(|e| {
+                Error::Usage(format!(
+                    "{instance}: structural parameter \"{}\" = {} was refused in \
+                     configuration mode ({e}); check its type, min and max (cosimo inspect)",
+                    variable.name,
+                    start_value_text(value)
+                ))
+            })?;
+        }
+        slave.exit_configuration_mode().map_err(|e| {
+            Error::Usage(format!(
+                "{instance}: the FMU refused structural parameter {names} on leaving \
+                 configuration mode ({e})"
+            ))
+        })?;
+    }
+    for (variable, value) in others {
+        set_value(slave, variable, value)?;
+    }
+    Ok(())
+}
+
+/// A start value as text for messages (elements separated by spaces).
+fn start_value_text(value: &StartValue) -> String {
+    fn join<T: std::fmt::Display>(v: &[T]) -> String {
+        v.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+    match value {
+        StartValue::Float(v) => join(v),
+        StartValue::Int(v) => join(v),
+        StartValue::UInt(v) => join(v),
+        StartValue::Bool(v) => join(v),
+        StartValue::String(v) => v
+            .iter()
+            .map(|s| format!("{s:?}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        StartValue::Binary(v) => format!("{} bytes", v.iter().map(Vec::len).sum::<usize>()),
+    }
+}
+
 /// Write a typed value to a slave.
 pub fn set_value(slave: &mut dyn Slave, variable: &Variable, value: &StartValue) -> Result<()> {
     let vr = variable.value_reference;

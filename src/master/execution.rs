@@ -16,7 +16,7 @@ use super::pool::{Placement, Unit};
 use super::record::Recording;
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
-use crate::fmu::values::set_value;
+use crate::fmu::values::apply_start_values;
 use crate::fmu::{Fmu, Slave, SlaveState, StateId, ValueReference};
 use crate::results::CsvWriter;
 use crate::system::graph::{self, CouplingGraph};
@@ -329,13 +329,13 @@ impl Execution {
             .map(|c| c.description.clone())
             .collect();
         self.placement.run_all(&|i, unit: &mut Unit| {
-            for (variable, value) in &start_values[i] {
-                set_value(
-                    unit.slave.as_mut(),
-                    &descriptions[i].variables[*variable],
-                    value,
-                )?;
-            }
+            // FMI 3 structural parameters first, in configuration mode; then the others.
+            apply_start_values(
+                unit.slave.as_mut(),
+                start_values[i]
+                    .iter()
+                    .map(|(variable, value)| (&descriptions[i].variables[*variable], value)),
+            )?;
             unit.slave.enter_initialization_mode(
                 experiment.tolerance,
                 experiment.start,

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::record::Recording;
 use super::{RunStatistics, TimeGrid};
 use crate::fmu::description::{StartValue, Variable, VariableType};
-use crate::fmu::values::set_value;
+use crate::fmu::values::{apply_start_values, set_value};
 use crate::fmu::{ModelDescription, Slave, SlaveState};
 use crate::results::{CsvWriter, Interpolation, Table};
 use crate::{Error, Result};
@@ -120,9 +120,9 @@ impl<W: Write> SingleRun<'_, W> {
             }
         };
 
-        for (variable, value) in &self.start_values {
-            set_value(slave, variable, value).map_err(at(grid.start))?;
-        }
+        // FMI 3 structural parameters first, in configuration mode; then the others.
+        apply_start_values(slave, self.start_values.iter().map(|(v, x)| (v, x)))
+            .map_err(at(grid.start))?;
         slave
             .enter_initialization_mode(self.tolerance, grid.start, Some(grid.stop))
             .map_err(at(grid.start))?;

@@ -406,6 +406,19 @@ impl Slave for Fmi2Instance {
         self.core.state
     }
 
+    fn enter_configuration_mode(&mut self) -> Result<()> {
+        Err(self.core.unsupported(
+            "enter_configuration_mode: FMI 2 has no configuration mode (and no structural \
+             parameters: set parameters before initialization)",
+        ))
+    }
+
+    fn exit_configuration_mode(&mut self) -> Result<()> {
+        Err(self
+            .core
+            .unsupported("exit_configuration_mode: FMI 2 has no configuration mode"))
+    }
+
     fn enter_initialization_mode(
         &mut self,
         tolerance: Option<f64>,

@@ -498,6 +498,22 @@ impl Slave for Fmi3Instance {
         self.core.state
     }
 
+    fn enter_configuration_mode(&mut self) -> Result<()> {
+        const F: &str = "fmi3EnterConfigurationMode";
+        self.core.require(F, &[SlaveState::Instantiated])?;
+        self.simple_call(F, self.f.enter_configuration_mode)?;
+        self.core.state = SlaveState::ConfigurationMode;
+        Ok(())
+    }
+
+    fn exit_configuration_mode(&mut self) -> Result<()> {
+        const F: &str = "fmi3ExitConfigurationMode";
+        self.core.require(F, &[SlaveState::ConfigurationMode])?;
+        self.simple_call(F, self.f.exit_configuration_mode)?;
+        self.core.state = SlaveState::Instantiated;
+        Ok(())
+    }
+
     fn enter_initialization_mode(
         &mut self,
         tolerance: Option<f64>,

@@ -144,6 +144,7 @@ const GET_STATES: &[SlaveState] = &[
 /// States in which variables may be written.
 const SET_STATES: &[SlaveState] = &[
     SlaveState::Instantiated,
+    SlaveState::ConfigurationMode,
     SlaveState::InitializationMode,
     SlaveState::StepMode,
     SlaveState::EventMode,
@@ -151,6 +152,7 @@ const SET_STATES: &[SlaveState] = &[
 /// Every state (FMU state get/set, reset).
 const ANY_STATE: &[SlaveState] = &[
     SlaveState::Instantiated,
+    SlaveState::ConfigurationMode,
     SlaveState::InitializationMode,
     SlaveState::StepMode,
     SlaveState::EventMode,

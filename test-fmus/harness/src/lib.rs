@@ -13,6 +13,7 @@
 //! - `tests/misuse.rs`: calls the standard says must be refused return Error with a log message;
 //!   a wrong GUID / instantiation token gives NULL.
 //! - `tests/models.rs`: closed-form solutions (Dahlquist, Oscillator), every type through
-//!   Feedthrough, the failures Faulty simulates.
+//!   Feedthrough, the failures Faulty simulates, OscillatorChain's `n` as an FMI 3 structural
+//!   parameter (Configuration Mode only) and an FMI 2 parameter.
 //! - `tests/fmpy.rs` (with `fmpy_check.py`): FMPy validates and simulates every FMU; needs
 //!   `COSIMO_FMPY_PYTHON` (set by `cargo xtask test`).

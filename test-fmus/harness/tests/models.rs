@@ -1,6 +1,7 @@
 //! Model-specific checks through the independent harness, where they add value beyond the
 //! generic call sequence: closed-form solutions (Dahlquist, Oscillator), every FMI type passing
-//! through Feedthrough, and the failures Faulty simulates on request.
+//! through Feedthrough, the failures Faulty simulates on request, and OscillatorChain's
+//! structural parameter `n` (FMI 3 Configuration Mode; an ordinary parameter in FMI 2).
 
 mod common;
 
@@ -578,4 +579,132 @@ fn faulty(fmu: &Extracted) -> Result<(), String> {
 #[test]
 fn faulty_fails_as_requested() {
     for_model("Faulty", faulty);
+}
+
+/// OscillatorChain after `steps` default steps with F_left = 1 N and n = `n` set the way the
+/// FMI version wants it: FMI 3 in Configuration Mode (n is a structural parameter; setting it
+/// in Instantiated must fail with a message naming it), FMI 2 as an ordinary parameter.
+/// Returns x_last, v_last, a_first.
+fn chain_with_n(fmu: &Extracted, n: i32, steps: usize) -> Result<Vec<f64>, String> {
+    let md = &fmu.md;
+    let (n_vr, f_left) = (md.vr("n"), md.vr("F_left"));
+    let outputs = [md.vr("x_last"), md.vr("v_last"), md.vr("a_first")];
+    let (t0, h) = experiment(md);
+    let run = |inst: &dyn Cs| -> Result<Vec<f64>, String> {
+        for k in 0..steps {
+            inst.step(t0 + k as f64 * h, h)?;
+        }
+        inst.get_f64(&outputs)
+    };
+    if fmu.packed.fmi_version == 2 {
+        let api = fmi2::Api::load(fmu)?;
+        let inst = fmi2::Instance::new(&api, fmu, "chain")?;
+        ok(
+            inst.set_integer(&[n_vr], &[n]),
+            "fmi2SetInteger(n)",
+            &inst.log,
+        )?;
+        ok(
+            inst.set_real(&[f_left], &[1.0]),
+            "fmi2SetReal(F_left)",
+            &inst.log,
+        )?;
+        ok(inst.setup_experiment(t0), "fmi2SetupExperiment", &inst.log)?;
+        ok(
+            inst.enter_initialization_mode(),
+            "fmi2EnterInitializationMode",
+            &inst.log,
+        )?;
+        ok(
+            inst.exit_initialization_mode(),
+            "fmi2ExitInitializationMode",
+            &inst.log,
+        )?;
+        return run(&inst);
+    }
+    let api = fmi3::Api::load(fmu)?;
+    let inst = fmi3::Instance::new(&api, fmu, "chain")?;
+    let from = inst.log.len();
+    let status = inst.set_int32(&[n_vr], &[n]);
+    let said = inst.log.since(from);
+    if status != ERROR || !(said.contains("'n'") && said.contains("Configuration Mode")) {
+        return Err(format!(
+            "fmi3SetInt32(n) in Instantiated returned {}, want Error with a message naming n \
+             and Configuration Mode; log: {said}",
+            status_name(status)
+        ));
+    }
+    ok(
+        inst.enter_configuration_mode(),
+        "fmi3EnterConfigurationMode",
+        &inst.log,
+    )?;
+    ok(
+        inst.set_int32(&[n_vr], &[n]),
+        "fmi3SetInt32(n) in Configuration Mode",
+        &inst.log,
+    )?;
+    ok(
+        inst.exit_configuration_mode(),
+        "fmi3ExitConfigurationMode",
+        &inst.log,
+    )?;
+    ok(
+        inst.set_float64(&[f_left], &[1.0]),
+        "fmi3SetFloat64(F_left)",
+        &inst.log,
+    )?;
+    ok(
+        inst.enter_initialization_mode(t0),
+        "fmi3EnterInitializationMode",
+        &inst.log,
+    )?;
+    let from = inst.log.len();
+    if inst.set_int32(&[n_vr], &[n]) != ERROR {
+        return Err(format!(
+            "fmi3SetInt32(n) in Initialization Mode was accepted; log: {}",
+            inst.log.since(from)
+        ));
+    }
+    ok(
+        inst.exit_initialization_mode(),
+        "fmi3ExitInitializationMode",
+        &inst.log,
+    )?;
+    run(&inst)
+}
+
+#[test]
+fn oscillator_chain_n_is_structural_in_fmi3_and_a_parameter_in_fmi2() {
+    let steps = 20;
+    let mut results = Vec::new();
+    for version in [2, 3] {
+        let packed = common::packed()
+            .iter()
+            .find(|p| p.model == "OscillatorChain" && p.fmi_version == version)
+            .unwrap_or_else(|| panic!("no OscillatorChain FMU for FMI {version}"));
+        let fmu = Extracted::new(packed).unwrap_or_else(|e| panic!("{e}"));
+        for n in [3, 10] {
+            let got = chain_with_n(&fmu, n, steps)
+                .unwrap_or_else(|e| panic!("OscillatorChain FMI {version}, n = {n}: {e}"));
+            eprintln!("  FMI {version}, n = {n}: x_last, v_last, a_first = {got:?}");
+            results.push(got);
+        }
+    }
+    let (fmi2_3, fmi2_10, fmi3_3, fmi3_10) = (&results[0], &results[1], &results[2], &results[3]);
+    let relative = |a: f64, b: f64| (a - b).abs() / a.abs().max(b.abs()).max(f64::MIN_POSITIVE);
+    for (a, b) in fmi2_3.iter().zip(fmi3_3).chain(fmi2_10.iter().zip(fmi3_10)) {
+        assert!(
+            relative(*a, *b) < 1e-12,
+            "FMI 2 and FMI 3 differ: {a:e} vs {b:e}"
+        );
+    }
+    // n changes the chain: the force on mass 1 moves the last of three masses more than the
+    // last of ten, and accelerates a shorter chain's first mass more.
+    assert!(
+        relative(fmi3_3[0], fmi3_10[0]) > 0.1 && relative(fmi3_3[2], fmi3_10[2]) > 0.1,
+        "x_last with n = 3 ({:e}) and n = 10 ({:e}) should differ",
+        fmi3_3[0],
+        fmi3_10[0]
+    );
 }

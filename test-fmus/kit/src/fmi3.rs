@@ -181,6 +181,24 @@ pub unsafe fn exit_initialization_mode<M: Model>(c: *mut c_void) -> c_int {
     with::<M>(c, F, |inst| inst.exit_initialization(F))
 }
 
+/// `fmi3EnterConfigurationMode`.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn enter_configuration_mode<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi3EnterConfigurationMode";
+    with::<M>(c, F, |inst| inst.enter_configuration(F))
+}
+
+/// `fmi3ExitConfigurationMode`.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn exit_configuration_mode<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi3ExitConfigurationMode";
+    with::<M>(c, F, |inst| inst.exit_configuration(F))
+}
+
 /// `fmi3EnterEventMode`.
 ///
 /// # Safety

@@ -45,6 +45,8 @@ pub enum Version {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
     Instantiated,
+    /// FMI 3 Configuration Mode: structural parameters may be set.
+    Configuration,
     Initialization,
     Step,
     Event,
@@ -285,6 +287,7 @@ impl<M: Model> Instance<M> {
     pub(crate) fn phase_name(&self) -> &'static str {
         match self.phase {
             Phase::Instantiated => "Instantiated",
+            Phase::Configuration => "Configuration Mode",
             Phase::Initialization => "Initialization Mode",
             Phase::Step => match self.version {
                 Version::V2 => "stepComplete",
@@ -363,6 +366,43 @@ impl<M: Model> Instance<M> {
         Status::Ok
     }
 
+    /// FMI 3 `fmi3EnterConfigurationMode`: from Instantiated, when the model has structural
+    /// parameters.
+    pub(crate) fn enter_configuration(&mut self, func: &str) -> Status {
+        if !self.table.has_structural_parameters() {
+            return self.fail(func, "this FMU has no structural parameters");
+        }
+        if self.phase == Phase::Step || self.phase == Phase::Event {
+            return self.fail(
+                func,
+                format!(
+                    "not allowed in {}: the FMU has no tunable structural parameters, so there \
+                     is no Reconfiguration Mode; set structural parameters after instantiation",
+                    self.phase_name()
+                ),
+            );
+        }
+        if let Err(s) = self.expect(func, &[Phase::Instantiated]) {
+            return s;
+        }
+        self.phase = Phase::Configuration;
+        Status::Ok
+    }
+
+    /// FMI 3 `fmi3ExitConfigurationMode`: back to Instantiated after the model accepted its
+    /// structural parameters ([`Model::configure`]).
+    pub(crate) fn exit_configuration(&mut self, func: &str) -> Status {
+        if let Err(s) = self.expect(func, &[Phase::Configuration]) {
+            return s;
+        }
+        if let Err(e) = self.model.configure(&mut self.s.values) {
+            return self.fail(func, format!("the structural parameters were refused: {e}"));
+        }
+        self.s.dirty = true;
+        self.phase = Phase::Instantiated;
+        Status::Ok
+    }
+
     pub(crate) fn terminate(&mut self, func: &str) -> Status {
         if let Err(s) = self.expect(
             func,
@@ -384,6 +424,7 @@ impl<M: Model> Instance<M> {
             func,
             &[
                 Phase::Instantiated,
+                Phase::Configuration,
                 Phase::Initialization,
                 Phase::Step,
                 Phase::Event,
@@ -408,7 +449,7 @@ impl<M: Model> Instance<M> {
         if self.phase == Phase::Initialization {
             self.model.initialize(&mut self.s.values, &self.cx)?;
         }
-        if self.phase != Phase::Instantiated {
+        if !matches!(self.phase, Phase::Instantiated | Phase::Configuration) {
             self.model.evaluate(&mut self.s.values, t)?;
         }
         self.s.dirty = false;
@@ -435,7 +476,21 @@ impl<M: Model> Instance<M> {
         if var == Variability::Constant {
             return Some("it is a constant".into());
         }
+        // FMI 3.0: a structural parameter "can only be changed in Configuration Mode or
+        // Reconfiguration Mode"; FMI 2 shows it as an ordinary fixed parameter.
+        let structural =
+            v.causality == Causality::StructuralParameter && self.version == Version::V3;
+        if structural && self.phase != Phase::Configuration {
+            return Some(format!(
+                "variable '{}' is a structural parameter: it may be set only in Configuration \
+                 Mode (call fmi3EnterConfigurationMode after instantiation, set it, then \
+                 fmi3ExitConfigurationMode), not in {}",
+                v.name,
+                self.phase_name()
+            ));
+        }
         let ok = match self.phase {
+            Phase::Configuration => structural,
             Phase::Instantiated | Phase::Initialization => {
                 input || matches!(v.initial, Some(Initial::Exact | Initial::Approx))
             }
@@ -449,7 +504,7 @@ impl<M: Model> Instance<M> {
             format!(
                 "variable '{}' (causality {}, variability {}) may not be set in {}",
                 v.name,
-                v.causality_xml(),
+                v.causality_xml(self.version == Version::V2),
                 v.variability_xml(),
                 self.phase_name()
             )
@@ -1284,7 +1339,10 @@ impl<M: Model> Instance<M> {
             let v = &self.table.vars[k];
             if !(v.causality == Causality::Input
                 || self.table.is_state(k)
-                || v.causality == Causality::Parameter)
+                || matches!(
+                    v.causality,
+                    Causality::Parameter | Causality::StructuralParameter
+                ))
             {
                 return Err(self.fail(
                     func,

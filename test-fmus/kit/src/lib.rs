@@ -39,6 +39,11 @@
 //!   variables hold the polynomial's end value afterwards and the derivatives are reset to 0;
 //! - FMI 3 inputs declared `intermediateUpdate` are requested through the callback at
 //!   t + h/3, t + 2h/3 and t + h and follow the cubic through those samples;
+//! - structural parameters ([`Variable::structural_parameter`], fixed scalars) are
+//!   `causality="structuralParameter"` in FMI 3, set only in Configuration Mode
+//!   (`fmi3EnterConfigurationMode` from Instantiated; [`Model::configure`] runs on
+//!   `fmi3ExitConfigurationMode`), and ordinary fixed parameters in FMI 2; array sizes stay
+//!   fixed (no `<Dimension valueReference>`), so they do not resize arrays;
 //! - a misused call returns Error with a log message naming the function and leaves the
 //!   instance as it was (a failed step moves it to an error state).
 
@@ -678,19 +683,11 @@ macro_rules! export_fmu {
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3EnterConfigurationMode(c: Comp) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3EnterConfigurationMode",
-                    "this FMU has no structural parameters",
-                )
+                fmi3::enter_configuration_mode::<M>(c)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3ExitConfigurationMode(c: Comp) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3ExitConfigurationMode",
-                    "this FMU has no structural parameters",
-                )
+                fmi3::exit_configuration_mode::<M>(c)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetIntervalDecimal(

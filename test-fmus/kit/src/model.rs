@@ -181,6 +181,14 @@ pub trait Model: Default + 'static {
     /// The variable table (without `time`, which the kit adds as value reference 0).
     fn variables(&self) -> Vec<Variable>;
 
+    /// Called when FMI 3 Configuration Mode ends, with the structural parameters set: check
+    /// them and prepare what depends on them. An error makes `fmi3ExitConfigurationMode`
+    /// return Error with the message. (The kit's arrays have fixed sizes, so a structural
+    /// parameter cannot resize them; a model uses a prefix of a maximum-size array instead.)
+    fn configure(&self, _v: &mut Values) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Computes calculated variables from parameters during initialization (e.g. states from
     /// their start parameters, data from a resource file). Called on entering and leaving
     /// Initialization Mode and before a get in it after a set.

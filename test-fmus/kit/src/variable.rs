@@ -105,6 +105,9 @@ impl VarType {
 pub enum Causality {
     /// Independent parameter.
     Parameter,
+    /// FMI 3 structural parameter: set only in Configuration Mode (FMI 2 has none and shows it
+    /// as an ordinary fixed `parameter`, set before initialization).
+    StructuralParameter,
     /// Parameter computed from other parameters.
     CalculatedParameter,
     /// Input.
@@ -118,9 +121,12 @@ pub enum Causality {
 }
 
 impl Causality {
-    fn xml(self) -> &'static str {
+    /// The `causality` attribute in the FMI 3 (`fmi2` false) or FMI 2 model description.
+    fn xml(self, fmi2: bool) -> &'static str {
         match self {
             Causality::Parameter => "parameter",
+            Causality::StructuralParameter if fmi2 => "parameter",
+            Causality::StructuralParameter => "structuralParameter",
             Causality::CalculatedParameter => "calculatedParameter",
             Causality::Input => "input",
             Causality::Output => "output",
@@ -380,6 +386,14 @@ impl Variable {
         self.variability = Some(Variability::Tunable);
         self
     }
+    /// FMI 3 structural parameter with variability fixed: set only in Configuration Mode,
+    /// before initialization (in FMI 2 an ordinary fixed parameter). Scalars only; the kit has
+    /// no Reconfiguration Mode, so it cannot be tunable.
+    pub fn structural_parameter(mut self) -> Self {
+        self.causality = Causality::StructuralParameter;
+        self.variability = Some(Variability::Fixed);
+        self
+    }
     /// Calculated parameter.
     pub fn calculated_parameter(mut self) -> Self {
         self.causality = Causality::CalculatedParameter;
@@ -499,15 +513,18 @@ impl Variable {
     /// Resolved variability.
     pub fn variability_resolved(&self) -> Variability {
         self.variability.unwrap_or(match self.causality {
-            Causality::Parameter | Causality::CalculatedParameter => Variability::Fixed,
+            Causality::Parameter
+            | Causality::StructuralParameter
+            | Causality::CalculatedParameter => Variability::Fixed,
             Causality::Independent => Variability::Continuous,
             _ if self.ty.is_float() => Variability::Continuous,
             _ => Variability::Discrete,
         })
     }
 
-    pub(crate) fn causality_xml(&self) -> &'static str {
-        self.causality.xml()
+    /// The `causality` attribute in the FMI 3 (`fmi2` false) or FMI 2 model description.
+    pub(crate) fn causality_xml(&self, fmi2: bool) -> &'static str {
+        self.causality.xml(fmi2)
     }
     pub(crate) fn variability_xml(&self) -> &'static str {
         self.variability_resolved().xml()
@@ -563,6 +580,19 @@ impl Table {
                 return Err(format!("{what}: only inputs may be intermediateUpdate"));
             }
             check_enumeration(v).map_err(|e| format!("{what}: {e}"))?;
+            if v.causality == Causality::StructuralParameter {
+                if !v.dims.is_empty() {
+                    return Err(format!(
+                        "{what}: a structural parameter must be a scalar (FMI 3.0: no Dimension)"
+                    ));
+                }
+                if v.variability_resolved() != Variability::Fixed {
+                    return Err(format!(
+                        "{what}: structural parameters must be fixed (the kit has no \
+                         Reconfiguration Mode for tunable ones)"
+                    ));
+                }
+            }
         }
         let mut enum_types: HashMap<&str, &EnumerationType> = HashMap::new();
         for v in &vars {
@@ -649,6 +679,13 @@ impl Table {
         self.index_of(vr).map(|i| &self.vars[i])
     }
 
+    /// Whether the model has structural parameters (FMI 3 Configuration Mode is then available).
+    pub fn has_structural_parameters(&self) -> bool {
+        self.vars
+            .iter()
+            .any(|v| v.causality == Causality::StructuralParameter)
+    }
+
     /// Whether `vars[i]` is a continuous state.
     pub fn is_state(&self, i: usize) -> bool {
         self.states.iter().any(|s| s.0 == i)
@@ -707,9 +744,9 @@ fn resolve_initial(v: &mut Variable) -> Result<(), String> {
             return Err("inputs must be discrete or continuous".into())
         }
         (C::Input, _) => &[],
-        (C::Parameter, V::Fixed | V::Tunable) => &[Initial::Exact],
+        (C::Parameter | C::StructuralParameter, V::Fixed | V::Tunable) => &[Initial::Exact],
         (C::CalculatedParameter, V::Fixed | V::Tunable) => &[Initial::Calculated, Initial::Approx],
-        (C::Parameter | C::CalculatedParameter, _) => {
+        (C::Parameter | C::StructuralParameter | C::CalculatedParameter, _) => {
             return Err("parameters must be fixed or tunable".into())
         }
         (C::Output | C::Local, V::Constant) => &[Initial::Exact],

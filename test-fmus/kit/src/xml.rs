@@ -64,12 +64,12 @@ fn start_text(s: &Start) -> String {
     }
 }
 
-fn common_attrs(v: &Variable, o: &mut String) {
+fn common_attrs(v: &Variable, fmi2: bool, o: &mut String) {
     let _ = write!(o, " name=\"{}\" valueReference=\"{}\"", esc(&v.name), v.vr);
     if let Some(d) = &v.description {
         let _ = write!(o, " description=\"{}\"", esc(d));
     }
-    let _ = write!(o, " causality=\"{}\"", v.causality_xml());
+    let _ = write!(o, " causality=\"{}\"", v.causality_xml(fmi2));
     if v.causality != Causality::Independent {
         let _ = write!(o, " variability=\"{}\"", v.variability_xml());
     }
@@ -226,7 +226,7 @@ pub fn fmi2<M: Model>(table: &Table) -> String {
     o.push_str("  <ModelVariables>\n");
     for (k, &(i, v)) in vars.iter().enumerate() {
         let _ = write!(o, "    <!-- index {} -->\n    <ScalarVariable", k + 1);
-        common_attrs(v, &mut o);
+        common_attrs(v, true, &mut o);
         o.push_str(">\n");
         let _ = write!(o, "      <{}", v.ty.fmi2_name().unwrap_or("Real"));
         declared_type(v, &mut o);
@@ -326,7 +326,7 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
     o.push_str("  <ModelVariables>\n");
     for v in &table.vars {
         let _ = write!(o, "    <{}", v.ty.fmi3_name());
-        common_attrs(v, &mut o);
+        common_attrs(v, false, &mut o);
         declared_type(v, &mut o);
         if v.intermediate_update {
             o.push_str(" intermediateUpdate=\"true\"");

@@ -88,6 +88,8 @@ api! {
     free_instance: "fmi3FreeInstance" => fn(Instance3);
     enter_initialization_mode: "fmi3EnterInitializationMode" => fn(Instance3, bool, f64, f64, bool, f64) -> Status;
     exit_initialization_mode: "fmi3ExitInitializationMode" => fn(Instance3) -> Status;
+    enter_configuration_mode: "fmi3EnterConfigurationMode" => fn(Instance3) -> Status;
+    exit_configuration_mode: "fmi3ExitConfigurationMode" => fn(Instance3) -> Status;
     enter_event_mode: "fmi3EnterEventMode" => fn(Instance3) -> Status;
     terminate: "fmi3Terminate" => fn(Instance3) -> Status;
     reset: "fmi3Reset" => fn(Instance3) -> Status;
@@ -230,6 +232,18 @@ impl<'a> Instance<'a> {
     pub fn exit_initialization_mode(&self) -> Status {
         // SAFETY: live instance.
         unsafe { (self.api.exit_initialization_mode)(self.c) }
+    }
+
+    /// `fmi3EnterConfigurationMode`.
+    pub fn enter_configuration_mode(&self) -> Status {
+        // SAFETY: live instance.
+        unsafe { (self.api.enter_configuration_mode)(self.c) }
+    }
+
+    /// `fmi3ExitConfigurationMode`.
+    pub fn exit_configuration_mode(&self) -> Status {
+        // SAFETY: live instance.
+        unsafe { (self.api.exit_configuration_mode)(self.c) }
     }
 
     /// `fmi3Terminate`.

@@ -14,12 +14,16 @@
 //! reproduce Eq. 38), whose `F1` goes to this chain's `F_right` and `F2` to the next chain's
 //! `F_left`.
 //!
-//! Size: `n` is a fixed Int32 parameter (1..=1000, both FMI versions). The kit has no FMI 3
-//! Configuration Mode, so instead of a structural parameter sizing the arrays, the state arrays
-//! `x`, `v` (and `der(x)`, `der(v)`) are FMI 3 Float64 arrays of the compile-time maximum
-//! [`N_MAX`] = 1000; only the first n elements move (the rest stay 0). FMI 2 does not show the
-//! arrays; the scalar outputs (`x_first` … `a_last`, `x_probe`, `v_probe`) and locals `p`, `E`
-//! are in both.
+//! Size: `n` (Int32, 1..=1000) is an FMI 3 structural parameter: an FMI 3 importer sets it in
+//! Configuration Mode (`fmi3EnterConfigurationMode`, `fmi3SetInt32`, `fmi3ExitConfigurationMode`,
+//! right after instantiation); setting it in any other state is an error. FMI 2 has no structural
+//! parameters, so there `n` is an ordinary fixed parameter set before initialization. The kit's
+//! arrays have fixed sizes (no `<Dimension valueReference>`), so `n` does not size the state
+//! arrays: `x`, `v` (and `der(x)`, `der(v)`) are FMI 3 Float64 arrays of the compile-time
+//! maximum [`N_MAX`] = 1000 of which only the first n elements move (the rest stay 0). (A
+//! structural parameter that sized arrays would have to be UInt64, which FMI 2 lacks.) FMI 2
+//! does not show the arrays; the scalar outputs (`x_first` … `a_last`, `x_probe`, `v_probe`)
+//! and locals `p`, `E` are in both.
 //!
 //! Initial states: `x_i = x0 + x0_spread·u_i`, `v_i = v0 + v0_spread·w_i` with u_i, w_i
 //! uniform in [-1, 1) from SplitMix64 seeded with `seed` (drawn in the order u_1, w_1, u_2,
@@ -297,7 +301,12 @@ impl Model for OscillatorChain {
                 .unit("N")
                 .description("Force on mass n")
                 .intermediate_update(),
-            int(N, "n", 10, 1.0, nmax, "Number of masses (1..=1000)"),
+            Variable::int32(N, "n")
+                .structural_parameter()
+                .start(10)
+                .min(1.0)
+                .max(nmax)
+                .description("Number of masses (1..=1000; FMI 3: set in Configuration Mode)"),
             real(M, "m", 0.1, "kg", "Mass of each body (> 0)").min(0.0),
             real(C_LIN, "c", 1e7, "N/m", "Linear stiffness"),
             real(D_LIN, "d", 1e4, "N.s/m", "Linear damping"),
@@ -439,6 +448,14 @@ impl Model for OscillatorChain {
                 .derivative_of(V)
                 .depends_on(&[X, V, F_LEFT, F_RIGHT]),
         ]
+    }
+
+    fn configure(&self, v: &mut Values) -> Result<(), String> {
+        let n = index(v, N);
+        if !(1..=N_MAX as i32).contains(&n) {
+            return Err(format!("n = {n} must be in 1..={N_MAX}"));
+        }
+        Ok(())
     }
 
     fn initialize(&self, v: &mut Values, _cx: &fmu_kit::Context) -> Result<(), String> {
