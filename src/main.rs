@@ -85,6 +85,12 @@ struct RunArgs {
     /// derivatives; composed along the coupling graph).
     #[arg(long, value_parser = ["system", "components"])]
     jacobian: Option<String>,
+    /// Extended coupling of --algorithm implicit (the stability thesis, Sect. 3.4) for the
+    /// connections the system file marks "halfStep": derivative (the coupling condition's time
+    /// derivative at each point, from the sources' output derivatives) or integral (its
+    /// integral over each step, from the outputs the connections name as "sourceIntegral").
+    #[arg(long, value_parser = ["none", "derivative", "integral"])]
+    extension: Option<String>,
     /// Extrapolation order k of Float inputs in systems: 0 (hold) to 3 (with --adaptive: the
     /// highest order the order controller may choose).
     #[arg(long, visible_alias = "order", value_parser = clap::value_parser!(u8).range(0..=3))]
@@ -455,6 +461,13 @@ fn apply_overrides(args: &RunArgs, system: &mut System) -> Result<(), Error> {
         experiment.corrector.jacobian = match jacobian.as_str() {
             "components" => cosimo::master::implicit::JacobianMethod::Components,
             _ => cosimo::master::implicit::JacobianMethod::SystemSteps,
+        };
+    }
+    if let Some(extension) = &args.extension {
+        experiment.corrector.extension = match extension.as_str() {
+            "derivative" => cosimo::master::implicit::Extension::Derivative,
+            "integral" => cosimo::master::implicit::Extension::Integral,
+            _ => cosimo::master::implicit::Extension::None,
         };
     }
     if args.adaptive || experiment.control.is_some() {

@@ -304,6 +304,63 @@ fn master_options_are_accepted_and_take_effect() {
 }
 
 #[test]
+fn the_extended_coupling_example_runs_with_both_extensions() {
+    // fmus/two-mass-extended.json: D-extended F/F with Q at H = 2 ms, and the same file with
+    // --extension integral (its connections name the sources' running integrals).
+    pack_fmus();
+    let dir = temp_dir();
+    let error = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut a = args(&[
+            &"run",
+            &example("two-mass-extended.json"),
+            &"--stop-time",
+            &"0.5",
+            &"--output-file",
+            &out,
+        ]);
+        a.extend(extra.iter().map(OsString::from));
+        let output = cosimo_ok(a);
+        let summary = stderr(&output);
+        // Linear subsystems: one Newton iteration per macro step.
+        assert!(
+            summary.contains("250 macro steps")
+                && summary.contains("corrector: 250 Newton iterations"),
+            "{summary}"
+        );
+        let table = read_results(&out);
+        let x1 = table.values(table.column("mass1.x").unwrap());
+        table
+            .time()
+            .iter()
+            .enumerate()
+            .map(|(row, &t)| (x1[row] - two_mass_exact(t)[0]).abs())
+            .fold(0.0, f64::max)
+    };
+    let derivative = error("derivative.csv", &[]);
+    let integral = error("integral.csv", &["--extension", "integral"]);
+    eprintln!("max |x1 - exact|: derivative {derivative:e}, integral {integral:e}");
+    // Relative to x0 = 0.1: D-extended Q about 1e-5, I-extended Q about 1e-8 at H = 2 ms.
+    assert!(derivative < 1e-6, "derivative: {derivative:e}");
+    assert!(integral < derivative / 10.0, "integral: {integral:e}");
+    // Half-step marks without an extension are refused, not silently ignored.
+    let refused = cosimo(args(&[
+        &"run",
+        &example("two-mass-extended.json"),
+        &"--extension",
+        &"none",
+        &"--output-file",
+        &dir.path().join("none.csv"),
+    ]));
+    assert_eq!(refused.status.code(), Some(2), "{}", show(&refused));
+    assert!(
+        stderr(&refused).contains("halfStep needs the extended implicit coupling"),
+        "{}",
+        show(&refused)
+    );
+}
+
+#[test]
 fn a_failing_system_exits_1_naming_time_and_component_and_keeps_its_rows() {
     pack_fmus();
     let dir = temp_dir();
