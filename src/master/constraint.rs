@@ -271,6 +271,63 @@ impl Execution {
             .collect())
     }
 
+    /// `d g'' / d lambda` at the current point from the FMUs' directional derivatives of the
+    /// acceleration outputs with respect to the driven force inputs (their direct feedthrough;
+    /// a force acts on its own component's accelerations only). `None` when a component
+    /// involved provides no directional derivatives: the caller takes finite differences.
+    fn acceleration_jacobian(
+        &mut self,
+        c: &ConstraintCoupling,
+        r: &ResolvedConstraints,
+    ) -> Result<Option<DMatrix<f64>>> {
+        let m = c.equations.len();
+        let mut involved: Vec<usize> = r.points.iter().map(|p| p[2].0).collect();
+        involved.extend(r.forces.iter().map(|f| f.0));
+        involved.sort_unstable();
+        involved.dedup();
+        for &component in &involved {
+            let provides = self.placement.run_one(component, |unit| {
+                Ok(unit.slave.provides_directional_derivatives())
+            })?;
+            if !provides {
+                return Ok(None);
+            }
+        }
+        // d acceleration_i / d lambda_j through the forces on the point's own component.
+        let mut acceleration = DMatrix::<f64>::zeros(r.points.len(), m);
+        for (i, point) in r.points.iter().enumerate() {
+            let (component, acceleration_vr) = point[2];
+            for (force_component, force_vr, terms) in &r.forces {
+                if *force_component != component {
+                    continue;
+                }
+                let force_vr = *force_vr;
+                let partial = self.placement.run_one(component, move |unit| {
+                    let mut sensitivity = [0.0];
+                    unit.slave.directional_derivative(
+                        &[acceleration_vr],
+                        &[force_vr],
+                        &[1.0],
+                        &mut sensitivity,
+                    )?;
+                    Ok(sensitivity[0])
+                })?;
+                for &(coefficient, j) in terms {
+                    acceleration[(i, j)] += coefficient * partial;
+                }
+            }
+        }
+        let mut jacobian = DMatrix::zeros(m, m);
+        for (e, equation) in c.equations.iter().enumerate() {
+            for &(coefficient, i) in equation {
+                for j in 0..m {
+                    jacobian[(e, j)] += coefficient * acceleration[(i, j)];
+                }
+            }
+        }
+        Ok(Some(jacobian))
+    }
+
     /// Consistent multipliers at the current point: the acceleration-level constraints solved
     /// for lambda (they are affine in lambda through the accelerations' direct feedthrough).
     pub(crate) fn consistent_multipliers(
@@ -290,14 +347,20 @@ impl Execution {
                 ))
             };
         let base = acceleration_residual(self, lambda_guess)?;
-        let mut jacobian = DMatrix::zeros(m, m);
-        for j in 0..m {
-            let mut perturbed = lambda_guess.to_vec();
-            let delta = 1.0f64.max(lambda_guess[j].abs() * 1e-6);
-            perturbed[j] += delta;
-            let column = (acceleration_residual(self, &perturbed)? - &base) / delta;
-            jacobian.set_column(j, &column);
-        }
+        let jacobian = match self.acceleration_jacobian(c, r)? {
+            Some(jacobian) => jacobian,
+            None => {
+                let mut jacobian = DMatrix::zeros(m, m);
+                for j in 0..m {
+                    let mut perturbed = lambda_guess.to_vec();
+                    let delta = 1.0f64.max(lambda_guess[j].abs() * 1e-6);
+                    perturbed[j] += delta;
+                    let column = (acceleration_residual(self, &perturbed)? - &base) / delta;
+                    jacobian.set_column(j, &column);
+                }
+                jacobian
+            }
+        };
         let step = jacobian.lu().solve(&(-&base)).ok_or_else(|| {
             Error::Usage(format!(
                 "constraint coupling at t = {}: the accelerations do not depend on the multipliers (singular); check the force inputs and the acceleration outputs' feedthrough",
@@ -439,13 +502,20 @@ impl Execution {
             ))
         };
         let base = residual(self, guess)?;
-        let mut jacobian = DMatrix::zeros(m, m);
-        for j in 0..m {
-            let mut perturbed = guess.to_vec();
-            let delta = 1.0f64.max(guess[j].abs() * 1e-6);
-            perturbed[j] += delta;
-            jacobian.set_column(j, &((residual(self, &perturbed)? - &base) / delta));
-        }
+        // Only g'' depends on the multipliers at the point itself.
+        let jacobian = match self.acceleration_jacobian(c, r)? {
+            Some(jacobian) => jacobian,
+            None => {
+                let mut jacobian = DMatrix::zeros(m, m);
+                for j in 0..m {
+                    let mut perturbed = guess.to_vec();
+                    let delta = 1.0f64.max(guess[j].abs() * 1e-6);
+                    perturbed[j] += delta;
+                    jacobian.set_column(j, &((residual(self, &perturbed)? - &base) / delta));
+                }
+                jacobian
+            }
+        };
         let step = jacobian.lu().solve(&(-&base)).ok_or_else(|| {
             Error::Usage(format!(
                 "Baumgarte coupling at t = {}: the accelerations do not depend on the multipliers",
