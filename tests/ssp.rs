@@ -109,6 +109,11 @@ fn the_examples_ssp_twins_equal_their_json_twins_bit_for_bit() {
             &["mass1.x", "mass2.x", "spring.F1"][..],
         ),
         (
+            "two-mass-extended.ssp",
+            "two-mass-extended.json",
+            &["mass1.x", "mass2.x", "spring.F1"][..],
+        ),
+        (
             "conformance-chain.ssp",
             "conformance-chain.json",
             &[
@@ -1046,7 +1051,7 @@ fn bad_inputs_have_exact_messages() {
         (
             "a typo in cosimo's annotation",
             vec![("SystemStructure.ssd".into(), broken("stepSize=\"1e-3\"", "stepsize=\"1e-3\""))],
-            "TMP/model.ssp/SystemStructure.ssd:34: <cosimo:Experiment>: stepsize=\"1e-3\": unknown attribute; cosimo:Experiment takes stepSize, outputInterval, algorithm, extrapolationOrder, parallel, tolerance, startTime, stopTime, loopSolver, loopAbsoluteTolerance, loopRelativeTolerance, loopMaxIterations, correctorMaxIterations, correctorAbsoluteTolerance, correctorRelativeTolerance, reuseJacobian, correctorJacobian (and a <cosimo:StepControl> child)",
+            "TMP/model.ssp/SystemStructure.ssd:34: <cosimo:Experiment>: stepsize=\"1e-3\": unknown attribute; cosimo:Experiment takes stepSize, outputInterval, algorithm, extrapolationOrder, parallel, tolerance, startTime, stopTime, loopSolver, loopAbsoluteTolerance, loopRelativeTolerance, loopMaxIterations, correctorMaxIterations, correctorAbsoluteTolerance, correctorRelativeTolerance, reuseJacobian, correctorJacobian, correctorExtension (and a <cosimo:StepControl> child)",
         ),
         (
             "malformed XML in the .ssd",

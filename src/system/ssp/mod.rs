@@ -52,7 +52,10 @@
 //!
 //!   Per component (`ssc:Annotations` of `ssd:Component`): type `org.cosimo.component` with
 //!   `<cosimo:Component subSteps="4"/>`; per connection: type `org.cosimo.connection` with
-//!   `<cosimo:Connection extrapolationOrder="1"/>`. Unknown cosimo attributes are errors.
+//!   `<cosimo:Connection extrapolationOrder="1" halfStep="true" sourceIntegral="x_int"/>`
+//!   (`halfStep` and `sourceIntegral` for the extended implicit coupling, with
+//!   `correctorExtension="derivative|integral"` on the experiment). Unknown cosimo attributes
+//!   are errors.
 //!
 //! Other vendors' annotations (OMSimulator, FMPy, libcosim, ...) and geometry are ignored with a
 //! debug-level log note. Anything else cosimo does not support is reported with file, line and

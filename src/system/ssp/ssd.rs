@@ -118,6 +118,10 @@ struct Edge {
     suppress_unit_conversion: bool,
     line: usize,
     extrapolation_order: Option<u8>,
+    /// `<cosimo:Connection halfStep="true">`: extended implicit coupling.
+    half_step: bool,
+    /// `<cosimo:Connection sourceIntegral="...">`: the source's running-integral output.
+    source_integral: Option<String>,
 }
 
 /// A parameter value with its precedence.
@@ -619,6 +623,14 @@ impl Importer<'_> {
                         _ => return Err(at("expected system or components")),
                     }
                 }
+                "correctorExtension" => {
+                    x.corrector.extension = match text.trim() {
+                        "none" => crate::master::implicit::Extension::None,
+                        "derivative" => crate::master::implicit::Extension::Derivative,
+                        "integral" => crate::master::implicit::Extension::Integral,
+                        _ => return Err(at("expected none, derivative or integral")),
+                    }
+                }
                 _ if key.starts_with("xmlns") || key.contains(':') => {}
                 _ => {
                     return Err(at(
@@ -626,7 +638,8 @@ impl Importer<'_> {
                          algorithm, extrapolationOrder, parallel, tolerance, startTime, \
                          stopTime, loopSolver, loopAbsoluteTolerance, loopRelativeTolerance, \
                          loopMaxIterations, correctorMaxIterations, correctorAbsoluteTolerance, \
-                         correctorRelativeTolerance, reuseJacobian, correctorJacobian (and a <cosimo:StepControl> \
+                         correctorRelativeTolerance, reuseJacobian, correctorJacobian, \
+                         correctorExtension (and a <cosimo:StepControl> \
                          child)",
                     ))
                 }
@@ -1335,9 +1348,24 @@ impl Importer<'_> {
             None => None,
         };
         let mut extrapolation_order = None;
+        let mut half_step = false;
+        let mut source_integral = None;
         for a in self.annotations(c, "org.cosimo.connection") {
             for (key, value) in &a.attrs {
                 match key.as_str() {
+                    "halfStep" if a.name == "Connection" => half_step = match value.trim() {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(self.fail(
+                            a.line,
+                            format!(
+                                "<cosimo:Connection>: halfStep=\"{value}\"; expected true or false"
+                            ),
+                        )),
+                    },
+                    "sourceIntegral" if a.name == "Connection" => {
+                        source_integral = Some(value.trim().to_string());
+                    }
                     "extrapolationOrder" if a.name == "Connection" => {
                         extrapolation_order =
                             Some(value.trim().parse().ok().filter(|o| *o <= 3).ok_or_else(
@@ -1359,7 +1387,8 @@ impl Importer<'_> {
                             format!(
                                 "<{}> {key}=\"{value}\" in the org.cosimo.connection \
                                  annotation is unknown; cosimo reads <cosimo:Connection \
-                                 extrapolationOrder=\"N\"/>",
+                                 extrapolationOrder=\"N\" halfStep=\"true\" \
+                                 sourceIntegral=\"output\"/>",
                                 a.name
                             ),
                         ))
@@ -1399,6 +1428,8 @@ impl Importer<'_> {
             suppress_unit_conversion: suppress,
             line: c.line,
             extrapolation_order,
+            half_step,
+            source_integral,
         });
         self.incoming[to] = Some(self.edges.len() - 1);
         Ok(())
@@ -1454,6 +1485,10 @@ impl Importer<'_> {
                     .iter()
                     .rev()
                     .find_map(|&i| self.edges[i].extrapolation_order);
+                let half_step = chain.iter().any(|&i| self.edges[i].half_step);
+                let source_integral = chain
+                    .iter()
+                    .find_map(|&i| self.edges[i].source_integral.clone());
                 // Value maps along the chain, composed in order (unmapped values pass).
                 let mut value_map: Vec<(String, String)> = Vec::new();
                 for &i in &chain {
@@ -1487,8 +1522,8 @@ impl Importer<'_> {
                     offset,
                     extrapolation_order: order,
                     value_map,
-                    half_step: false,
-                    source_integral: None,
+                    half_step,
+                    source_integral,
                 });
             } else if let Some(a) = self.nodes[source].value.clone() {
                 // A system parameter passed on to a component's connector.
