@@ -71,7 +71,7 @@ impl Layout {
 }
 
 impl Execution {
-    /// One macro step of the D-extended implicit scheme (see the module documentation); the
+    /// One macro step of the D- or I-extended implicit scheme (see the module documentation); the
     /// contract is that of `step_implicit`.
     pub(crate) fn step_extended(
         &mut self,

@@ -1353,16 +1353,20 @@ impl Importer<'_> {
         for a in self.annotations(c, "org.cosimo.connection") {
             for (key, value) in &a.attrs {
                 match key.as_str() {
-                    "halfStep" if a.name == "Connection" => half_step = match value.trim() {
-                        "true" => true,
-                        "false" => false,
-                        _ => return Err(self.fail(
-                            a.line,
-                            format!(
+                    "halfStep" if a.name == "Connection" => {
+                        half_step = match value.trim() {
+                            "true" => true,
+                            "false" => false,
+                            _ => {
+                                return Err(self.fail(
+                                    a.line,
+                                    format!(
                                 "<cosimo:Connection>: halfStep=\"{value}\"; expected true or false"
                             ),
-                        )),
-                    },
+                                ))
+                            }
+                        }
+                    }
                     "sourceIntegral" if a.name == "Connection" => {
                         source_integral = Some(value.trim().to_string());
                     }
