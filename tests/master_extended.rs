@@ -4,7 +4,8 @@
 //! extensions converge in one Newton iteration per step for all three decompositions, with
 //! order k + 1, except the integral-extended force/force scheme, whose orders follow the
 //! thesis' pattern (Sect. 3.5.4: one order for k = 0, a common higher one for k = 1 and 2);
-//! misuse is refused with messages that say what to change.
+//! misuse is refused with messages that say what to change. Also the Newton driver both
+//! implicit schemes share: a reused Jacobian is kept while it converges and replaced when stale.
 
 mod common;
 
@@ -155,6 +156,22 @@ fn integral_extended_displacement_displacement_converges_with_order_k_plus_one()
     );
 }
 
+/// The connection into mass1.F, and its position among the half-step values (`middle`).
+fn mass1_force(exec: &Execution, system: &System) -> (usize, usize) {
+    let force = system
+        .connections
+        .iter()
+        .position(|c| c.to.to_string() == "mass1.F")
+        .expect("mass1.F is connected");
+    let half_index = exec
+        .coupled_connections()
+        .into_iter()
+        .filter(|&c| system.connections[c].half_step)
+        .position(|c| c == force)
+        .expect("mass1.F is a half-step value");
+    (force, half_index)
+}
+
 #[test]
 fn the_half_step_force_meets_the_coupling_condition_and_its_derivative() {
     // F/F with Q (k = 2): after each step the spring force u* equals c (x2 - x1) + d (v2 - v1)
@@ -167,21 +184,9 @@ fn the_half_step_force_meets_the_coupling_condition_and_its_derivative() {
     exec.initialize().unwrap();
     let settings = system.experiment.corrector;
     let mut state = ImplicitState::default();
-    let coupled = exec.coupled_connections();
-    let force = coupled
-        .iter()
-        .position(|&c| {
-            let conn = &system.connections[c];
-            conn.to.to_string() == "mass1.F"
-        })
-        .expect("mass1.F is coupled");
-    let half_index = coupled
-        .iter()
-        .filter(|&&c| system.connections[c].half_step)
-        .position(|&c| c == coupled[force])
-        .expect("mass1.F is a half-step value");
+    let (force, half_index) = mass1_force(&exec, &system);
     for step in 0..20 {
-        let start = exec.values[coupled[force]];
+        let start = exec.values[force];
         let report = exec.step_implicit(h, &settings, &mut state).unwrap();
         assert!(report.converged, "step {step} converges");
         exec.push_history();
@@ -223,23 +228,14 @@ fn the_half_step_force_meets_the_coupling_condition_and_its_integral() {
     exec.initialize().unwrap();
     let settings = system.experiment.corrector;
     let mut state = ImplicitState::default();
-    let coupled = exec.coupled_connections();
-    let force = coupled
-        .iter()
-        .position(|&c| system.connections[c].to.to_string() == "mass1.F")
-        .expect("mass1.F is coupled");
-    let half_index = coupled
-        .iter()
-        .filter(|&&c| system.connections[c].half_step)
-        .position(|&c| c == coupled[force])
-        .expect("mass1.F is a half-step value");
+    let (force, half_index) = mass1_force(&exec, &system);
     let read = |exec: &mut Execution, names: [&str; 4]| names.map(|n| exec.float_value(n).unwrap());
     let mut before = read(
         &mut exec,
         ["mass1.x", "mass1.x_int", "mass2.x", "mass2.x_int"],
     );
     for step in 0..20 {
-        let start = exec.values[coupled[force]];
+        let start = exec.values[force];
         let report = exec.step_implicit(h, &settings, &mut state).unwrap();
         assert!(report.converged, "step {step} converges");
         exec.push_history();
@@ -369,4 +365,47 @@ fn a_half_step_source_without_output_derivatives_is_named() {
             && error.contains("component \"relay\" provides no output derivatives"),
         "{error}"
     );
+}
+
+#[test]
+fn a_reused_jacobian_is_kept_while_it_converges_and_replaced_when_it_goes_stale() {
+    // Linear two-mass oscillator, one Newton iteration allowed: at a fixed H the reused
+    // interface Jacobian is exact, so only the first step computes one; after a change of H the
+    // stale one misses the tolerance, and the step restarts from the predictor with a fresh
+    // Jacobian that meets it -- for the original and for the extended scheme alike.
+    for extension in [Extension::None, Extension::Derivative, Extension::Integral] {
+        let mut system = extended(Decomposition::ForceForce, extension, 1, 1e-3, 1.0);
+        if extension == Extension::None {
+            for c in &mut system.connections {
+                c.half_step = false;
+            }
+        }
+        let mut settings = system.experiment.corrector;
+        settings.reuse_jacobian = true;
+        settings.max_iterations = 1;
+        let mut exec = Execution::instantiate(&system, &RunOptions::default()).unwrap();
+        exec.initialize().unwrap();
+        let mut state = ImplicitState::default();
+        let mut step = |exec: &mut Execution, h: f64| {
+            let report = exec.step_implicit(h, &settings, &mut state).unwrap();
+            assert!(report.converged, "{extension:?}, H = {h}");
+            exec.push_history();
+            (report.iterations, report.jacobian_steps)
+        };
+        let first = step(&mut exec, 1e-3);
+        assert!(
+            first.1 > 0,
+            "{extension:?}: the first step computes a Jacobian"
+        );
+        for _ in 0..5 {
+            assert_eq!(step(&mut exec, 1e-3), (1, 0), "{extension:?}: reused");
+        }
+        let changed = step(&mut exec, 5e-4);
+        assert_eq!(
+            changed,
+            (2, first.1),
+            "{extension:?}: one stale iteration, then a fresh Jacobian and one more"
+        );
+        assert_eq!(step(&mut exec, 5e-4), (1, 0), "{extension:?}: reused again");
+    }
 }

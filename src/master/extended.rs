@@ -30,7 +30,6 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::control::wrms;
 use super::execution::{get_scalar, Execution};
 use super::implicit::{ImplicitSettings, ImplicitState, ImplicitStep};
 use super::polynomial::{lagrange_taylor, MAX_DEGREE};
@@ -87,8 +86,8 @@ impl Execution {
         predicted.extend(self.extrapolate_to(t_start + 0.5 * h, &half_connections));
         self.save_states()?;
 
-        let mut theta = DVector::from_vec(predicted);
-        let (mut residual, phi) = self.extended_pass(t_start, t_end, &layout, &theta)?;
+        let theta = DVector::from_vec(predicted);
+        let (residual, phi) = self.extended_pass(t_start, t_end, &layout, &theta)?;
         let mut report = ImplicitStep {
             predicted: theta
                 .rows(0, layout.coupled.len())
@@ -99,50 +98,32 @@ impl Execution {
             predictor_states: self.read_probes()?,
             ..ImplicitStep::default()
         };
-
-        let n = layout.unknowns();
-        let mut fresh_jacobian = false;
-        let mut jacobian = match &state.jacobian {
-            Some(j) if settings.reuse_jacobian && j.nrows() == n => j.clone(),
-            _ => {
-                fresh_jacobian = true;
-                self.extended_jacobian(t_start, t_end, &layout, &theta, &residual, &mut report)?
-            }
-        };
-        loop {
-            for _ in 0..settings.max_iterations.max(1) {
-                let step = jacobian.clone().lu().solve(&(-&residual)).ok_or_else(|| {
-                    Error::Usage(format!(
-                        "the Jacobian of the extended coupling conditions at t = {t_start} is singular: the half-step values are not determined; check which connections are marked halfStep"
-                    ))
-                })?;
-                theta += step;
-                residual = self.extended_pass(t_start, t_end, &layout, &theta)?.0;
-                report.iterations += 1;
-                let values: Vec<f64> = theta.iter().copied().collect();
-                let residuals: Vec<f64> = residual.iter().copied().collect();
-                if wrms(
-                    &residuals,
-                    &values,
-                    settings.abs_tolerance,
-                    settings.rel_tolerance,
-                ) <= 1.0
-                {
-                    report.converged = true;
-                    break;
-                }
-            }
-            if report.converged || fresh_jacobian {
-                break;
-            }
-            // A reused Jacobian may be stale: recompute it once from the predictor's point.
-            fresh_jacobian = true;
-            theta = DVector::from_vec(report.predicted.clone());
-            theta.extend(self.extrapolate_to(t_start + 0.5 * h, &half_connections));
-            residual = self.extended_pass(t_start, t_end, &layout, &theta)?.0;
-            jacobian =
-                self.extended_jacobian(t_start, t_end, &layout, &theta, &residual, &mut report)?;
-        }
+        let reused = state
+            .jacobian
+            .take()
+            .filter(|j| settings.reuse_jacobian && j.nrows() == layout.unknowns());
+        let singular = format!(
+            "the Jacobian of the extended coupling conditions at t = {t_start} is singular: the half-step values are not determined; check which connections are marked halfStep"
+        );
+        let predicted_theta = theta.clone();
+        let (theta, jacobian) = self.newton_with_reuse(
+            settings,
+            reused,
+            (theta, residual),
+            &mut report,
+            &singular,
+            &mut |exec, theta| Ok(exec.extended_pass(t_start, t_end, &layout, theta)?.0),
+            &mut |exec, theta, residual, report| {
+                exec.extended_jacobian(t_start, t_end, &layout, theta, residual, report)
+            },
+            // The predictor's point again (its pass leaves the components at its end).
+            &mut |exec, _| {
+                let residual = exec
+                    .extended_pass(t_start, t_end, &layout, &predicted_theta)?
+                    .0;
+                Ok((predicted_theta.clone(), residual))
+            },
+        )?;
         report.middle = theta
             .rows(layout.coupled.len(), layout.half.len())
             .iter()

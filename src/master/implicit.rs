@@ -195,40 +195,98 @@ impl Execution {
 
         // Predictor: the explicit step and its update at the new point.
         self.advance(t_start, t_end, None)?;
-        let mut phi =
-            DVector::from_iterator(coupled.len(), coupled.iter().map(|&c| self.values[c]));
+        let phi = DVector::from_iterator(coupled.len(), coupled.iter().map(|&c| self.values[c]));
         let mut report = ImplicitStep {
             predicted: predicted.clone(),
             predictor_update: phi.iter().copied().collect(),
             predictor_states: self.read_probes()?,
             ..ImplicitStep::default()
         };
-        let mut u = DVector::from_vec(predicted);
+        let u = DVector::from_vec(predicted);
+        let residual = &u - &phi;
+        let reused = state
+            .jacobian
+            .take()
+            .filter(|j| settings.reuse_jacobian && j.nrows() == coupled.len());
+        let singular = format!(
+            "the interface Jacobian of the implicit step at t = {t_start} is singular: the coupling equations have no unique solution"
+        );
+        let (_, jacobian) = self.newton_with_reuse(
+            settings,
+            reused,
+            (u, residual),
+            &mut report,
+            &singular,
+            // G(u*) = u* - phi(u*), each evaluation a corrector pass.
+            &mut |exec, u| Ok(u - exec.corrector_pass(t_start, t_end, &coupled, u)?),
+            &mut |exec, u, residual, report| {
+                let phi = u - residual;
+                exec.interface_jacobian(t_start, t_end, &coupled, u, &phi, settings, report)
+            },
+            // The components back at the predictor's end, for a Jacobian from there.
+            &mut |exec, report| {
+                exec.restore_states()?;
+                exec.time = t_start;
+                exec.advance(t_start, t_end, None)?;
+                let u = DVector::from_vec(report.predicted.clone());
+                let phi = DVector::from_vec(report.predictor_update.clone());
+                let residual = &u - &phi;
+                Ok((u, residual))
+            },
+        )?;
+        if settings.reuse_jacobian {
+            state.jacobian = Some(jacobian);
+        }
+        if !report.converged {
+            self.roll_back(t_start)?;
+        }
+        Ok(report)
+    }
 
-        let mut fresh_jacobian = false;
-        let mut jacobian = match (&state.jacobian, settings.reuse_jacobian) {
-            (Some(j), true) if j.nrows() == coupled.len() => j.clone(),
-            _ => {
-                fresh_jacobian = true;
-                self.interface_jacobian(t_start, t_end, &coupled, &u, &phi, settings, &mut report)?
-            }
+    /// Newton on coupling conditions `r(x) = 0` whose every evaluation repeats the macro step
+    /// from the saved states: from `x` with residual `r`, at most `max_iterations` passes,
+    /// converged when WRMS(r) <= 1 with weights atol + rtol |x|. A `reused` Jacobian that does
+    /// not converge is replaced once by a fresh one from the predictor's point (`restart`).
+    /// Returns the last `x` (the components are at the end of the step through it) and the
+    /// Jacobian used.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    pub(super) fn newton_with_reuse(
+        &mut self,
+        settings: &ImplicitSettings,
+        reused: Option<DMatrix<f64>>,
+        (mut x, mut r): (DVector<f64>, DVector<f64>),
+        report: &mut ImplicitStep,
+        singular: &str,
+        evaluate: &mut dyn FnMut(&mut Execution, &DVector<f64>) -> Result<DVector<f64>>,
+        jacobian: &mut dyn FnMut(
+            &mut Execution,
+            &DVector<f64>,
+            &DVector<f64>,
+            &mut ImplicitStep,
+        ) -> Result<DMatrix<f64>>,
+        restart: &mut dyn FnMut(
+            &mut Execution,
+            &ImplicitStep,
+        ) -> Result<(DVector<f64>, DVector<f64>)>,
+    ) -> Result<(DVector<f64>, DMatrix<f64>)> {
+        let mut fresh = reused.is_none();
+        let mut current = match reused {
+            Some(j) => j,
+            None => jacobian(self, &x, &r, report)?,
         };
         loop {
             for _ in 0..settings.max_iterations.max(1) {
-                let residual = &u - &phi;
-                let step = jacobian.clone().lu().solve(&(-residual)).ok_or_else(|| {
-                    Error::Usage(format!(
-                        "the interface Jacobian of the implicit step at t = {t_start} is singular: the coupling equations have no unique solution"
-                    ))
-                })?;
-                u += step;
-                phi = self.corrector_pass(t_start, t_end, &coupled, &u)?;
+                let step = current
+                    .clone()
+                    .lu()
+                    .solve(&(-&r))
+                    .ok_or_else(|| Error::Usage(singular.to_string()))?;
+                x += step;
+                r = evaluate(self, &x)?;
                 report.iterations += 1;
-                let difference: Vec<f64> = (&u - &phi).iter().copied().collect();
-                let values: Vec<f64> = u.iter().copied().collect();
                 if wrms(
-                    &difference,
-                    &values,
+                    r.as_slice(),
+                    x.as_slice(),
                     settings.abs_tolerance,
                     settings.rel_tolerance,
                 ) <= 1.0
@@ -237,26 +295,13 @@ impl Execution {
                     break;
                 }
             }
-            if report.converged || fresh_jacobian {
-                break;
+            if report.converged || fresh {
+                return Ok((x, current));
             }
-            // A reused Jacobian may be stale: recompute it once from the predictor's point.
-            fresh_jacobian = true;
-            u = DVector::from_vec(report.predicted.clone());
-            phi = DVector::from_vec(report.predictor_update.clone());
-            self.restore_states()?;
-            self.time = t_start;
-            self.advance(t_start, t_end, None)?;
-            jacobian =
-                self.interface_jacobian(t_start, t_end, &coupled, &u, &phi, settings, &mut report)?;
+            fresh = true;
+            (x, r) = restart(self, report)?;
+            current = jacobian(self, &x, &r, report)?;
         }
-        if settings.reuse_jacobian {
-            state.jacobian = Some(jacobian);
-        }
-        if !report.converged {
-            self.roll_back(t_start)?;
-        }
-        Ok(report)
     }
 
     /// Back to the saved states at `t_start`, with the coupling values of the last history point.
