@@ -10,6 +10,7 @@
 mod common;
 
 use common::systems::*;
+use cosimo::analysis::stability::thesis_variant;
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::implicit::{Extension, ImplicitState};
 use cosimo::system::{Algorithm, System};
@@ -18,9 +19,8 @@ const STOP: f64 = 0.5;
 const OUTPUT: f64 = 0.02;
 const STEPS: [f64; 3] = [2e-3, 1e-3, 5e-4];
 
-/// The thesis' variants: D with half-step forces (F/F), force and velocity (F/D) or velocities
-/// (D/D); I with the forces, force and position, or positions, and every source's running
-/// integral named (a velocity's is the position).
+/// The thesis' variants (see `thesis_variant`): D with half-step forces (F/F), force and
+/// velocity (F/D) or velocities (D/D); I with the forces, force and position, or positions.
 fn extended(
     decomposition: Decomposition,
     extension: Extension,
@@ -30,25 +30,7 @@ fn extended(
 ) -> System {
     let mut system = two_mass(decomposition, Algorithm::Implicit, order, step, stop);
     system.experiment.corrector.extension = extension;
-    for c in &mut system.connections {
-        let target = c.to.variable.as_str();
-        c.half_step = match extension {
-            Extension::Integral => matches!(target, "F" | "x_in"),
-            _ => matches!(target, "F" | "v_in"),
-        };
-        if extension == Extension::Integral {
-            c.source_integral = Some(
-                match c.from.variable.as_str() {
-                    "x" => "x_int",
-                    "v" => "x",
-                    "F1" => "F1_int",
-                    "F2" => "F2_int",
-                    _ => "Fc_int",
-                }
-                .to_string(),
-            );
-        }
-    }
+    thesis_variant(&mut system.connections, extension);
     system
 }
 
@@ -61,16 +43,7 @@ fn global_error(
     let mut system = extended(decomposition, extension, order, step, STOP);
     system.experiment.output_interval = Some(OUTPUT);
     let (table, stats) = run(&system, &["mass1.x", "mass1.v", "mass2.x", "mass2.v"]);
-    let omega = (C / M).sqrt();
-    let mut worst: f64 = 0.0;
-    for (row, &t) in table.time().iter().enumerate() {
-        let exact = two_mass_exact(t);
-        for (i, value) in exact.iter().enumerate() {
-            let scale = if i % 2 == 0 { X0 } else { X0 * omega };
-            worst = worst.max((table.values(i)[row] - value).abs() / scale);
-        }
-    }
-    (worst, stats.corrector_iterations)
+    (two_mass_error(&table), stats.corrector_iterations)
 }
 
 /// The fitted global order for k = 0, 1, 2 matches `expected`, one Newton iteration per step.
@@ -374,12 +347,7 @@ fn a_reused_jacobian_is_kept_while_it_converges_and_replaced_when_it_goes_stale(
     // stale one misses the tolerance, and the step restarts from the predictor with a fresh
     // Jacobian that meets it -- for the original and for the extended scheme alike.
     for extension in [Extension::None, Extension::Derivative, Extension::Integral] {
-        let mut system = extended(Decomposition::ForceForce, extension, 1, 1e-3, 1.0);
-        if extension == Extension::None {
-            for c in &mut system.connections {
-                c.half_step = false;
-            }
-        }
+        let system = extended(Decomposition::ForceForce, extension, 1, 1e-3, 1.0);
         let mut settings = system.experiment.corrector;
         settings.reuse_jacobian = true;
         settings.max_iterations = 1;

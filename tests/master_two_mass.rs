@@ -25,16 +25,7 @@ fn end_error(decomposition: Decomposition, algorithm: Algorithm, order: u8, step
         (table.time()[last] - STOP).abs() < 1e-12,
         "the run reaches the stop time"
     );
-    let omega = (C / M).sqrt();
-    let mut worst: f64 = 0.0;
-    for (row, &t) in table.time().iter().enumerate() {
-        let exact = two_mass_exact(t);
-        for (i, value) in exact.iter().enumerate() {
-            let scale = if i % 2 == 0 { X0 } else { X0 * omega };
-            worst = worst.max((table.values(i)[row] - value).abs() / scale);
-        }
-    }
-    worst
+    two_mass_error(&table)
 }
 
 fn assert_order(decomposition: Decomposition, algorithm: Algorithm, order: u8) {

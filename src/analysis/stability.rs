@@ -230,28 +230,7 @@ fn system(fmus: &TestFmus, model: &TwoMass, scheme: &Scheme, h: f64) -> System {
         ),
     };
     let mut connections = connections;
-    for c in &mut connections {
-        // The half-step variables of the thesis' variants (Sects. 3.4.1-3.4.6).
-        c.half_step = match scheme.extension {
-            Extension::None => false,
-            Extension::Derivative => matches!(c.to.variable.as_str(), "F" | "v_in"),
-            Extension::Integral => matches!(c.to.variable.as_str(), "F" | "x_in"),
-        };
-        if scheme.extension == Extension::Integral {
-            // The test FMUs' running integrals of what they output (a velocity's is the
-            // position).
-            c.source_integral = Some(
-                match c.from.variable.as_str() {
-                    "x" => "x_int",
-                    "v" => "x",
-                    "F1" => "F1_int",
-                    "F2" => "F2_int",
-                    _ => "Fc_int",
-                }
-                .to_string(),
-            );
-        }
-    }
+    thesis_variant(&mut connections, scheme.extension);
     let mut experiment = Experiment {
         stop: 1e6 * h,
         step: h,
@@ -264,6 +243,30 @@ fn system(fmus: &TestFmus, model: &TwoMass, scheme: &Scheme, h: f64) -> System {
         components,
         connections,
         experiment,
+    }
+}
+
+/// Mark the connections of a two-mass system of the project's Oscillator and CouplingSpring
+/// FMUs for the thesis' extended variant (Sects. 3.4.1-3.4.6): the half-step values are the
+/// forces, and the velocities (D) or positions (I) of the base excitation; for I, every source
+/// names its running integral (a velocity's is the position). No extension clears the marks.
+pub fn thesis_variant(connections: &mut [Connection], extension: Extension) {
+    for c in connections {
+        c.half_step = match extension {
+            Extension::None => false,
+            Extension::Derivative => matches!(c.to.variable.as_str(), "F" | "v_in"),
+            Extension::Integral => matches!(c.to.variable.as_str(), "F" | "x_in"),
+        };
+        c.source_integral = (extension == Extension::Integral).then(|| {
+            match c.from.variable.as_str() {
+                "x" => "x_int",
+                "v" => "x",
+                "F1" => "F1_int",
+                "F2" => "F2_int",
+                _ => "Fc_int",
+            }
+            .to_string()
+        });
     }
 }
 

@@ -165,6 +165,22 @@ pub fn two_mass_exact(t: f64) -> [f64; 4] {
     [z[0], z[1], z[2], z[3]]
 }
 
+/// The largest deviation from the monolithic solution over a table recording mass1.x,
+/// mass1.v, mass2.x, mass2.v (in that order): positions relative to X0, velocities to
+/// X0 * omega.
+pub fn two_mass_error(table: &Table) -> f64 {
+    let omega = (C / M).sqrt();
+    let mut worst: f64 = 0.0;
+    for (row, &t) in table.time().iter().enumerate() {
+        let exact = two_mass_exact(t);
+        for (i, value) in exact.iter().enumerate() {
+            let scale = if i % 2 == 0 { X0 } else { X0 * omega };
+            worst = worst.max((table.values(i)[row] - value).abs() / scale);
+        }
+    }
+    worst
+}
+
 /// Least-squares slope of log(error) over log(step).
 pub fn fitted_order(steps: &[f64], errors: &[f64]) -> f64 {
     let xs: Vec<f64> = steps.iter().map(|h| h.ln()).collect();
