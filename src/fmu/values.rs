@@ -8,28 +8,39 @@ use super::description::{
 use super::Slave;
 use crate::error::{Error, Result};
 
+/// The size a dimension gives: its fixed `start`, or the start value of the structural
+/// parameter it references (`None` when neither is usable).
+pub fn dimension_size(
+    description: &ModelDescription,
+    dimension: &super::description::Dimension,
+) -> Option<u64> {
+    dimension.start.or_else(|| {
+        let vr = dimension.value_reference?;
+        let parameter = description
+            .variables
+            .iter()
+            .find(|v| v.value_reference == vr)?;
+        match parameter.start.as_ref()? {
+            StartValue::UInt(values) => values.first().copied(),
+            StartValue::Int(values) => values.first().and_then(|&n| u64::try_from(n).ok()),
+            _ => None,
+        }
+    })
+}
+
 /// Number of scalar elements of a variable: 1 for scalars, the product of the dimensions for
 /// FMI 3 arrays (a dimension given by a structural parameter uses that parameter's start).
 pub fn element_count(description: &ModelDescription, variable: &Variable) -> Result<usize> {
     let mut count = 1usize;
     for dimension in &variable.dimensions {
-        let size = match (dimension.start, dimension.value_reference) {
-            (Some(start), _) => start,
-            (None, Some(vr)) => description
-                .variables
-                .iter()
-                .find(|v| v.value_reference == vr)
-                .and_then(|v| match &v.start {
-                    Some(StartValue::UInt(values)) => values.first().copied(),
-                    Some(StartValue::Int(values)) => values.first().and_then(|&n| u64::try_from(n).ok()),
-                    _ => None,
-                })
-                .ok_or_else(|| {
-                    Error::Usage(format!(
-                        "{}: the size of array \"{}\" is given by structural parameter with value reference {vr}, which has no usable start value",
-                        description.model_name, variable.name
-                    ))
-                })?,
+        let size = match (dimension_size(description, dimension), dimension.value_reference) {
+            (Some(size), _) => size,
+            (None, Some(vr)) => {
+                return Err(Error::Usage(format!(
+                    "{}: the size of array \"{}\" is given by structural parameter with value reference {vr}, which has no usable start value",
+                    description.model_name, variable.name
+                )))
+            }
             (None, None) => {
                 return Err(Error::Usage(format!(
                     "{}: a Dimension of array \"{}\" has neither start nor valueReference",

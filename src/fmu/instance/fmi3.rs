@@ -11,9 +11,7 @@ use super::{
     ANY_STATE, GET_STATES, SET_STATES,
 };
 use crate::error::{Error, FmiStatus, Result};
-use crate::fmu::description::{
-    Causality, ModelDescription, StartValue, ValueReference, VariableType,
-};
+use crate::fmu::description::{Causality, ModelDescription, ValueReference, VariableType};
 use crate::fmu::ffi::fmi3::*;
 use crate::fmu::ffi::Fmi3Functions;
 use crate::fmu::library::FmuLibrary;
@@ -47,26 +45,14 @@ pub struct Fmi3Instance {
 unsafe impl Send for Fmi3Instance {}
 
 /// Number of elements of an array variable: the product of its dimensions (fixed sizes or the
-/// start values of their structural parameters).
+/// start values of their structural parameters; an unusable dimension counts as 1 here, the
+/// model description's validation reports it).
 fn element_count(description: &ModelDescription, index: usize) -> usize {
-    let variable = &description.variables[index];
-    variable
+    description.variables[index]
         .dimensions
         .iter()
         .map(|d| {
-            d.start
-                .or_else(|| {
-                    let vr = d.value_reference?;
-                    let p = description
-                        .variables
-                        .iter()
-                        .find(|v| v.value_reference == vr)?;
-                    match p.start.as_ref()? {
-                        StartValue::Int(v) => v.first().and_then(|&x| u64::try_from(x).ok()),
-                        StartValue::UInt(v) => v.first().copied(),
-                        _ => None,
-                    }
-                })
+            crate::fmu::values::dimension_size(description, d)
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(1)
         })
