@@ -11,7 +11,7 @@ use std::os::raw::c_char;
 
 use common::{
     close, expect_ok, experiment, fmi2, fmi3, status_name, Cs, Extracted, LogSink,
-    ModelDescription, DISCARD, ERROR, FATAL,
+    ModelDescription, DISCARD, ERROR, FATAL, OK,
 };
 
 fn ok(status: i32, call: &str, log: &LogSink) -> Result<(), String> {
@@ -458,19 +458,36 @@ fn feedthrough_passes_every_type_through() {
     });
 }
 
-/// Faulty with `failure` = 1, 2, 3 and `fail_at` = 0.45 s, stepped by 0.1 s: the step ending at
-/// 0.5 s returns Discard (having reached 0.45 s: FMI 2 `fmi2LastSuccessfulTime`, FMI 3
+/// Faulty with `failure` = 1, 2, 3, 4 and `fail_at` = 0.45 s, stepped by 0.1 s: the step ending
+/// at 0.5 s returns Discard (having reached 0.45 s: FMI 2 `fmi2LastSuccessfulTime`, FMI 3
 /// `lastSuccessfulTime`, and x = 0.45), Error or Fatal, with a log message; the earlier steps
-/// return OK.
+/// return OK. With 4 the FMU requests termination at 0.45 s: FMI 2 returns Discard with
+/// `fmi2Terminated` true, FMI 3 OK with `terminateSimulation` and `earlyReturn`; either way x =
+/// 0.45, the message "termination requested by parameter failure at t = 0.45" is logged, a
+/// further step is refused with Error and `fmi*Terminate` returns OK.
 fn faulty(fmu: &Extracted) -> Result<(), String> {
     const FAIL_AT: f64 = 0.45;
     const H: f64 = 0.1;
+    const TERMINATE: i32 = 4;
     let md = &fmu.md;
     let (failure, fail_at, x) = (md.vr("failure"), md.vr("fail_at"), md.vr("x"));
-    for (mode, want) in [(1, DISCARD), (2, ERROR), (3, FATAL)] {
+    // (failure, FMI 2 status, FMI 3 status)
+    for (mode, want2, want3) in [
+        (1, DISCARD, DISCARD),
+        (2, ERROR, ERROR),
+        (3, FATAL, FATAL),
+        (TERMINATE, DISCARD, OK),
+    ] {
         let context = |e: String| format!("failure = {mode}: {e}");
+        let check_x = |value: f64| -> Result<(), String> {
+            if close(value, FAIL_AT, 1e-12) {
+                Ok(())
+            } else {
+                Err(format!("after the step x = {value}, want {FAIL_AT}"))
+            }
+        };
         let result = (|| -> Result<(), String> {
-            let (status, log_len) = if md.fmi_version == 2 {
+            let (status, want, messages, log) = if md.fmi_version == 2 {
                 let api = fmi2::Api::load(fmu)?;
                 let inst = fmi2::Instance::new(&api, fmu, "faulty")?;
                 ok(
@@ -499,6 +516,7 @@ fn faulty(fmu: &Extracted) -> Result<(), String> {
                 }
                 let before = inst.log.len();
                 let status = inst.do_step(0.4, H);
+                let messages = inst.log.len() - before;
                 if status == DISCARD {
                     let mut last = f64::NAN;
                     // SAFETY: live instance, out-pointer to a local; 2 = fmi2LastSuccessfulTime.
@@ -511,12 +529,34 @@ fn faulty(fmu: &Extracted) -> Result<(), String> {
                     if !close(last, FAIL_AT, 1e-12) {
                         return Err(format!("fmi2LastSuccessfulTime = {last}, want {FAIL_AT}"));
                     }
-                    let value = inst.get_f64(&[x])?[0];
-                    if !close(value, FAIL_AT, 1e-12) {
-                        return Err(format!("after the Discard x = {value}, want {FAIL_AT}"));
+                    let mut terminated = -1;
+                    // SAFETY: live instance, out-pointer to a local; 3 = fmi2Terminated.
+                    let s = unsafe { (api.get_boolean_status)(inst.c, 3, &mut terminated) };
+                    ok(
+                        s,
+                        "fmi2GetBooleanStatus(fmi2Terminated) after Discard",
+                        &inst.log,
+                    )?;
+                    if terminated != i32::from(mode == TERMINATE) {
+                        return Err(format!("fmi2Terminated = {terminated} after the Discard"));
                     }
+                    check_x(inst.get_f64(&[x])?[0])?;
                 }
-                (status, inst.log.len() - before)
+                if mode == TERMINATE && status == DISCARD {
+                    let s = inst.do_step(FAIL_AT, H);
+                    if s != ERROR {
+                        return Err(format!(
+                            "fmi2DoStep after the termination request returned {}",
+                            status_name(s)
+                        ));
+                    }
+                    ok(
+                        inst.terminate(),
+                        "fmi2Terminate after the request",
+                        &inst.log,
+                    )?;
+                }
+                (status, want2, messages, inst.log.since(before))
             } else {
                 let api = fmi3::Api::load(fmu)?;
                 let inst = fmi3::Instance::new(&api, fmu, "faulty")?;
@@ -545,19 +585,39 @@ fn faulty(fmu: &Extracted) -> Result<(), String> {
                 }
                 let before = inst.log.len();
                 let (status, r) = inst.do_step(0.4, H);
-                if status == DISCARD {
+                let messages = inst.log.len() - before;
+                if status == DISCARD || status == OK {
                     if !close(r.last_successful_time, FAIL_AT, 1e-12) {
                         return Err(format!(
-                            "Discard with lastSuccessfulTime = {}, want {FAIL_AT}",
+                            "{} with lastSuccessfulTime = {}, want {FAIL_AT}",
+                            status_name(status),
                             r.last_successful_time
                         ));
                     }
-                    let value = inst.get_f64(&[x])?[0];
-                    if !close(value, FAIL_AT, 1e-12) {
-                        return Err(format!("after the Discard x = {value}, want {FAIL_AT}"));
+                    if r.terminate_simulation != (mode == TERMINATE) || !r.early_return {
+                        return Err(format!(
+                            "{} with {r:?}: want terminateSimulation = {} and earlyReturn",
+                            status_name(status),
+                            mode == TERMINATE
+                        ));
                     }
+                    check_x(inst.get_f64(&[x])?[0])?;
                 }
-                (status, inst.log.len() - before)
+                if mode == TERMINATE && status == OK {
+                    let (s, _) = inst.do_step(FAIL_AT, H);
+                    if s != ERROR {
+                        return Err(format!(
+                            "fmi3DoStep after the termination request returned {}",
+                            status_name(s)
+                        ));
+                    }
+                    ok(
+                        inst.terminate(),
+                        "fmi3Terminate after the request",
+                        &inst.log,
+                    )?;
+                }
+                (status, want3, messages, inst.log.since(before))
             };
             if status != want {
                 return Err(format!(
@@ -566,8 +626,12 @@ fn faulty(fmu: &Extracted) -> Result<(), String> {
                     status_name(want)
                 ));
             }
-            if log_len == 0 {
+            if messages == 0 {
                 return Err("the simulated failure logged no message".into());
+            }
+            let text = "termination requested by parameter failure at t = 0.45";
+            if mode == TERMINATE && !log.contains(text) {
+                return Err(format!("no message {text:?} in the log:\n{log}"));
             }
             Ok(())
         })();

@@ -145,7 +145,8 @@ pub(crate) unsafe fn get_state<M: Model>(
     Status::Ok
 }
 
-/// `fmi*SetFMUstate`: restores a saved state (and leaves a failed step's error state).
+/// `fmi*SetFMUstate`: restores a saved state (and leaves a failed step's error state or a
+/// termination request, so the instance may step again).
 ///
 /// # Safety
 /// `state` must be NULL or a state of this kit.
@@ -160,7 +161,7 @@ pub(crate) unsafe fn set_state<M: Model>(
     match StateBox::from_ptr(state) {
         Some(b) if b.st.values.table.token == inst.table.token => {
             inst.s = b.st.clone();
-            if inst.phase == Phase::Failed {
+            if matches!(inst.phase, Phase::Failed | Phase::TerminationRequested) {
                 inst.phase = Phase::Step;
             }
             Status::Ok

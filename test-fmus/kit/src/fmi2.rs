@@ -531,13 +531,15 @@ pub(crate) fn check_step_times<M: Model>(
 
 /// `fmi2DoStep`: integrates to `tc + h`, handling events inside the step; Real inputs follow
 /// the polynomial given by `fmi2SetRealInputDerivatives` and end the step at its end value.
+/// A model's termination request stops the step at its time with Discard (`fmi2Terminated`
+/// is then true); further steps are refused until a state is restored or the slave is reset.
 ///
 /// # Safety
 /// `c` must be NULL or an instance of this kit.
 pub unsafe fn do_step<M: Model>(c: *mut c_void, tc: f64, h: f64, _no_set_prior: c_int) -> c_int {
     const F: &str = "fmi2DoStep";
     with::<M>(c, F, |inst| {
-        if let Err(s) = inst.expect(F, &[Phase::Step]) {
+        if let Err(s) = inst.expect_step(F) {
             return s;
         }
         if let Err(s) = check_step_times(inst, F, tc, h) {
@@ -637,7 +639,8 @@ pub unsafe fn get_integer_status<M: Model>(
     })
 }
 
-/// `fmi2GetBooleanStatus`: `fmi2Terminated` is always false (the model never asks to stop).
+/// `fmi2GetBooleanStatus`: `fmi2Terminated` is true after a step the model ended with a
+/// termination request (until a state is restored, the slave is reset or terminated).
 ///
 /// # Safety
 /// `value` must be NULL or writable.
@@ -649,7 +652,7 @@ pub unsafe fn get_boolean_status<M: Model>(
     const F: &str = "fmi2GetBooleanStatus";
     with::<M>(c, F, |inst| match (kind, value.as_mut()) {
         (3, Some(v)) => {
-            *v = 0;
+            *v = c_int::from(inst.termination_requested());
             Status::Ok
         }
         (_, None) => null_arg(inst, F),

@@ -302,6 +302,9 @@ fn cubic_through(u: [f64; 4], h: f64) -> [f64; 4] {
 /// `tc + h/3`, `tc + 2h/3` and `tc + h`, and follow the cubic through those samples and the
 /// value at `tc` (held when there is no callback or nothing is set). With `eventModeUsed` the
 /// step ends early at an event with `eventHandlingNeeded`; otherwise events are handled inside.
+/// A model's termination request stops the step at its time with OK and `terminateSimulation`
+/// (`earlyReturn` when that is before `tc + h`); further steps are refused until a state is
+/// restored or the instance is reset.
 ///
 /// # Safety
 /// `c` must be NULL or an instance of this kit; output pointers NULL or writable.
@@ -326,7 +329,7 @@ pub unsafe fn do_step<M: Model>(
     let mut callback = None;
     let mut sampled: Vec<usize> = Vec::new();
     let st = with::<M>(c, F, |inst| {
-        if let Err(s) = inst.expect(F, &[Phase::Step]) {
+        if let Err(s) = inst.expect_step(F) {
             return s;
         }
         if let Err(s) = check_step_times(inst, F, tc, h) {
@@ -435,6 +438,7 @@ pub unsafe fn do_step<M: Model>(
                     if let Some(ev) = end.event {
                         inst.s.pending = Some(ev);
                     }
+                    put(terminate, f.terminate);
                     return inst.step_failed(F, &f);
                 }
                 put(event_handling_needed, end.event.is_some());

@@ -54,6 +54,10 @@ pub(crate) enum Phase {
     Terminated,
     /// A step failed; only getters, state restore, reset and free are allowed.
     Failed,
+    /// A step ended with the model's termination request (FMI 2 stepFailed with
+    /// `fmi2Terminated`, FMI 3 Step Mode after `terminateSimulation`): as `Failed`, but FMI 3
+    /// may still set inputs and tunable parameters, as in Step Mode.
+    TerminationRequested,
     /// A step returned Fatal; every call except free returns Fatal.
     Fatal,
 }
@@ -297,6 +301,10 @@ impl<M: Model> Instance<M> {
             Phase::IntermediateUpdate => "Intermediate Update Mode",
             Phase::Terminated => "Terminated",
             Phase::Failed => "an error state (a step failed)",
+            Phase::TerminationRequested => match self.version {
+                Version::V2 => "stepFailed (the slave asked to terminate the simulation)",
+                Version::V3 => "Step Mode after the FMU asked to terminate the simulation",
+            },
             Phase::Fatal => "a fatal error state",
         }
     }
@@ -410,6 +418,7 @@ impl<M: Model> Instance<M> {
                 Phase::Step,
                 Phase::Event,
                 Phase::Failed,
+                Phase::TerminationRequested,
                 Phase::Initialization,
             ],
         ) {
@@ -430,6 +439,7 @@ impl<M: Model> Instance<M> {
                 Phase::Event,
                 Phase::Terminated,
                 Phase::Failed,
+                Phase::TerminationRequested,
             ],
         ) {
             return s;
@@ -496,6 +506,12 @@ impl<M: Model> Instance<M> {
             }
             Phase::Step | Phase::Event => {
                 input || (v.causality == Causality::Parameter && var == Variability::Tunable)
+            }
+            // FMI 2 stepFailed allows no set; FMI 3 stays in Step Mode.
+            Phase::TerminationRequested => {
+                self.version == Version::V3
+                    && (input
+                        || (v.causality == Causality::Parameter && var == Variability::Tunable))
             }
             Phase::IntermediateUpdate => input && v.intermediate_update,
             Phase::Terminated | Phase::Failed | Phase::Fatal => false,
@@ -574,6 +590,7 @@ impl<M: Model> Instance<M> {
                 Phase::IntermediateUpdate,
                 Phase::Terminated,
                 Phase::Failed,
+                Phase::TerminationRequested,
             ],
         )
     }
@@ -835,29 +852,64 @@ impl<M: Model> Instance<M> {
     /// the step must stop at.
     pub(crate) fn planned_failure(&self, tc: f64, t_end: f64) -> Option<(StepFailure, f64)> {
         let f = self.model.step_failure(&self.s.values, tc, t_end)?;
-        if f.status == Status::Ok {
+        if f.status == Status::Ok && !f.terminate {
             return None;
         }
         let stop = match f.status {
-            Status::Warning => t_end,
+            Status::Warning if !f.terminate => t_end,
             _ if f.time >= tc => f.time.min(t_end),
             _ => tc,
         };
         Some((f, stop))
     }
 
-    /// Ends a step with the model's requested failure: logs its message (always) and moves to
-    /// the phase the status implies.
+    /// Ends a step with the model's requested failure or termination: logs its message
+    /// (always) and moves to the phase it implies. A termination request returns Discard in
+    /// FMI 2 (with `fmi2Terminated` then true) and OK in FMI 3 (the caller reports
+    /// `terminateSimulation`).
     pub(crate) fn step_failed(&mut self, func: &str, f: &StepFailure) -> Status {
-        let category = if f.status >= Status::Error { 2 } else { 1 };
+        let status = match (f.terminate, self.version) {
+            (true, Version::V2) => Status::Discard,
+            (true, Version::V3) => Status::Ok,
+            (false, _) => f.status,
+        };
+        let category = if status >= Status::Error { 2 } else { 1 };
         self.logger
-            .log_always(f.status, category, &format!("{func}: {}", f.message));
-        match f.status {
-            Status::Error => self.phase = Phase::Failed,
-            Status::Fatal => self.phase = Phase::Fatal,
-            _ => {}
+            .log_always(status, category, &format!("{func}: {}", f.message));
+        if f.terminate {
+            self.phase = Phase::TerminationRequested;
+        } else if status == Status::Error {
+            self.phase = Phase::Failed;
+        } else if status == Status::Fatal {
+            self.phase = Phase::Fatal;
         }
-        f.status
+        status
+    }
+
+    /// Errors unless the instance may step: in Step Mode (FMI 2 stepComplete) and not after
+    /// the model requested termination.
+    pub(crate) fn expect_step(&self, func: &str) -> Result<(), Status> {
+        if self.phase == Phase::TerminationRequested {
+            let terminate = match self.version {
+                Version::V2 => "fmi2Terminate",
+                Version::V3 => "fmi3Terminate",
+            };
+            return Err(self.fail(
+                func,
+                format!(
+                    "the FMU asked to terminate the simulation at t = {}; call {terminate} (or \
+                     restore an FMU state, or reset)",
+                    self.s.time
+                ),
+            ));
+        }
+        self.expect(func, &[Phase::Step])
+    }
+
+    /// Whether the last step ended with the model's termination request (FMI 2
+    /// `fmi2Terminated`).
+    pub(crate) fn termination_requested(&self) -> bool {
+        self.phase == Phase::TerminationRequested
     }
 
     /// Current scalar Float64 input values with the stored input derivatives.
@@ -1330,6 +1382,7 @@ impl<M: Model> Instance<M> {
                 Phase::Event,
                 Phase::Terminated,
                 Phase::Failed,
+                Phase::TerminationRequested,
             ],
         )?;
         let f64_only = [VarType::Float64];
@@ -1415,6 +1468,7 @@ impl<M: Model> Instance<M> {
                 Phase::Event,
                 Phase::Terminated,
                 Phase::Failed,
+                Phase::TerminationRequested,
                 Phase::Initialization,
             ],
         ) {

@@ -44,6 +44,10 @@
 //!   (`fmi3EnterConfigurationMode` from Instantiated; [`Model::configure`] runs on
 //!   `fmi3ExitConfigurationMode`), and ordinary fixed parameters in FMI 2; array sizes stay
 //!   fixed (no `<Dimension valueReference>`), so they do not resize arrays;
+//! - a model may fail a step or request termination ([`Model::step_failure`],
+//!   [`StepFailure`]): a request stops the step at its time with FMI 2 Discard and
+//!   `fmi2Terminated` true, or FMI 3 OK and `terminateSimulation`; further steps are refused
+//!   until `fmi*Terminate`, a reset or restoring an FMU state;
 //! - a misused call returns Error with a log message naming the function and leaves the
 //!   instance as it was (a failed step moves it to an error state).
 

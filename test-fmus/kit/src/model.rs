@@ -23,18 +23,47 @@ impl Event {
 }
 
 /// A failure a model asks for in a communication step ([`Model::step_failure`]), to test how
-/// importers handle failing FMUs.
+/// importers handle failing FMUs, or the model's request to terminate the simulation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepFailure {
     /// What the step returns: `Warning` (the step completes), `Discard` (the step stops at
     /// `time`, which becomes the last successful time; the instance may continue from there),
     /// `Error` (the step stops at `time`, the instance is unusable until reset or a state is
     /// restored) or `Fatal` (every later call except free returns Fatal). `Ok` means no failure.
+    /// Ignored when `terminate` is set.
     pub status: Status,
     /// Where the step stops (clamped to the step's interval).
     pub time: f64,
     /// The message logged with the status.
     pub message: String,
+    /// Instead of failing, the model requests the end of the simulation at `time`: the step
+    /// stops there and FMI 2 returns Discard with `fmi2Terminated` true, FMI 3 returns OK with
+    /// `terminateSimulation`; the instance then allows getters, FMU states, terminate, reset,
+    /// free (and in FMI 3 the sets of Step Mode), and refuses further steps until a state is
+    /// restored or it is reset.
+    pub terminate: bool,
+}
+
+impl StepFailure {
+    /// A failure with `status` at `time`.
+    pub fn new(status: Status, time: f64, message: impl Into<String>) -> Self {
+        StepFailure {
+            status,
+            time,
+            message: message.into(),
+            terminate: false,
+        }
+    }
+
+    /// A request to terminate the simulation at `time` (see the field `terminate`).
+    pub fn termination(time: f64, message: impl Into<String>) -> Self {
+        StepFailure {
+            status: Status::Ok,
+            time,
+            message: message.into(),
+            terminate: true,
+        }
+    }
 }
 
 /// The `DefaultExperiment` of the model descriptions.
@@ -252,8 +281,8 @@ pub trait Model: Default + 'static {
         None
     }
 
-    /// A failure to simulate in the communication step from `t` to `t_end` (`None`: none).
-    /// Called before the step is integrated; see [`StepFailure`].
+    /// A failure to simulate, or a termination request, in the communication step from `t` to
+    /// `t_end` (`None`: none). Called before the step is integrated; see [`StepFailure`].
     fn step_failure(&self, _v: &Values, _t: f64, _t_end: f64) -> Option<StepFailure> {
         None
     }

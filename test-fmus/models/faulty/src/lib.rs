@@ -5,8 +5,13 @@
 //! 1 Discard (the step stops at `fail_at`, which FMI 2 `fmi2GetRealStatus(fmi2LastSuccessfulTime)`
 //! and FMI 3 `lastSuccessfulTime` report; the instance may continue from there), 2 Error
 //! (the instance is then unusable until reset or a state is restored), 3 Fatal (every later
-//! call except free returns Fatal). The status is logged as "simulated failure (<status>)
-//! requested by parameter failure at t = <fail_at>".
+//! call except free returns Fatal), 4 request termination (the step stops at `fail_at`; FMI 2
+//! returns Discard with `fmi2GetBooleanStatus(fmi2Terminated)` true, FMI 3 returns OK with
+//! `terminateSimulation`, `lastSuccessfulTime = fail_at` and `earlyReturn` when `fail_at` is
+//! before the step's end; outputs stay readable, further steps are refused until
+//! `fmi*Terminate`, reset or restoring an earlier FMU state). Failures are logged as
+//! "simulated failure (<status>) requested by parameter failure at t = <fail_at>", the
+//! request as "termination requested by parameter failure at t = <fail_at>".
 
 use fmu_kit::{Context, Experiment, Model, Status, StepFailure, Values, Variable};
 
@@ -14,7 +19,7 @@ use fmu_kit::{Context, Experiment, Model, Status, StepFailure, Values, Variable}
 pub const X: u32 = 1;
 /// der(x).
 pub const DER_X: u32 = 2;
-/// Which failure to simulate (0 none, 1 Discard, 2 Error, 3 Fatal).
+/// Which failure to simulate (0 none, 1 Discard, 2 Error, 3 Fatal, 4 request termination).
 pub const FAILURE: u32 = 3;
 /// When to fail.
 pub const FAIL_AT: u32 = 4;
@@ -26,7 +31,7 @@ pub struct Faulty;
 impl Model for Faulty {
     const NAME: &'static str = "Faulty";
     const DESCRIPTION: &'static str =
-        "x' = 1; fails with the status chosen by the parameter failure at t = fail_at";
+        "x' = 1; fails with the status chosen by the parameter failure at t = fail_at, or requests termination there";
     const EXACT_STEP: bool = true;
     const EXPERIMENT: Experiment = Experiment {
         start: 0.0,
@@ -48,13 +53,16 @@ impl Model for Faulty {
                 .parameter()
                 .start(0i32)
                 .min(0.0)
-                .max(3.0)
-                .description("Failure to simulate: 0 none, 1 Discard, 2 Error, 3 Fatal"),
+                .max(4.0)
+                .description(
+                    "Failure to simulate: 0 none, 1 Discard, 2 Error, 3 Fatal, \
+                     4 request termination",
+                ),
             Variable::float64(FAIL_AT, "fail_at")
                 .parameter()
                 .start(0.5)
                 .unit("s")
-                .description("Time of the failure"),
+                .description("Time of the failure or termination request"),
         ]
     }
 
@@ -88,10 +96,12 @@ impl Model for Faulty {
     }
 
     fn step_failure(&self, v: &Values, t: f64, t_end: f64) -> Option<StepFailure> {
+        // `None`: the termination request.
         let status = match v.i32(FAILURE) {
-            1 => Status::Discard,
-            2 => Status::Error,
-            3 => Status::Fatal,
+            1 => Some(Status::Discard),
+            2 => Some(Status::Error),
+            3 => Some(Status::Fatal),
+            4 => None,
             _ => return None,
         };
         let at = v.f64(FAIL_AT);
@@ -99,11 +109,17 @@ impl Model for Faulty {
         if !(t < at - tol && at <= t_end + tol) {
             return None;
         }
-        Some(StepFailure {
-            status,
-            time: at,
-            message: format!(
-                "simulated failure ({status:?}) requested by parameter failure at t = {at}"
+        Some(match status {
+            Some(status) => StepFailure::new(
+                status,
+                at,
+                format!(
+                    "simulated failure ({status:?}) requested by parameter failure at t = {at}"
+                ),
+            ),
+            None => StepFailure::termination(
+                at,
+                format!("termination requested by parameter failure at t = {at}"),
             ),
         })
     }
