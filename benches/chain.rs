@@ -15,7 +15,8 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use cosimo::fmu::ffi::fmi2;
 use cosimo::fmu::Fmu;
 use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::system::{Component, Connection, Endpoint, Experiment, System};
+use cosimo::settings::Experiment;
+use cosimo::system::{Component, Connection, Endpoint, System};
 
 const COMPONENTS: usize = 100;
 const STEPS: usize = 10_000;

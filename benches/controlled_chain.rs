@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
-use cosimo::master::control::{Estimator, StepControl};
 use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::master::implicit::{ImplicitSettings, JacobianMethod};
 use cosimo::master::{run_system, RunStatistics};
 use cosimo::results::{CsvWriter, Table};
-use cosimo::system::{Algorithm, Component, Connection, Endpoint, Experiment, System};
+use cosimo::settings::control::{Estimator, StepControl};
+use cosimo::settings::implicit::{ImplicitSettings, JacobianMethod};
+use cosimo::settings::{Algorithm, AlgorithmKind, Experiment, Explicit, Implicit};
+use cosimo::system::{Component, Connection, Endpoint, System};
 
 const CHAINS: usize = 20;
 const STOP: f64 = 2e-3;
@@ -31,7 +32,7 @@ fn end(component: &str, variable: &str) -> Endpoint {
 }
 
 fn chain_system(
-    algorithm: Algorithm,
+    algorithm: AlgorithmKind,
     step: f64,
     order: u8,
     control: Option<StepControl>,
@@ -85,13 +86,20 @@ fn chain_system(
             stop: STOP,
             step,
             output_interval: Some(OUTPUT),
-            algorithm,
-            extrapolation_order: order,
-            corrector: ImplicitSettings {
-                reuse_jacobian: true,
-                ..ImplicitSettings::default()
+            algorithm: match algorithm {
+                AlgorithmKind::Implicit => Algorithm::Implicit(Implicit {
+                    extrapolation_order: order,
+                    corrector: ImplicitSettings {
+                        reuse_jacobian: true,
+                        ..ImplicitSettings::default()
+                    },
+                    control,
+                }),
+                _ => Algorithm::Jacobi(Explicit {
+                    extrapolation_order: order,
+                    control,
+                }),
             },
-            control,
             ..Experiment::default()
         },
     }
@@ -136,14 +144,19 @@ fn controlled(jacobian: JacobianMethod) -> System {
         max_order: 3,
         ..StepControl::default()
     };
-    let mut system = chain_system(Algorithm::Implicit, 1e-6, 3, Some(control));
-    system.experiment.corrector.jacobian = jacobian;
+    let mut system = chain_system(AlgorithmKind::Implicit, 1e-6, 3, Some(control));
+    system
+        .experiment
+        .algorithm
+        .corrector_mut()
+        .expect("implicit")
+        .jacobian = jacobian;
     system
 }
 
 fn benches(c: &mut Criterion) {
     // Reference and the equal-accuracy search, once, outside the measurements.
-    let (reference, _) = simulate(&chain_system(Algorithm::Jacobi, 2.5e-8, 3, None));
+    let (reference, _) = simulate(&chain_system(AlgorithmKind::Jacobi, 2.5e-8, 3, None));
     let mut target = f64::INFINITY;
     for jacobian in [JacobianMethod::SystemSteps, JacobianMethod::Components] {
         let (result, stats) = simulate(&controlled(jacobian));
@@ -157,7 +170,7 @@ fn benches(c: &mut Criterion) {
     }
     let mut fixed_step = 2.5e-8;
     for h in [1e-6, 5e-7, 2.5e-7, 1e-7, 5e-8] {
-        let (fixed, stats) = simulate(&chain_system(Algorithm::Jacobi, h, 3, None));
+        let (fixed, stats) = simulate(&chain_system(AlgorithmKind::Jacobi, h, 3, None));
         let e = error(&fixed, &reference);
         eprintln!(
             "fixed explicit k = 3, H = {h:e}: {} macro steps, error {e:.3e} m, {:.3} s",
@@ -180,7 +193,7 @@ fn benches(c: &mut Criterion) {
     group.bench_function("implicit_ImSLocal_variable_order_component_jacobian", |b| {
         b.iter(|| simulate(&system))
     });
-    let system = chain_system(Algorithm::Jacobi, fixed_step, 3, None);
+    let system = chain_system(AlgorithmKind::Jacobi, fixed_step, 3, None);
     group.bench_function(format!("explicit_fixed_H_{fixed_step:e}"), |b| {
         b.iter(|| simulate(&system))
     });

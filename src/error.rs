@@ -64,9 +64,18 @@ pub enum Error {
         state: String,
     },
 
-    /// A variable name, value or option given by the user is wrong.
+    /// A variable name, value, file content or option given by the user is wrong (exit 2).
     #[error("{0}")]
     Usage(String),
+
+    /// A numerical method failed on the system (a step size below its minimum, an iteration
+    /// that does not converge): the input was valid, the simulation failed (exit 1).
+    #[error("{0}")]
+    Numerics(String),
+
+    /// A worker thread that hosts a component died or answered out of turn (exit 1).
+    #[error("component \"{component}\": {message}")]
+    Worker { component: String, message: String },
 
     /// A simulation failed at a given time.
     #[error("simulation failed at t = {time}: {source}")]

@@ -8,6 +8,7 @@ pub mod error;
 pub mod fmu;
 pub mod master;
 pub mod results;
+pub mod settings;
 pub mod system;
 
 pub use error::{Error, FmiStatus, Result};

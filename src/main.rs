@@ -11,14 +11,15 @@ use cosimo::fmu::description::{Causality, FmiVersion, StartValue, Variable};
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::values::{check_start_value_allowed, parse_value};
 use cosimo::fmu::{summary, Fmu};
-use cosimo::master::control::{Estimator, StepControl};
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::record::Recording;
 use cosimo::master::single::{SingleRun, TableInputs};
 use cosimo::master::{run_system, TimeGrid};
 use cosimo::results::{CsvWriter, Table};
+use cosimo::settings::control::Estimator;
+use cosimo::settings::{AlgorithmKind, Experiment, Labels, Overrides};
 use cosimo::system::ssp::{Imported, SspPackage};
-use cosimo::system::{config, Algorithm, Endpoint, Experiment, System};
+use cosimo::system::{config, Endpoint, System};
 use cosimo::Error;
 
 #[derive(Parser)]
@@ -77,7 +78,7 @@ struct RunArgs {
     ssd: Option<String>,
     /// Master algorithm for systems: jacobi, gauss-seidel, or implicit (predictor / corrector
     /// repeating each macro step from saved FMU states until the coupling equations hold).
-    #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "rim"])]
+    #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "constraint", "rim"])]
     algorithm: Option<String>,
     /// Interface Jacobian of --algorithm implicit: system (one repeated macro step of every
     /// component per coupling variable) or components (each component repeats only its own
@@ -211,6 +212,8 @@ fn exit_code(error: &Error) -> u8 {
         Error::Simulation { .. }
         | Error::Fmi { .. }
         | Error::Discard { .. }
+        | Error::Numerics(_)
+        | Error::Worker { .. }
         | Error::WrongState { .. } => 1,
         _ => 2,
     }
@@ -356,7 +359,12 @@ fn run(args: &RunArgs) -> Result<(), Error> {
     } else {
         config::from_command_line(&args.targets, &args.connections, Experiment::default())?
     };
-    apply_overrides(args, &mut system)?;
+    let labels = if is_ssp(Path::new(first)) {
+        Labels::SSP
+    } else {
+        Labels::SYSTEM_FILE
+    };
+    apply_overrides(args, &mut system, labels)?;
     let options = RunOptions {
         instance: InstanceOptions {
             log_fmi_calls: args.log_fmi_calls,
@@ -431,98 +439,56 @@ fn run(args: &RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Command-line settings win over the system file's.
-fn apply_overrides(args: &RunArgs, system: &mut System) -> Result<(), Error> {
-    let experiment = &mut system.experiment;
-    if let Some(t) = args.start_time {
-        experiment.start = t;
+/// The experiment options of `run` as library overrides (clap has checked their syntax).
+fn overrides(args: &RunArgs) -> Overrides {
+    use cosimo::settings::implicit::{Extension, JacobianMethod};
+    Overrides {
+        start: args.start_time,
+        stop: args.stop_time,
+        step: args.step_size,
+        output_interval: args.output_interval,
+        tolerance: args.tolerance,
+        algorithm: args.algorithm.as_deref().and_then(AlgorithmKind::parse),
+        extrapolation_order: args.extrapolation_order,
+        parallel: args.parallel,
+        jacobian: args.jacobian.as_deref().map(|j| match j {
+            "components" => JacobianMethod::Components,
+            _ => JacobianMethod::SystemSteps,
+        }),
+        extension: args.extension.as_deref().map(|e| match e {
+            "derivative" => Extension::Derivative,
+            "integral" => Extension::Integral,
+            _ => Extension::None,
+        }),
+        adaptive: args.adaptive,
+        estimator: args.estimator.as_deref().map(|name| match name {
+            "ExLocal" => Estimator::ExLocal,
+            "ExMilne" => Estimator::ExMilne,
+            "ImMilne" => Estimator::ImMilne,
+            "ImSLocal" => Estimator::ImSLocal,
+            _ => Estimator::ExSLocal,
+        }),
+        fixed_order: args.fixed_order,
+        rtol: args.rtol,
+        atol_position: args.atol_position,
+        atol_velocity: args.atol_velocity,
+        rtol_coupling: args.rtol_coupling,
+        atol_coupling: args.atol_coupling,
+        max_step: args.max_step,
+        safety_factor: args.safety_factor,
     }
-    if let Some(t) = args.stop_time {
-        experiment.stop = t;
-    }
-    if let Some(h) = args.step_size {
-        experiment.step = h;
-    }
-    if args.output_interval.is_some() {
-        experiment.output_interval = args.output_interval;
-    }
-    if args.tolerance.is_some() {
-        experiment.tolerance = args.tolerance;
-    }
-    if let Some(algorithm) = &args.algorithm {
-        experiment.algorithm = match algorithm.as_str() {
-            "gauss-seidel" => Algorithm::GaussSeidel,
-            "implicit" => Algorithm::Implicit,
-            "rim" => Algorithm::Rim,
-            _ => Algorithm::Jacobi,
-        };
-    }
-    if let Some(jacobian) = &args.jacobian {
-        experiment.corrector.jacobian = match jacobian.as_str() {
-            "components" => cosimo::master::implicit::JacobianMethod::Components,
-            _ => cosimo::master::implicit::JacobianMethod::SystemSteps,
-        };
-    }
-    if let Some(extension) = &args.extension {
-        experiment.corrector.extension = match extension.as_str() {
-            "derivative" => cosimo::master::implicit::Extension::Derivative,
-            "integral" => cosimo::master::implicit::Extension::Integral,
-            _ => cosimo::master::implicit::Extension::None,
-        };
-    }
-    if args.adaptive || experiment.control.is_some() {
-        let mut control = experiment.control.clone().unwrap_or_else(|| StepControl {
-            estimator: if experiment.algorithm == Algorithm::Implicit {
-                Estimator::ImSLocal
-            } else {
-                Estimator::ExSLocal
-            },
-            ..StepControl::default()
-        });
-        if let Some(name) = &args.estimator {
-            control.estimator = match name.as_str() {
-                "ExLocal" => Estimator::ExLocal,
-                "ExMilne" => Estimator::ExMilne,
-                "ImMilne" => Estimator::ImMilne,
-                "ImSLocal" => Estimator::ImSLocal,
-                _ => Estimator::ExSLocal,
-            };
-        }
-        if args.fixed_order {
-            control.variable_order = false;
-        }
-        if let Some(order) = args.extrapolation_order {
-            control.max_order = order;
-        }
-        let set = |target: &mut f64, value: Option<f64>| {
-            if let Some(v) = value {
-                *target = v;
-            }
-        };
-        set(&mut control.rtol, args.rtol);
-        set(&mut control.atol_position, args.atol_position);
-        set(&mut control.atol_velocity, args.atol_velocity);
-        set(&mut control.rtol_coupling, args.rtol_coupling);
-        set(&mut control.atol_coupling, args.atol_coupling);
-        set(&mut control.h_max, args.max_step);
-        set(&mut control.step.safety, args.safety_factor);
-        experiment.control = Some(control);
-    }
-    if let Some(order) = args.extrapolation_order {
-        experiment.extrapolation_order = order;
-    }
-    experiment.parallel |= args.parallel;
-    if experiment.stop.is_nan() || experiment.stop <= experiment.start {
-        return Err(Error::Usage(format!(
-            "the stop time {} must be after the start time {}",
-            experiment.stop, experiment.start
-        )));
-    }
-    if !experiment.step.is_finite() || experiment.step <= 0.0 {
-        return Err(Error::Usage(format!(
-            "the step size must be positive, not {}",
-            experiment.step
-        )));
+}
+
+/// Command-line settings win over the system file's; `labels` spell the file's settings.
+fn apply_overrides(args: &RunArgs, system: &mut System, labels: Labels) -> Result<(), Error> {
+    system.experiment = overrides(args)
+        .apply(&system.experiment, labels)
+        .map_err(Error::Usage)?;
+    if args.threads != 0 && !system.experiment.parallel {
+        return Err(Error::Usage(
+            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
+                .into(),
+        ));
     }
     for assignment in &args.start_values {
         let (name, value) = assignment.split_once('=').ok_or_else(|| {
@@ -1457,10 +1423,10 @@ fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             _ => Decomposition::ForceForce,
         },
         algorithm: match args.algorithm.as_str() {
-            "gauss-seidel" => Algorithm::GaussSeidel,
-            "implicit" => Algorithm::Implicit,
-            "constraint" => Algorithm::Constraint,
-            _ => Algorithm::Jacobi,
+            "gauss-seidel" => AlgorithmKind::GaussSeidel,
+            "implicit" => AlgorithmKind::Implicit,
+            "constraint" => AlgorithmKind::Constraint,
+            _ => AlgorithmKind::Jacobi,
         },
         order: args.order,
         extension: match args.extension.as_str() {
@@ -1470,7 +1436,7 @@ fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         },
     };
     if scheme.extension != cosimo::master::implicit::Extension::None
-        && scheme.algorithm != Algorithm::Implicit
+        && scheme.algorithm != AlgorithmKind::Implicit
     {
         return Err(Error::Usage(
             "--extension applies to the implicit algorithm; add --algorithm implicit".into(),

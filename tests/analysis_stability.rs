@@ -4,15 +4,15 @@
 use cosimo::analysis::stability::{
     plane_map, symmetric_map, Analyser, Decomposition, Scheme, TestFmus, TwoMass,
 };
-use cosimo::master::implicit::Extension;
-use cosimo::system::Algorithm;
+use cosimo::settings::implicit::Extension;
+use cosimo::settings::AlgorithmKind;
 
 fn fmus() -> TestFmus {
     fmu_pack::packed_fmus().expect("the FMUs pack");
     TestFmus::in_folder(&fmu_pack::fmus_dir())
 }
 
-fn scheme(decomposition: Decomposition, algorithm: Algorithm, order: u8) -> Scheme {
+fn scheme(decomposition: Decomposition, algorithm: AlgorithmKind, order: u8) -> Scheme {
     Scheme {
         decomposition,
         algorithm,
@@ -31,13 +31,13 @@ fn every_force_force_scheme_is_at_least_as_damped_as_the_subsystem_and_implicit_
         let model = TwoMass::symmetric(re, im, 1.0);
         let floor = f64::exp(re);
         let mut schemes = vec![
-            (Algorithm::Implicit, 0, Extension::None),
-            (Algorithm::Implicit, 1, Extension::None),
-            (Algorithm::Jacobi, 0, Extension::None),
-            (Algorithm::Jacobi, 1, Extension::None),
+            (AlgorithmKind::Implicit, 0, Extension::None),
+            (AlgorithmKind::Implicit, 1, Extension::None),
+            (AlgorithmKind::Jacobi, 0, Extension::None),
+            (AlgorithmKind::Jacobi, 1, Extension::None),
         ];
         for extension in [Extension::Derivative, Extension::Integral] {
-            schemes.extend((0..3).map(|k| (Algorithm::Implicit, k, extension)));
+            schemes.extend((0..3).map(|k| (AlgorithmKind::Implicit, k, extension)));
         }
         for (algorithm, order, extension) in schemes {
             let mut analyser = Analyser::new(
@@ -65,7 +65,7 @@ fn every_force_force_scheme_is_at_least_as_damped_as_the_subsystem_and_implicit_
                 rho >= floor - slack,
                 "{algorithm:?} {extension:?} k = {order} at ({re}, {im}): rho {rho} < e^Lr {floor}"
             );
-            if algorithm == Algorithm::Implicit && order == 0 && extension == Extension::None {
+            if algorithm == AlgorithmKind::Implicit && order == 0 && extension == Extension::None {
                 assert!(
                     (rho - floor).abs() < 1e-9,
                     "implicit k = 0 at ({re}, {im}): rho {rho} vs {floor}"
@@ -79,7 +79,7 @@ fn every_force_force_scheme_is_at_least_as_damped_as_the_subsystem_and_implicit_
 fn implicit_force_force_k0_is_stable_on_the_whole_implicit_plot_range() {
     let map = symmetric_map(
         &fmus(),
-        scheme(Decomposition::ForceForce, Algorithm::Implicit, 0),
+        scheme(Decomposition::ForceForce, AlgorithmKind::Implicit, 0),
         (-2.0, -0.02),
         (0.0, 10.0),
         11,
@@ -98,7 +98,7 @@ fn the_unstable_region_of_implicit_force_force_grows_with_k() {
     let count = |k: u8| {
         symmetric_map(
             &fmus,
-            scheme(Decomposition::ForceForce, Algorithm::Implicit, k),
+            scheme(Decomposition::ForceForce, AlgorithmKind::Implicit, k),
             (-2.0, -0.02),
             (0.0, 10.0),
             11,
@@ -131,7 +131,7 @@ fn extended_counts(decomposition: Decomposition) -> [[[usize; 3]; 3]; 2] {
             for k in 0..3u8 {
                 let scheme = Scheme {
                     extension,
-                    ..scheme(decomposition, Algorithm::Implicit, k)
+                    ..scheme(decomposition, AlgorithmKind::Implicit, k)
                 };
                 counts[m][e][usize::from(k)] =
                     plane_map(&fmus, scheme, *ratios, (-2.0, -0.02), (0.0, 10.0), 11)
@@ -225,7 +225,7 @@ fn displacement_displacement_is_the_most_stable_explicit_decomposition() {
     let stable = |d: Decomposition| {
         symmetric_map(
             &fmus,
-            scheme(d, Algorithm::Jacobi, 0),
+            scheme(d, AlgorithmKind::Jacobi, 0),
             (-1.0, -0.02),
             (0.0, 2.0),
             11,
@@ -302,7 +302,7 @@ fn the_stability_command_writes_a_map_and_finds_the_largest_stable_step() {
         Analyser::new(
             &fmus,
             &model,
-            scheme(Decomposition::ForceForce, Algorithm::Jacobi, 0),
+            scheme(Decomposition::ForceForce, AlgorithmKind::Jacobi, 0),
             h,
         )
         .unwrap()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use common::systems::{two_mass, two_mass_exact, Decomposition};
 use common::*;
 use cosimo::results::Table;
-use cosimo::system::Algorithm;
+use cosimo::settings::AlgorithmKind;
 
 /// Build every FMU the examples use (they refer to `../target/fmus/`).
 fn pack_fmus() {
@@ -160,7 +160,7 @@ fn the_force_displacement_file_is_the_library_system() {
     let from_file = read_results(&out);
     let mut system = two_mass(
         Decomposition::ForceDisplacement,
-        Algorithm::Jacobi,
+        AlgorithmKind::Jacobi,
         0,
         1e-3,
         1.0,

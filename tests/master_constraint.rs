@@ -8,11 +8,12 @@ mod common;
 
 use common::oscillator_position;
 use common::systems::{component, fitted_order};
-use cosimo::master::constraint::{
+use cosimo::master::execution::{Execution, RunOptions};
+use cosimo::settings::constraint::{
     ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
 };
-use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::system::{Algorithm, Experiment, System};
+use cosimo::settings::{Algorithm, Experiment};
+use cosimo::system::System;
 
 const M1: f64 = 1.0;
 const M2: f64 = 2.0;
@@ -64,8 +65,7 @@ fn system_from(method: ConstraintMethod, h: f64, stop: f64, (x0, v0): (f64, f64)
             stop,
             step: h,
             output_interval: Some(0.1f64.min(stop)),
-            algorithm: Algorithm::Constraint,
-            constraints: Some(coupling(method)),
+            algorithm: Algorithm::Constraint(coupling(method)),
             ..Experiment::default()
         },
     }
@@ -107,7 +107,9 @@ fn the_initial_multiplier_is_consistent() {
     let sys = system(index1(3), 1e-2, 1.0);
     let mut exec = Execution::instantiate(&sys, &RunOptions::default()).unwrap();
     exec.initialize().unwrap();
-    let coupling = sys.experiment.constraints.clone().unwrap();
+    let Algorithm::Constraint(coupling) = sys.experiment.algorithm.clone() else {
+        panic!("a constraint system")
+    };
     let (state, _) = exec.start_constraints_public(&coupling).unwrap();
     // Eq. 3: lambda_0 = m1 m2 / (m1 + m2) (d1/m1 - d2/m2) v0 = 1000 / 3 N.
     let lambda = Execution::multipliers(&state)[0];
@@ -342,8 +344,7 @@ fn pendulum_system(order: u8, h: f64, stop: f64, output: f64) -> System {
             stop,
             step: h,
             output_interval: Some(output),
-            algorithm: Algorithm::Constraint,
-            constraints: Some(ConstraintCoupling {
+            algorithm: Algorithm::Constraint(ConstraintCoupling {
                 // Points 0, 1: link 1's end (x, y); 2, 3: link 2's start (x, y).
                 points: vec![
                     axis(&l1, "x"),

@@ -6,11 +6,12 @@
 mod common;
 
 use common::systems::*;
-use cosimo::master::control::{Estimator, StepControl};
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::run_system;
 use cosimo::results::{CsvWriter, Table};
-use cosimo::system::{Algorithm, Experiment, System};
+use cosimo::settings::control::{Estimator, StepControl};
+use cosimo::settings::{Algorithm, Experiment, Explicit};
+use cosimo::system::System;
 
 /// One accepted step of the controller's trace: (end time, H, k).
 type Step = (f64, f64, usize);
@@ -66,9 +67,10 @@ fn example1(step: f64, order: u8, control: Option<StepControl>) -> System {
             stop: STOP,
             step,
             output_interval: Some(OUTPUT),
-            algorithm: Algorithm::Jacobi,
-            extrapolation_order: order,
-            control,
+            algorithm: Algorithm::Jacobi(Explicit {
+                extrapolation_order: order,
+                control,
+            }),
             ..Experiment::default()
         },
     }

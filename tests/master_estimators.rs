@@ -5,8 +5,8 @@
 mod common;
 
 use common::example1::*;
-use cosimo::master::control::{Estimator, StepControl};
 use cosimo::master::implicit::{ImplicitSettings, ImplicitState};
+use cosimo::settings::control::{Estimator, StepControl};
 
 /// Estimate / true error for the dominant variable, at step h.
 fn ratio_at(estimator: Estimator, order: u8, h: f64) -> f64 {

@@ -8,7 +8,8 @@ use common::systems::*;
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::master::execution::RunOptions;
 use cosimo::results::Table;
-use cosimo::system::{Experiment, System};
+use cosimo::settings::Experiment;
+use cosimo::system::System;
 
 const G: f64 = 9.81;
 const E: f64 = 0.7;

@@ -13,7 +13,8 @@ use common::systems::*;
 use cosimo::analysis::stability::thesis_variant;
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::implicit::{Extension, ImplicitState};
-use cosimo::system::{Algorithm, System};
+use cosimo::settings::AlgorithmKind;
+use cosimo::system::System;
 
 const STOP: f64 = 0.5;
 const OUTPUT: f64 = 0.02;
@@ -28,8 +29,13 @@ fn extended(
     step: f64,
     stop: f64,
 ) -> System {
-    let mut system = two_mass(decomposition, Algorithm::Implicit, order, step, stop);
-    system.experiment.corrector.extension = extension;
+    let mut system = two_mass(decomposition, AlgorithmKind::Implicit, order, step, stop);
+    system
+        .experiment
+        .algorithm
+        .corrector_mut()
+        .expect("implicit")
+        .extension = extension;
     thesis_variant(&mut system.connections, extension);
     system
 }
@@ -155,7 +161,7 @@ fn the_half_step_force_meets_the_coupling_condition_and_its_derivative() {
     let system = extended(Decomposition::ForceForce, Extension::Derivative, 2, h, 1.0);
     let mut exec = Execution::instantiate(&system, &RunOptions::default()).unwrap();
     exec.initialize().unwrap();
-    let settings = system.experiment.corrector;
+    let settings = *system.experiment.algorithm.corrector().expect("implicit");
     let mut state = ImplicitState::default();
     let (force, half_index) = mass1_force(&exec, &system);
     for step in 0..20 {
@@ -199,7 +205,7 @@ fn the_half_step_force_meets_the_coupling_condition_and_its_integral() {
     let system = extended(Decomposition::ForceForce, Extension::Integral, 2, h, 1.0);
     let mut exec = Execution::instantiate(&system, &RunOptions::default()).unwrap();
     exec.initialize().unwrap();
-    let settings = system.experiment.corrector;
+    let settings = *system.experiment.algorithm.corrector().expect("implicit");
     let mut state = ImplicitState::default();
     let (force, half_index) = mass1_force(&exec, &system);
     let read = |exec: &mut Execution, names: [&str; 4]| names.map(|n| exec.float_value(n).unwrap());
@@ -282,7 +288,12 @@ fn half_step_values_without_the_extension_are_refused() {
         1e-3,
         0.01,
     );
-    system.experiment.corrector.extension = Extension::None;
+    system
+        .experiment
+        .algorithm
+        .corrector_mut()
+        .expect("implicit")
+        .extension = Extension::None;
     let error = try_run(&system, &[]).unwrap_err();
     assert!(
         error.contains("halfStep needs the extended implicit coupling")
@@ -316,7 +327,7 @@ fn a_half_step_source_without_output_derivatives_is_named() {
     // condition cannot be formed for a half-step value it drives.
     let mut system = two_mass(
         Decomposition::ForceForce,
-        Algorithm::Implicit,
+        AlgorithmKind::Implicit,
         1,
         1e-3,
         0.01,
@@ -331,7 +342,12 @@ fn a_half_step_source_without_output_derivatives_is_named() {
     let mut relayed = connect("relay.Float64_continuous_output", "mass1.F");
     relayed.half_step = true;
     system.connections.push(relayed);
-    system.experiment.corrector.extension = Extension::Derivative;
+    system
+        .experiment
+        .algorithm
+        .corrector_mut()
+        .expect("implicit")
+        .extension = Extension::Derivative;
     let error = try_run(&system, &[]).unwrap_err();
     assert!(
         error.contains("relay.Float64_continuous_output")
@@ -348,7 +364,7 @@ fn a_reused_jacobian_is_kept_while_it_converges_and_replaced_when_it_goes_stale(
     // Jacobian that meets it -- for the original and for the extended scheme alike.
     for extension in [Extension::None, Extension::Derivative, Extension::Integral] {
         let system = extended(Decomposition::ForceForce, extension, 1, 1e-3, 1.0);
-        let mut settings = system.experiment.corrector;
+        let mut settings = *system.experiment.algorithm.corrector().expect("implicit");
         settings.reuse_jacobian = true;
         settings.max_iterations = 1;
         let mut exec = Execution::instantiate(&system, &RunOptions::default()).unwrap();

@@ -6,14 +6,14 @@
 mod common;
 
 use common::systems::*;
-use cosimo::system::Algorithm;
+use cosimo::settings::AlgorithmKind;
 
 const STOP: f64 = 0.5;
 const OUTPUT: f64 = 0.02;
 const STEPS: [f64; 3] = [4e-3, 2e-3, 1e-3];
 
 fn global_error(decomposition: Decomposition, order: u8, step: f64) -> (f64, u64) {
-    let mut system = two_mass(decomposition, Algorithm::Implicit, order, step, STOP);
+    let mut system = two_mass(decomposition, AlgorithmKind::Implicit, order, step, STOP);
     system.experiment.output_interval = Some(OUTPUT);
     let (table, stats) = run(&system, &["mass1.x", "mass1.v", "mass2.x", "mass2.v"]);
     (two_mass_error(&table), stats.corrector_iterations)
@@ -68,7 +68,7 @@ fn implicit_is_more_accurate_than_explicit_at_the_same_step() {
         Decomposition::DisplacementDisplacement,
     ] {
         let implicit = global_error(decomposition, 1, 2e-3).0;
-        let mut system = two_mass(decomposition, Algorithm::Jacobi, 1, 2e-3, STOP);
+        let mut system = two_mass(decomposition, AlgorithmKind::Jacobi, 1, 2e-3, STOP);
         system.experiment.output_interval = Some(OUTPUT);
         let (table, _) = run(&system, &["mass1.x"]);
         let explicit = table
@@ -96,7 +96,7 @@ fn a_component_that_cannot_roll_back_is_named() {
 
     let mut system = two_mass(
         Decomposition::ForceDisplacement,
-        Algorithm::Implicit,
+        AlgorithmKind::Implicit,
         0,
         1e-3,
         0.01,

@@ -8,16 +8,22 @@ mod common;
 
 use common::systems::*;
 use cosimo::master::implicit::JacobianMethod;
-use cosimo::system::{Algorithm, System};
+use cosimo::settings::AlgorithmKind;
+use cosimo::system::System;
 
 const STOP: f64 = 0.2;
 const STEP: f64 = 2e-3;
 const RECORD: [&str; 4] = ["mass1.x", "mass1.v", "mass2.x", "mass2.v"];
 
 fn implicit(decomposition: Decomposition, jacobian: JacobianMethod) -> System {
-    let mut system = two_mass(decomposition, Algorithm::Implicit, 1, STEP, STOP);
+    let mut system = two_mass(decomposition, AlgorithmKind::Implicit, 1, STEP, STOP);
     system.experiment.output_interval = Some(0.02);
-    system.experiment.corrector.jacobian = jacobian;
+    system
+        .experiment
+        .algorithm
+        .corrector_mut()
+        .expect("implicit")
+        .jacobian = jacobian;
     system
 }
 

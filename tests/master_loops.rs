@@ -8,7 +8,8 @@ mod common;
 use common::systems::*;
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::master::execution::RunOptions;
-use cosimo::system::{Component, Experiment, LoopSettings, LoopSolver, System};
+use cosimo::settings::{Experiment, LoopSettings, LoopSolver};
+use cosimo::system::{Component, System};
 
 /// Parameters (offset, gain, cubic) of one CubicGain: y = offset + gain u + cubic u^3.
 type Cubic = (f64, f64, f64);

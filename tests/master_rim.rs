@@ -19,8 +19,9 @@ mod reference;
 use std::path::{Path, PathBuf};
 
 use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::master::rim::EffectiveMass;
-use cosimo::system::{config, Algorithm, System};
+use cosimo::settings::rim::EffectiveMass;
+use cosimo::settings::{Algorithm, AlgorithmKind};
+use cosimo::system::{config, System};
 use nalgebra::{Matrix2, Vector2};
 
 fn example(name: &str) -> System {
@@ -98,7 +99,9 @@ fn effective_mass_from_directional_derivatives_equals_the_closed_form() {
                 "{exact}"
             );
         }
-        let mut rim = system.experiment.rim.clone().expect("rim settings");
+        let Algorithm::Rim(mut rim) = system.experiment.algorithm.clone() else {
+            panic!("a rim system")
+        };
         for mode in [
             EffectiveMass::DirectionalDerivatives,
             EffectiveMass::Perturbation,
@@ -158,12 +161,15 @@ impl Outcome {
 
 fn manoeuvre(
     file: &str,
-    algorithm: Algorithm,
+    algorithm: AlgorithmKind,
     h1: f64,
     reference: &[reference::Sample],
 ) -> Outcome {
     let mut system = example(file);
-    system.experiment.algorithm = algorithm;
+    if algorithm != AlgorithmKind::Rim {
+        system.experiment.algorithm =
+            Algorithm::with_order(algorithm, 0).expect("an algorithm with an order");
+    }
     system.experiment.step = h1;
     system.experiment.output_interval = Some(h1);
     let forces: &[&str] = if file.contains("double") {
@@ -240,17 +246,17 @@ fn single_actuator_stability_limits_and_accuracy_of_the_paper() {
         );
         outcome
     };
-    let zoh_10 = run(Algorithm::Jacobi, 0.010);
-    let rim_10 = run(Algorithm::Rim, 0.010);
+    let zoh_10 = run(AlgorithmKind::Jacobi, 0.010);
+    let rim_10 = run(AlgorithmKind::Rim, 0.010);
     assert!(zoh_10.stable() && rim_10.stable());
     // Accuracy at H1 = 10 ms: within 2 mm of the monolithic reference for both schemes.
     assert!(zoh_10.max_error < 2e-3 && rim_10.max_error < 2e-3);
     assert!(
-        !run(Algorithm::Jacobi, 0.015).stable(),
+        !run(AlgorithmKind::Jacobi, 0.015).stable(),
         "ZOH is unstable at 15 ms"
     );
     assert!(
-        run(Algorithm::Rim, 0.025).stable(),
+        run(AlgorithmKind::Rim, 0.025).stable(),
         "RIM is stable at 25 ms"
     );
 }
@@ -273,15 +279,15 @@ fn double_actuator_stability_limits_of_the_paper() {
         outcome
     };
     assert!(
-        run(Algorithm::Jacobi, 0.003).stable(),
+        run(AlgorithmKind::Jacobi, 0.003).stable(),
         "ZOH is stable at 3 ms"
     );
     assert!(
-        !run(Algorithm::Jacobi, 0.004).stable(),
+        !run(AlgorithmKind::Jacobi, 0.004).stable(),
         "ZOH fails above 3 ms"
     );
     assert!(
-        run(Algorithm::Rim, 0.020).stable(),
+        run(AlgorithmKind::Rim, 0.020).stable(),
         "RIM is stable at 20 ms"
     );
 }

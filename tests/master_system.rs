@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 use common::systems::*;
 use cosimo::fmu::instance::InstanceOptions;
-use cosimo::master::execution::RunOptions;
+use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::results::Table;
-use cosimo::system::{Algorithm, Experiment, System};
+use cosimo::settings::{Algorithm, AlgorithmKind, Experiment};
+use cosimo::system::System;
 
 /// Every recorded value of two tables is bit-identical (and so are the times and columns).
 fn assert_bit_identical(label: &str, a: &Table, b: &Table) {
@@ -52,7 +53,7 @@ fn parallel_variants(system: &System, record: &[&str]) {
 fn parallel_jacobi_is_bit_identical_to_sequential_on_the_two_mass_system() {
     for decomposition in [Decomposition::ForceForce, Decomposition::ForceDisplacement] {
         for order in [0, 2] {
-            let mut system = two_mass(decomposition, Algorithm::Jacobi, order, 1e-3, 0.5);
+            let mut system = two_mass(decomposition, AlgorithmKind::Jacobi, order, 1e-3, 0.5);
             system.experiment.output_interval = Some(0.01);
             parallel_variants(
                 &system,
@@ -100,7 +101,7 @@ fn oscillator_chain(n: usize, order: u8) -> System {
             stop: 0.3,
             step: 1e-3,
             output_interval: Some(0.01),
-            extrapolation_order: order,
+            algorithm: Algorithm::with_order(AlgorithmKind::Jacobi, order).expect("jacobi"),
             ..Experiment::default()
         },
     }
@@ -137,7 +138,7 @@ fn sub_steps_change_nothing_for_exactly_integrated_polynomial_inputs() {
     // of the same input polynomial gives the same result, with 4 times the doStep calls.
     let record = ["mass1.x", "mass1.v", "mass2.x", "mass2.v", "spring.F1"];
     for order in [0, 2] {
-        for algorithm in [Algorithm::Jacobi, Algorithm::GaussSeidel] {
+        for algorithm in [AlgorithmKind::Jacobi, AlgorithmKind::GaussSeidel] {
             let label = format!("{algorithm:?} order {order}");
             let mut system = two_mass(Decomposition::ForceForce, algorithm, order, 1e-3, 0.2);
             system.experiment.output_interval = Some(0.01);
@@ -207,7 +208,7 @@ fn sub_steps_follow_a_time_varying_input_within_the_macro_step() {
                 stop: 1.0,
                 step: 0.01,
                 output_interval: Some(0.05),
-                extrapolation_order: 1,
+                algorithm: Algorithm::with_order(AlgorithmKind::Jacobi, 1).expect("jacobi"),
                 ..Experiment::default()
             },
         }
@@ -326,8 +327,8 @@ fn factor_and_offset_transform_the_connected_value() {
             stop: 1.0,
             step: 1e-3,
             output_interval: Some(0.05),
-            extrapolation_order: 2,
-            algorithm: Algorithm::GaussSeidel,
+            algorithm: Algorithm::with_order(AlgorithmKind::GaussSeidel, 2)
+                .expect("an algorithm with an order"),
             ..Experiment::default()
         },
     };
@@ -554,5 +555,46 @@ fn connections_convert_between_compatible_units() {
             x[row],
             u[row]
         );
+    }
+}
+
+/// A panic on a worker is an error naming the component, and the pool stays usable: the next
+/// jobs get their own answers (none left behind from the failed one).
+#[test]
+fn a_panicking_worker_task_names_its_component_and_leaves_no_stale_answer() {
+    let mut system = two_mass(
+        Decomposition::ForceForce,
+        AlgorithmKind::Jacobi,
+        0,
+        1e-3,
+        0.01,
+    );
+    system.experiment.parallel = true;
+    let options = RunOptions {
+        threads: 2,
+        ..RunOptions::default()
+    };
+    let mut exec = Execution::instantiate(&system, &options).expect("instantiates");
+    let error = exec
+        .placement
+        .run_all(&|i, _| {
+            if i == 1 {
+                panic!("simulated bug");
+            }
+            Ok(())
+        })
+        .expect_err("the panic is an error");
+    assert_eq!(
+        error.to_string(),
+        "component \"spring\": a panic occurred while running it (a bug in cosimo or the FMU)"
+    );
+    for _ in 0..3 {
+        exec.placement
+            .run_all(&|_, _| Ok(()))
+            .expect("the pool goes on");
+        for i in 0..3 {
+            let answer = exec.placement.run_one(i, move |_| Ok(i)).expect("answers");
+            assert_eq!(answer, i, "component {i} gets its own answer");
+        }
     }
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::systems::*;
-use cosimo::system::Algorithm;
+use cosimo::settings::AlgorithmKind;
 
 const STOP: f64 = 0.5;
 /// Output grid shared by every step size (a multiple of each), so steps never shrink to land.
@@ -16,7 +16,7 @@ const STEPS: [f64; 4] = [4e-3, 2e-3, 1e-3, 5e-4];
 /// Global error: the largest deviation of [x1, v1, x2, v2] from the monolithic solution over
 /// the output grid up to the stop time, positions scaled by X0 and velocities by X0 * omega.
 /// (One end value alone can sit near a zero crossing of the oscillating error.)
-fn end_error(decomposition: Decomposition, algorithm: Algorithm, order: u8, step: f64) -> f64 {
+fn end_error(decomposition: Decomposition, algorithm: AlgorithmKind, order: u8, step: f64) -> f64 {
     let mut system = two_mass(decomposition, algorithm, order, step, STOP);
     system.experiment.output_interval = Some(OUTPUT);
     let (table, _) = run(&system, &["mass1.x", "mass1.v", "mass2.x", "mass2.v"]);
@@ -28,7 +28,7 @@ fn end_error(decomposition: Decomposition, algorithm: Algorithm, order: u8, step
     two_mass_error(&table)
 }
 
-fn assert_order(decomposition: Decomposition, algorithm: Algorithm, order: u8) {
+fn assert_order(decomposition: Decomposition, algorithm: AlgorithmKind, order: u8) {
     let errors: Vec<f64> = STEPS
         .iter()
         .map(|&h| end_error(decomposition, algorithm, order, h))
@@ -48,34 +48,38 @@ fn assert_order(decomposition: Decomposition, algorithm: Algorithm, order: u8) {
 #[test]
 fn force_force_jacobi_converges_with_order_k_plus_one() {
     for k in 0..=2 {
-        assert_order(Decomposition::ForceForce, Algorithm::Jacobi, k);
+        assert_order(Decomposition::ForceForce, AlgorithmKind::Jacobi, k);
     }
 }
 
 #[test]
 fn force_force_gauss_seidel_converges_with_order_k_plus_one() {
     for k in 0..=2 {
-        assert_order(Decomposition::ForceForce, Algorithm::GaussSeidel, k);
+        assert_order(Decomposition::ForceForce, AlgorithmKind::GaussSeidel, k);
     }
 }
 
 #[test]
 fn force_displacement_jacobi_converges_with_order_k_plus_one() {
     for k in 0..=2 {
-        assert_order(Decomposition::ForceDisplacement, Algorithm::Jacobi, k);
+        assert_order(Decomposition::ForceDisplacement, AlgorithmKind::Jacobi, k);
     }
 }
 
 #[test]
 fn force_displacement_gauss_seidel_converges_with_order_k_plus_one() {
     for k in 0..=2 {
-        assert_order(Decomposition::ForceDisplacement, Algorithm::GaussSeidel, k);
+        assert_order(
+            Decomposition::ForceDisplacement,
+            AlgorithmKind::GaussSeidel,
+            k,
+        );
     }
 }
 
 #[test]
 fn finer_steps_approach_the_monolithic_solution() {
     // The absolute level, not only the slope: at H = 5e-4 with k = 2 the coupling error is tiny.
-    let error = end_error(Decomposition::ForceForce, Algorithm::Jacobi, 2, 5e-4);
+    let error = end_error(Decomposition::ForceForce, AlgorithmKind::Jacobi, 2, 5e-4);
     assert!(error < 1e-5, "error {error:e}");
 }

@@ -3,10 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use cosimo::settings::{Algorithm, AlgorithmKind, Experiment, LoopSettings, LoopSolver};
 use cosimo::system::config::{from_command_line, from_file, from_str};
-use cosimo::system::{
-    Algorithm, Component, Connection, Endpoint, Experiment, LoopSettings, LoopSolver, System,
-};
+use cosimo::system::{Component, Connection, Endpoint, System};
 
 fn examples() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus");
@@ -85,7 +84,7 @@ const FULL: &str = r#"{
       "description": "feedback" }
   ],
   "experiment": { "startTime": 1, "stopTime": 3, "stepSize": 0.5, "outputInterval": 1,
-    "algorithm": "gauss-seidel", "extrapolationOrder": 1, "parallel": true, "tolerance": 1e-6,
+    "algorithm": "gauss-seidel", "extrapolationOrder": 1, "parallel": false, "tolerance": 1e-6,
     "algebraicLoops": { "solver": "fixed-point", "absoluteTolerance": 1e-8,
       "relativeTolerance": 1e-6, "maxIterations": 20 } }
 }"#;
@@ -146,9 +145,9 @@ fn a_full_file_parses_into_the_system() {
             stop: 3.0,
             step: 0.5,
             output_interval: Some(1.0),
-            algorithm: Algorithm::GaussSeidel,
-            extrapolation_order: 1,
-            parallel: true,
+            algorithm: Algorithm::with_order(AlgorithmKind::GaussSeidel, 1)
+                .expect("an algorithm with an order"),
+            parallel: false,
             loops: LoopSettings {
                 solver: LoopSolver::FixedPoint,
                 abs_tolerance: 1e-8,
@@ -156,7 +155,6 @@ fn a_full_file_parses_into_the_system() {
                 max_iterations: 20,
             },
             tolerance: Some(1e-6),
-            ..Experiment::default()
         },
     };
     assert_eq!(system, expected);
@@ -289,40 +287,75 @@ fn validation_errors_name_the_file_and_the_element() {
     );
     assert_eq!(
         error(&with("", r#""extrapolationOrder": 5"#)),
-        "dir/bad.json: experiment: extrapolationOrder 5 is out of range; use 0 to 3"
+        "dir/bad.json: experiment.extrapolationOrder: 5 is out of range; use 0 to 3"
     );
     assert_eq!(
         error(&with("", r#""startTime": 2, "stopTime": 1"#)),
-        "dir/bad.json: experiment: stopTime (1) must be greater than startTime (2)"
+        "dir/bad.json: experiment.stopTime: the stop time (1) must be a finite number after the start time (2)"
     );
     assert_eq!(
         error(&with("", r#""stopTime": 0"#)),
-        "dir/bad.json: experiment: stopTime (0) must be greater than startTime (0)"
+        "dir/bad.json: experiment.stopTime: the stop time (0) must be a finite number after the start time (0)"
     );
     assert_eq!(
         error(&with("", r#""stepSize": 0"#)),
-        "dir/bad.json: experiment: stepSize must be positive (got 0)"
+        "dir/bad.json: experiment.stepSize: the step size must be positive, not 0"
     );
     assert_eq!(
         error(&with("", r#""stepSize": -0.1"#)),
-        "dir/bad.json: experiment: stepSize must be positive (got -0.1)"
+        "dir/bad.json: experiment.stepSize: the step size must be positive, not -0.1"
     );
     assert_eq!(
         error(&with("", r#""outputInterval": 0"#)),
-        "dir/bad.json: experiment: outputInterval must be positive (got 0)"
+        "dir/bad.json: experiment.outputInterval: the output interval must be positive, not 0"
     );
     assert_eq!(
         error(&with("", r#""tolerance": -1"#)),
-        "dir/bad.json: experiment: tolerance must be positive (got -1)"
+        "dir/bad.json: experiment.tolerance: the tolerance must be positive, not -1"
     );
     assert_eq!(
         error(&with("", r#""algebraicLoops": {"maxIterations": 0}"#)),
-        "dir/bad.json: experiment: algebraicLoops: maxIterations must be at least 1"
+        "dir/bad.json: experiment.algebraicLoops: the iteration limit must be at least 1"
     );
     assert_eq!(
         error(&with("", r#""algebraicLoops": {"absoluteTolerance": -1}"#)),
-        "dir/bad.json: experiment: algebraicLoops: absoluteTolerance and relativeTolerance \
-         must not be negative, and one of them must be positive"
+        "dir/bad.json: experiment.algebraicLoops: the absolute and relative tolerances must \
+         not be negative, and one of them must be positive"
+    );
+    // Settings that would not take effect with the chosen algorithm are refused.
+    assert_eq!(
+        error(&with(
+            "",
+            r#""algorithm": "gauss-seidel", "parallel": true"#
+        )),
+        "dir/bad.json: experiment.parallel: the gauss-seidel algorithm steps its components one \
+         after the other, so they cannot step in parallel; use jacobi, implicit or constraint, \
+         or drop it"
+    );
+    assert_eq!(
+        error(&with("", r#""corrector": {"maxIterations": 3}"#)),
+        "dir/bad.json: experiment.corrector applies to the implicit algorithm only, but the \
+         algorithm is jacobi (experiment.algorithm): remove it or choose that algorithm"
+    );
+    assert_eq!(
+        error(&with("", r#""stepControl": {"estimator": "ImSLocal"}"#)),
+        "dir/bad.json: experiment.stepControl: the estimator ImSLocal belongs to the implicit \
+         scheme, but the algorithm is jacobi (experiment.algorithm): choose the implicit \
+         algorithm or an explicit estimator (ExLocal, ExMilne, ExSLocal)"
+    );
+    assert_eq!(
+        error(&with("", r#""algorithm": "rim""#)),
+        "dir/bad.json: the rim algorithm needs experiment.rim: the multibody component and its \
+         interfaces"
+    );
+    assert_eq!(
+        error(&with(
+            "",
+            r#""algorithm": "rim", "stepControl": {}, "rim": {"multibody": "a", "interfaces": [], "fastStepSize": 1e-3}"#
+        )),
+        "dir/bad.json: experiment.stepControl applies to jacobi, gauss-seidel and implicit \
+         only, but the algorithm is rim (experiment.algorithm): remove it or choose that \
+         algorithm"
     );
 }
 
@@ -428,7 +461,7 @@ fn command_line_errors() {
     .to_string();
     assert_eq!(
         bad_experiment,
-        "experiment: stepSize must be positive (got 0)"
+        "--step-size: the step size must be positive, not 0"
     );
 }
 

@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cosimo::fmu::description::{from_str, ModelDescription, StartValue, VariableType};
+use cosimo::settings::{Algorithm, AlgorithmKind, Experiment};
 use cosimo::system::graph::{build, describe_block, Block, CouplingGraph};
 use cosimo::system::resolve::{resolve, ResolvedSystem};
-use cosimo::system::{config, units, Component, Connection, Endpoint, Experiment, System};
+use cosimo::system::{config, units, Component, Connection, Endpoint, System};
 
 /// How an output of a hand-written model depends on the inputs.
 enum Deps {
@@ -549,7 +550,7 @@ fn factors_need_numeric_types_and_start_values_are_checked() {
             )
         }],
         experiment: Experiment {
-            extrapolation_order: 2,
+            algorithm: Algorithm::with_order(AlgorithmKind::Jacobi, 2).expect("jacobi"),
             ..Experiment::default()
         },
     };

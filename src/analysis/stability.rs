@@ -20,7 +20,8 @@ use nalgebra::DMatrix;
 use crate::fmu::description::StartValue;
 use crate::master::execution::{Execution, RunOptions};
 use crate::master::implicit::Extension;
-use crate::system::{Algorithm, Component, Connection, Endpoint, Experiment, System};
+use crate::settings::{AlgorithmKind, Experiment, ExperimentSpec};
+use crate::system::{Component, Connection, Endpoint, System};
 use crate::{Error, Result};
 
 /// How the two-mass oscillator is cut into subsystems (the thesis' Eqs. 2.6–2.8).
@@ -114,7 +115,7 @@ impl TwoMass {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scheme {
     pub decomposition: Decomposition,
-    pub algorithm: Algorithm,
+    pub algorithm: AlgorithmKind,
     /// Extrapolation / interpolation order k.
     pub order: u8,
     /// Implicit only: the thesis' extended coupling (Sect. 3.4), with the half-step variables
@@ -158,7 +159,7 @@ fn end(component: &str, variable: &str) -> Endpoint {
     }
 }
 
-fn system(fmus: &TestFmus, model: &TwoMass, scheme: &Scheme, h: f64) -> System {
+fn system(fmus: &TestFmus, model: &TwoMass, scheme: &Scheme, h: f64) -> Result<System> {
     let mass = |name: &str, m: f64, c: f64, d: f64, coupled: bool| {
         let mut start_values = vec![
             ("m".to_string(), m.to_string()),
@@ -231,19 +232,25 @@ fn system(fmus: &TestFmus, model: &TwoMass, scheme: &Scheme, h: f64) -> System {
     };
     let mut connections = connections;
     thesis_variant(&mut connections, scheme.extension);
-    let mut experiment = Experiment {
-        stop: 1e6 * h,
-        step: h,
-        algorithm: scheme.algorithm,
-        extrapolation_order: scheme.order,
-        ..Experiment::default()
-    };
-    experiment.corrector.extension = scheme.extension;
-    System {
+    let implicit = scheme.algorithm == AlgorithmKind::Implicit;
+    let experiment = ExperimentSpec {
+        stop: Some(1e6 * h),
+        step: Some(h),
+        algorithm: Some(scheme.algorithm),
+        extrapolation_order: Some(scheme.order),
+        corrector: implicit.then(|| crate::settings::implicit::ImplicitSettings {
+            extension: scheme.extension,
+            ..Default::default()
+        }),
+        ..ExperimentSpec::default()
+    }
+    .build()
+    .map_err(Error::Usage)?;
+    Ok(System {
         components,
         connections,
         experiment,
-    }
+    })
 }
 
 /// Mark the connections of a two-mass system of the project's Oscillator and CouplingSpring
@@ -274,7 +281,7 @@ impl Analyser {
     /// Instantiate the scheme's system once (the model's parameters are set per point).
     pub fn new(fmus: &TestFmus, model: &TwoMass, scheme: Scheme, h: f64) -> Result<Analyser> {
         let exec =
-            Execution::instantiate(&system(fmus, model, &scheme, h), &RunOptions::default())?;
+            Execution::instantiate(&system(fmus, model, &scheme, h)?, &RunOptions::default())?;
         let masses = [
             exec.resolved
                 .components
@@ -588,8 +595,7 @@ impl ConstraintAnalyser {
             experiment: Experiment {
                 stop: 1e6 * h,
                 step: h,
-                algorithm: Algorithm::Constraint,
-                constraints: Some(coupling.clone()),
+                algorithm: crate::settings::Algorithm::Constraint(coupling.clone()),
                 ..Experiment::default()
             },
         };

@@ -23,46 +23,10 @@ use nalgebra::{DMatrix, DVector};
 use super::execution::Execution;
 use super::polynomial::MAX_DEGREE;
 use crate::fmu::ValueReference;
+pub use crate::settings::constraint::{
+    ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
+};
 use crate::{Error, Result};
-
-/// One interface point: outputs on position, velocity and acceleration level (the acceleration
-/// with direct feedthrough from the forces).
-#[derive(Debug, Clone, PartialEq)]
-pub struct InterfacePoint {
-    pub position: String,
-    pub velocity: String,
-    pub acceleration: String,
-}
-
-/// A force input driven by the multipliers: `input = sum (coefficient * lambda_equation)`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DrivenForce {
-    pub input: String,
-    pub terms: Vec<(f64, usize)>,
-}
-
-/// How the constraints are enforced.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ConstraintMethod {
-    /// The index-1 approach with multiplier polynomials of order k = 2 or 3.
-    Index1 { order: u8, newton_iterations: u32 },
-    /// Baumgarte stabilisation at macro points; `corrector` repeats each step once.
-    Baumgarte {
-        alpha: f64,
-        beta: f64,
-        corrector: bool,
-    },
-}
-
-/// Constraint coupling of a system.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConstraintCoupling {
-    pub points: Vec<InterfacePoint>,
-    /// Per equation: (coefficient, point index).
-    pub equations: Vec<Vec<(f64, usize)>>,
-    pub forces: Vec<DrivenForce>,
-    pub method: ConstraintMethod,
-}
 
 /// Optimised bases p_1..p_3 in tau, as monomial coefficients [tau^0, tau^1, tau^2, tau^3].
 fn basis(order: u8) -> [[f64; 4]; 3] {
@@ -362,7 +326,7 @@ impl Execution {
             }
         };
         let step = jacobian.lu().solve(&(-&base)).ok_or_else(|| {
-            Error::Usage(format!(
+            Error::Numerics(format!(
                 "constraint coupling at t = {}: the accelerations do not depend on the multipliers (singular); check the force inputs and the acceleration outputs' feedthrough",
                 self.time
             ))
@@ -432,7 +396,7 @@ impl Execution {
                 jacobian.set_column(l, &((g_l - &g) / delta));
             }
             let step = jacobian.lu().solve(&(-&g)).ok_or_else(|| {
-                Error::Usage(format!(
+                Error::Numerics(format!(
                     "constraint coupling at t = {t}: the Jacobian of the residuals with respect to the multiplier parameters is singular; check the constraint equations and force inputs"
                 ))
             })?;
@@ -517,7 +481,7 @@ impl Execution {
             }
         };
         let step = jacobian.lu().solve(&(-&base)).ok_or_else(|| {
-            Error::Usage(format!(
+            Error::Numerics(format!(
                 "Baumgarte coupling at t = {}: the accelerations do not depend on the multipliers",
                 self.time
             ))
@@ -525,62 +489,6 @@ impl Execution {
         let lambda: Vec<f64> = guess.iter().zip(step.iter()).map(|(l, s)| l + s).collect();
         self.set_forces(r, &lambda)?;
         Ok(lambda)
-    }
-
-    /// Run a constraint-coupled system from start to stop, writing rows on the output grid.
-    pub fn run_constraints<W: std::io::Write + Send>(
-        &mut self,
-        c: &ConstraintCoupling,
-        writer: &mut crate::results::CsvWriter<W>,
-        progress: &mut dyn FnMut(f64),
-    ) -> Result<super::RunStatistics> {
-        let started = std::time::Instant::now();
-        let experiment = self.resolved.system.experiment.clone();
-        let at = |time: f64| {
-            move |e: Error| Error::Simulation {
-                time,
-                source: Box::new(e),
-            }
-        };
-        let grid = super::TimeGrid {
-            start: experiment.start,
-            stop: experiment.stop,
-            step: experiment.step,
-            output_interval: experiment.output_interval.unwrap_or(experiment.step),
-        };
-        let r = self.resolve_constraints(c).map_err(at(grid.start))?;
-        self.initialize().map_err(at(grid.start))?;
-        let mut state = self.start_constraints(c, &r).map_err(at(grid.start))?;
-        self.write_row(writer).map_err(at(grid.start))?;
-        let mut stats = super::RunStatistics {
-            end_time: grid.start,
-            rows: 1,
-            ..super::RunStatistics::default()
-        };
-        let eps = grid.epsilon();
-        let mut next_output = grid.next_point(grid.start, grid.output_interval);
-        while self.time < grid.stop - eps {
-            let t = self.time;
-            let h = grid
-                .next_point(t, grid.step)
-                .min(next_output)
-                .min(grid.stop)
-                - t;
-            let step = self.constraint_step(c, &r, &mut state, h).map_err(at(t))?;
-            stats.steps += 1;
-            stats.corrector_iterations += u64::from(step.iterations);
-            if (self.time - next_output).abs() <= eps || self.time >= grid.stop - eps {
-                self.write_row(writer).map_err(at(self.time))?;
-                stats.rows += 1;
-                next_output = grid.next_point(self.time, grid.output_interval);
-            }
-            stats.end_time = self.time;
-            progress(self.time);
-        }
-        self.terminate().map_err(at(self.time))?;
-        stats.fmi_calls = self.fmi_calls();
-        stats.wall_seconds = started.elapsed().as_secs_f64();
-        Ok(stats)
     }
 
     /// Consistent multipliers at the start and the first polynomial (constant).
@@ -668,4 +576,56 @@ fn to_parameters(
         }
     }
     beta
+}
+
+/// Constraint coupling as an algorithm of the run loop.
+pub struct ConstraintAlgorithm {
+    coupling: ConstraintCoupling,
+    resolved: Option<ResolvedConstraints>,
+    state: ConstraintState,
+    iterations: u64,
+}
+
+impl ConstraintAlgorithm {
+    /// The algorithm for this coupling (resolved against the system in `prepare`).
+    pub fn new(coupling: ConstraintCoupling) -> ConstraintAlgorithm {
+        ConstraintAlgorithm {
+            coupling,
+            resolved: None,
+            state: ConstraintState::default(),
+            iterations: 0,
+        }
+    }
+
+    fn resolved(&self) -> Result<&ResolvedConstraints> {
+        self.resolved
+            .as_ref()
+            .ok_or_else(|| Error::Numerics("the constraint coupling was not prepared".into()))
+    }
+}
+
+impl super::algorithm::MasterAlgorithm for ConstraintAlgorithm {
+    fn prepare(&mut self, exec: &mut Execution) -> Result<()> {
+        self.resolved = Some(exec.resolve_constraints(&self.coupling)?);
+        Ok(())
+    }
+
+    fn start(&mut self, exec: &mut Execution) -> Result<()> {
+        self.state = exec.start_constraints(&self.coupling, self.resolved()?)?;
+        Ok(())
+    }
+
+    fn attempt(&mut self, exec: &mut Execution, h: f64) -> Result<super::algorithm::Outcome> {
+        let resolved = self
+            .resolved
+            .as_ref()
+            .ok_or_else(|| Error::Numerics("the constraint coupling was not prepared".into()))?;
+        let step = exec.constraint_step(&self.coupling, resolved, &mut self.state, h)?;
+        self.iterations += u64::from(step.iterations);
+        Ok(super::algorithm::Outcome::Accepted)
+    }
+
+    fn finish(&mut self, stats: &mut super::RunStatistics) {
+        stats.corrector_iterations = self.iterations;
+    }
 }

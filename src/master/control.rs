@@ -6,6 +6,7 @@
 //! tested on its own; `implicit.rs` and the adaptive run loop use it.
 
 use super::polynomial::MAX_DEGREE;
+pub use crate::settings::control::{Estimator, StepControl, StepSizeSettings};
 
 /// Highest order k for which constants are computed (the paper's runs reach k = 5).
 pub const MAX_CONSTANT_ORDER: usize = 6;
@@ -44,37 +45,6 @@ pub fn error_constants(k: usize, t_next: f64, past: &[f64]) -> (f64, f64) {
     (c_pos, c_vel)
 }
 
-/// The five error estimators of the paper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Estimator {
-    /// Explicit: a second run with extrapolation of degree k + 1 (Sect. 4.1).
-    ExLocal,
-    /// Explicit: Milne device with the degree-(k+1) predicted value (Sect. 4.2).
-    ExMilne,
-    /// Explicit: predicted minus updated coupling variables (Sect. 4.3).
-    ExSLocal,
-    /// Implicit: Milne device on predictor vs corrector states (Sect. 4.4).
-    ImMilne,
-    /// Implicit: predicted minus corrected coupling variables (Sect. 4.5).
-    ImSLocal,
-}
-
-impl Estimator {
-    /// Whether the estimator measures states (positions / velocities) rather than coupling
-    /// variables.
-    pub fn is_state_based(self) -> bool {
-        matches!(
-            self,
-            Estimator::ExLocal | Estimator::ExMilne | Estimator::ImMilne
-        )
-    }
-
-    /// Whether it belongs to the implicit (predictor / corrector) scheme.
-    pub fn is_implicit(self) -> bool {
-        matches!(self, Estimator::ImMilne | Estimator::ImSLocal)
-    }
-}
-
 /// The Milne factor that turns `|q - q_hat|` into the local error estimate:
 /// ExMilne `C^(k+1) / C^k`, ImMilne `1 - C^(k+1) / C^k` (for positions or velocities).
 pub fn milne_factor(
@@ -107,28 +77,6 @@ pub fn wrms(errors: &[f64], values: &[f64], atol: f64, rtol: f64) -> f64 {
         })
         .sum();
     (sum / errors.len() as f64).sqrt()
-}
-
-/// Settings of the step-size controller (Sect. 5.3).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepSizeSettings {
-    /// Safety factor SF (the paper recommends 2..6).
-    pub safety: f64,
-    pub r_min: f64,
-    pub r_max: f64,
-    /// Abort when the step would fall to or below this.
-    pub h_min: f64,
-}
-
-impl Default for StepSizeSettings {
-    fn default() -> Self {
-        StepSizeSettings {
-            safety: 6.0,
-            r_min: 0.5,
-            r_max: 2.0,
-            h_min: 1e-12,
-        }
-    }
 }
 
 /// The ratio r from an error norm with exponent `1 / p`: `(SF * ||e||)^(-1/p)`.
@@ -270,51 +218,6 @@ pub fn divided_difference(times: &[f64], values: &[f64]) -> f64 {
     dd[n - 1]
 }
 
-/// Settings of macro-step size and order control (plain data of the experiment).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepControl {
-    pub estimator: Estimator,
-    pub step: StepSizeSettings,
-    /// Largest macro step.
-    pub h_max: f64,
-    /// State-based estimators: weights atol + rtol |x|.
-    pub rtol: f64,
-    pub atol_position: f64,
-    pub atol_velocity: f64,
-    /// Coupling-based estimators and the order controller.
-    pub rtol_coupling: f64,
-    pub atol_coupling: f64,
-    /// Let the order controller choose k (else k stays the experiment's extrapolation order).
-    pub variable_order: bool,
-    pub max_order: u8,
-    /// `component.variable` measured as positions / velocities by the state-based estimators.
-    /// Both empty: every continuous state of every FMU, counted as a velocity.
-    pub positions: Vec<String>,
-    pub velocities: Vec<String>,
-    /// Keep (t, H, k) of every accepted step in the statistics (for studies; allocates).
-    pub trace: bool,
-}
-
-impl Default for StepControl {
-    fn default() -> Self {
-        StepControl {
-            estimator: Estimator::ExSLocal,
-            step: StepSizeSettings::default(),
-            h_max: f64::INFINITY,
-            rtol: 1e-5,
-            atol_position: 1e-8,
-            atol_velocity: 1e-5,
-            rtol_coupling: 1e-3,
-            atol_coupling: 1e-1,
-            variable_order: true,
-            max_order: 3,
-            positions: Vec::new(),
-            velocities: Vec::new(),
-            trace: false,
-        }
-    }
-}
-
 /// What one controlled attempt of a macro step measured.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Attempt {
@@ -347,7 +250,8 @@ pub struct ControlStatistics {
 }
 
 use super::execution::Execution;
-use super::implicit::{ImplicitSettings, ImplicitState};
+use super::implicit::ImplicitState;
+use crate::settings::implicit::ImplicitSettings;
 use crate::{Error, Result};
 
 impl Execution {
@@ -501,7 +405,12 @@ impl Execution {
     }
 
     /// SDN(j), j = 0..=k+2, of the coupling variables' history (index 0 unused).
-    fn scaled_derivative_norms(&self, control: &StepControl, k: usize, h: f64) -> Vec<f64> {
+    pub(crate) fn scaled_derivative_norms(
+        &self,
+        control: &StepControl,
+        k: usize,
+        h: f64,
+    ) -> Vec<f64> {
         let coupled = self.coupled_connections();
         let histories: Vec<&[f64]> = coupled.iter().map(|&c| self.history.values(c)).collect();
         (0..=k + 2)
@@ -524,7 +433,7 @@ impl Execution {
 
     /// The a-priori estimate after an order change (Eq. 31): P^(k+1)(T) - P^k(T) through the
     /// history, at the trial point T = t + h, as a step-size ratio for the new order k.
-    fn a_priori_ratio(&self, control: &StepControl, k: usize, h: f64) -> f64 {
+    pub(crate) fn a_priori_ratio(&self, control: &StepControl, k: usize, h: f64) -> f64 {
         let t = self.time + h;
         let times = self.history.times();
         if times.len() < k + 2 {
@@ -553,152 +462,148 @@ impl Execution {
             ratio_exponents(k).2,
         )
     }
+}
 
-    /// Run from start to stop with macro-step size (and order) control, writing a row at every
-    /// output point (steps land on it) and calling `progress` after every accepted step.
-    pub fn run_controlled<W: std::io::Write + Send>(
-        &mut self,
-        control: &StepControl,
-        implicit: Option<&ImplicitSettings>,
-        writer: &mut crate::results::CsvWriter<W>,
-        progress: &mut dyn FnMut(f64),
-    ) -> Result<(super::RunStatistics, ControlStatistics)> {
-        let started = std::time::Instant::now();
-        let experiment = self.resolved.system.experiment.clone();
-        let output_interval = experiment.output_interval.unwrap_or(experiment.step);
-        let grid = super::TimeGrid {
-            start: experiment.start,
-            stop: experiment.stop,
-            step: experiment.step,
-            output_interval,
-        };
-        let at = |time: f64| {
-            move |e: Error| Error::Simulation {
-                time,
-                source: Box::new(e),
-            }
-        };
-        let implicit_settings = implicit.copied().unwrap_or_default();
-        let mut implicit_state = ImplicitState::default();
-        let positions = self.set_up_probes(control).map_err(at(grid.start))?;
-        if implicit.is_none() && control.estimator.is_implicit() {
-            return Err(Error::Usage(format!(
-                "estimator {:?} belongs to the implicit scheme: use --algorithm implicit, or an explicit estimator (ExLocal, ExMilne, ExSLocal)",
-                control.estimator
-            )));
+/// Macro-step size (and order) control around the explicit or implicit step (Sect. 5): the
+/// run loop's algorithm under an estimator and the paper's step-size and order rules.
+pub struct Controlled {
+    control: StepControl,
+    /// The implicit corrector's settings (`None`: explicit steps).
+    implicit: Option<ImplicitSettings>,
+    implicit_state: ImplicitState,
+    /// How many of the probes are positions.
+    positions: usize,
+    /// The step the controller proposes next and the order it uses.
+    h: f64,
+    k: usize,
+    failures: u32,
+    successes: u32,
+    stats: ControlStatistics,
+}
+
+impl Controlled {
+    /// Control with these settings; `order` is the fixed order when the order is not controlled.
+    pub fn new(control: StepControl, implicit: Option<ImplicitSettings>, order: u8) -> Controlled {
+        let k = usize::from(if control.variable_order { 0 } else { order });
+        Controlled {
+            control,
+            implicit,
+            implicit_state: ImplicitState::default(),
+            positions: 0,
+            h: f64::NAN,
+            k,
+            failures: 0,
+            successes: 0,
+            stats: ControlStatistics {
+                smallest_step: f64::INFINITY,
+                ..ControlStatistics::default()
+            },
         }
-        self.initialize().map_err(at(grid.start))?;
-        self.write_row(writer).map_err(at(grid.start))?;
-        let mut stats = super::RunStatistics {
-            end_time: grid.start,
-            rows: 1,
-            ..super::RunStatistics::default()
-        };
-        let mut control_stats = ControlStatistics {
-            smallest_step: f64::INFINITY,
-            ..ControlStatistics::default()
-        };
-        let eps = grid.epsilon();
-        let mut next_output = grid.next_point(grid.start, output_interval);
-        let mut h = experiment.step.min(control.h_max);
-        let mut k = usize::from(if control.variable_order {
-            0
-        } else {
-            experiment.extrapolation_order
-        });
-        let (mut failures, mut successes) = (0u32, 0u32);
-        while self.time < grid.stop - eps {
-            let t = self.time;
-            let h_try = h.min(next_output - t).min(grid.stop - t);
-            let k_eff = k.min(self.history.len().saturating_sub(1));
-            if !control.estimator.is_implicit() {
-                self.save_states().map_err(at(t))?;
-            }
-            let attempt = self
-                .attempt(
-                    control,
-                    positions,
-                    k_eff,
-                    t + h_try,
-                    &implicit_settings,
-                    &mut implicit_state,
-                )
-                .map_err(at(t))?;
-            control_stats.macro_steps += u64::from(attempt.macro_steps);
-            control_stats.corrector_iterations += u64::from(attempt.corrector_iterations);
-            let accepted = !attempt.corrector_failed && attempt.norm <= 1.0;
-            if !accepted {
-                failures += 1;
-            }
-            let decision = next_step_size(
-                &control.step,
-                h_try,
-                attempt.ratio,
-                accepted,
-                failures,
-                attempt.corrector_failed,
-            )
-            .map_err(|message| at(t)(Error::Usage(message)))?;
-            match decision {
-                StepDecision::Accept { next } => {
-                    self.push_history();
-                    stats.steps += 1;
-                    control_stats.accepted += 1;
-                    control_stats.order_histogram[k_eff.min(MAX_DEGREE - 1)] += 1;
-                    control_stats.smallest_step = control_stats.smallest_step.min(h_try);
-                    control_stats.largest_step = control_stats.largest_step.max(h_try);
-                    if control.trace {
-                        control_stats.trace.push((self.time, h_try, k_eff));
-                    }
-                    // A step shortened to land on the output grid says little about the next.
-                    let mut next = if h_try < h { next.max(h) } else { next };
-                    let reduced = next < h_try;
-                    if control.variable_order {
-                        let sdn = self.scaled_derivative_norms(control, k, next);
-                        let k_new =
-                            next_order(k, usize::from(control.max_order), &sdn, 0, successes);
-                        if k_new != k {
-                            let r = self.a_priori_ratio(control, k_new, next);
-                            if let Ok(StepDecision::Accept { next: n }) =
-                                next_step_size(&control.step, next, r, true, 0, false)
-                            {
-                                next = n;
-                            }
-                            successes = 0;
-                        } else {
-                            successes = if reduced { 0 } else { successes + 1 };
+    }
+}
+
+impl super::algorithm::MasterAlgorithm for Controlled {
+    fn prepare(&mut self, exec: &mut Execution) -> Result<()> {
+        self.positions = exec.set_up_probes(&self.control)?;
+        self.h = exec.resolved.system.experiment.step.min(self.control.h_max);
+        Ok(())
+    }
+
+    fn proposed_step(&mut self, _exec: &Execution, _grid: &super::TimeGrid) -> f64 {
+        self.h
+    }
+
+    fn attempt(&mut self, exec: &mut Execution, h_try: f64) -> Result<super::algorithm::Outcome> {
+        use super::algorithm::Outcome;
+        let control = &self.control;
+        let t = exec.time;
+        let k = self.k;
+        let k_eff = k.min(exec.history.len().saturating_sub(1));
+        if !control.estimator.is_implicit() {
+            exec.save_states()?;
+        }
+        let implicit = self.implicit.unwrap_or_default();
+        let attempt = exec.attempt(
+            control,
+            self.positions,
+            k_eff,
+            t + h_try,
+            &implicit,
+            &mut self.implicit_state,
+        )?;
+        let stats = &mut self.stats;
+        stats.macro_steps += u64::from(attempt.macro_steps);
+        stats.corrector_iterations += u64::from(attempt.corrector_iterations);
+        let accepted = !attempt.corrector_failed && attempt.norm <= 1.0;
+        if !accepted {
+            self.failures += 1;
+        }
+        let decision = next_step_size(
+            &control.step,
+            h_try,
+            attempt.ratio,
+            accepted,
+            self.failures,
+            attempt.corrector_failed,
+        )
+        .map_err(Error::Numerics)?;
+        match decision {
+            StepDecision::Accept { next } => {
+                exec.push_history();
+                stats.accepted += 1;
+                stats.order_histogram[k_eff.min(MAX_DEGREE - 1)] += 1;
+                stats.smallest_step = stats.smallest_step.min(h_try);
+                stats.largest_step = stats.largest_step.max(h_try);
+                if control.trace {
+                    stats.trace.push((exec.time, h_try, k_eff));
+                }
+                // A step shortened to land on the output grid says little about the next.
+                let mut next = if h_try < self.h {
+                    next.max(self.h)
+                } else {
+                    next
+                };
+                let reduced = next < h_try;
+                if control.variable_order {
+                    let sdn = exec.scaled_derivative_norms(control, k, next);
+                    let k_new =
+                        next_order(k, usize::from(control.max_order), &sdn, 0, self.successes);
+                    if k_new != k {
+                        let r = exec.a_priori_ratio(control, k_new, next);
+                        if let Ok(StepDecision::Accept { next: n }) =
+                            next_step_size(&control.step, next, r, true, 0, false)
+                        {
+                            next = n;
                         }
-                        k = k_new;
+                        self.successes = 0;
+                    } else {
+                        self.successes = if reduced { 0 } else { self.successes + 1 };
                     }
-                    h = next.min(control.h_max);
-                    failures = 0;
-                    if (self.time - next_output).abs() <= eps || self.time >= grid.stop - eps {
-                        self.write_row(writer).map_err(at(self.time))?;
-                        stats.rows += 1;
-                        next_output = grid.next_point(self.time, output_interval);
-                    }
-                    stats.end_time = self.time;
-                    progress(self.time);
+                    self.k = k_new;
                 }
-                StepDecision::Reject { retry } => {
-                    control_stats.rejected += 1;
-                    if !attempt.corrector_failed {
-                        self.roll_back(t).map_err(at(t))?;
-                    }
-                    if control.variable_order {
-                        let sdn = self.scaled_derivative_norms(control, k, retry);
-                        k = next_order(k, usize::from(control.max_order), &sdn, failures, 0);
-                    }
-                    successes = 0;
-                    h = retry;
+                self.h = next.min(control.h_max);
+                self.failures = 0;
+                Ok(Outcome::Accepted)
+            }
+            StepDecision::Reject { retry } => {
+                stats.rejected += 1;
+                if !attempt.corrector_failed {
+                    exec.roll_back(t)?;
                 }
+                if control.variable_order {
+                    let sdn = exec.scaled_derivative_norms(control, k, retry);
+                    self.k = next_order(k, usize::from(control.max_order), &sdn, self.failures, 0);
+                }
+                self.successes = 0;
+                self.h = retry;
+                Ok(Outcome::Rejected)
             }
         }
-        self.order_override = None;
-        self.terminate().map_err(at(self.time))?;
-        stats.fmi_calls = self.fmi_calls();
-        stats.wall_seconds = started.elapsed().as_secs_f64();
-        Ok((stats, control_stats))
+    }
+
+    fn finish(&mut self, stats: &mut super::RunStatistics) {
+        stats.corrector_iterations = self.stats.corrector_iterations;
+        stats.control = Some(std::mem::take(&mut self.stats));
     }
 }
 

@@ -13,12 +13,11 @@ use std::sync::Arc;
 
 use super::polynomial::MAX_DEGREE;
 use super::pool::{Placement, Unit};
-use super::record::Recording;
+use super::record::{Cell, Recording, Row};
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::values::apply_start_values;
 use crate::fmu::{Fmu, Slave, SlaveState, StateId, ValueReference};
-use crate::results::CsvWriter;
 use crate::system::graph::{self, CouplingGraph};
 use crate::system::resolve::{resolve, ResolvedSystem};
 use crate::system::System;
@@ -154,6 +153,11 @@ impl Execution {
     /// Open every FMU once (one unpack and one library per file), resolve the system against
     /// the model descriptions, and instantiate every component (on its worker, in parallel mode).
     pub fn instantiate(system: &System, options: &RunOptions) -> Result<Execution> {
+        // Systems built in code skip the readers' checks: make the same ones here.
+        system
+            .experiment
+            .check(crate::settings::Labels::default())
+            .map_err(Error::Usage)?;
         let mut opened: HashMap<PathBuf, Arc<Fmu>> = HashMap::new();
         let mut fmus = Vec::with_capacity(system.components.len());
         for component in &system.components {
@@ -189,7 +193,8 @@ impl Execution {
             } else {
                 options.threads
             };
-            Placement::pool(count, threads, &factory)?
+            let names: Vec<String> = resolved.components.iter().map(|c| c.name.clone()).collect();
+            Placement::pool(&names, threads, &factory)?
         } else {
             Placement::local(count, &factory)?
         };
@@ -263,14 +268,16 @@ impl Execution {
         self.state_ids[i]
     }
 
-    /// Restore every component to the state saved by `save_states`.
+    /// Restore every component to the state saved by `save_states`. A termination request
+    /// made after that state is withdrawn with it (a repeated step asks again).
     pub fn restore_states(&mut self) -> Result<()> {
+        self.terminate_requested.store(false, Ordering::Relaxed);
         for i in 0..self.state_ids.len() {
             let Some(id) = self.state_ids[i] else {
-                return Err(Error::Usage(format!(
-                    "component \"{}\": no saved state to restore",
-                    self.component_name(i)
-                )));
+                return Err(Error::Worker {
+                    component: self.component_name(i).to_string(),
+                    message: "no saved state to restore (restore before save)".into(),
+                });
             };
             self.placement
                 .run_one(i, move |unit| unit.slave.restore_state(id))?;
@@ -544,24 +551,35 @@ impl Execution {
             .collect()
     }
 
-    /// Append one result row at the current time.
+    /// An empty row with one cell per result column, to fill with [`Execution::read_row`].
+    pub fn new_row(&self) -> Row {
+        let cells = self.recordings.iter().map(|(_, r)| r.len()).sum();
+        Row {
+            time: self.time,
+            cells: vec![Cell::Float(f64::NAN); cells],
+        }
+    }
+
+    /// Read the recorded variables at the current time into `row` (made by `new_row`).
     ///
     /// Inputs that feed no output are normally set when the next step starts; at an output
     /// point they are set first, so a recorded input (or anything computed from it) shows its
     /// value at this communication point, not the previous one's.
-    pub fn write_row<W: std::io::Write + Send>(&mut self, writer: &mut CsvWriter<W>) -> Result<()> {
+    pub fn read_row(&mut self, row: &mut Row) -> Result<()> {
         for c in 0..self.values.len() {
             if !self.graph.propagates[c] {
                 self.set_target(c, self.values[c])?;
             }
         }
-        writer.begin_row(self.time);
+        row.time = self.time;
+        let mut offset = 0;
         for (i, recording) in &mut self.recordings {
-            self.placement.run_one(*i, |unit| {
-                recording.append_cells(unit.slave.as_mut(), writer)
-            })?;
+            let cells = &mut row.cells[offset..offset + recording.len()];
+            offset += recording.len();
+            self.placement
+                .run_one(*i, |unit| recording.read_cells(unit.slave.as_mut(), cells))?;
         }
-        writer.end_row()
+        Ok(())
     }
 
     /// Total FMI calls made by all slaves.

@@ -31,23 +31,12 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::execution::{get_scalar, Execution};
-use super::implicit::{ImplicitSettings, ImplicitState, ImplicitStep};
+use super::implicit::{ImplicitState, ImplicitStep};
 use super::polynomial::{lagrange_taylor, MAX_DEGREE};
 use crate::fmu::description::VariableType;
 use crate::fmu::FmiVersion;
+use crate::settings::implicit::{Extension, ImplicitSettings};
 use crate::{Error, Result};
-
-/// Which condition the extended coupling adds for a half-step value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Extension {
-    /// None: the original implicit scheme (half-step marks are not allowed).
-    #[default]
-    None,
-    /// D-extension: the coupling condition's time derivative at the new point.
-    Derivative,
-    /// I-extension: the coupling condition's integral over the macro step.
-    Integral,
-}
 
 /// The unknowns of one extended step and where they come from.
 struct Layout {

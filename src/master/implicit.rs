@@ -17,56 +17,12 @@ use std::sync::Mutex;
 
 use super::control::wrms;
 use super::execution::{get_scalar, set_scalar, Execution};
-pub use super::extended::Extension;
 use super::polynomial::lagrange_taylor;
 use crate::fmu::description::VariableType;
 use crate::fmu::ValueReference;
+pub use crate::settings::implicit::{Extension, ImplicitSettings, JacobianMethod};
 use crate::system::graph;
 use crate::{Error, Result};
-
-/// Settings of the corrector.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ImplicitSettings {
-    /// Newton iterations allowed per macro step before it counts as not converged.
-    pub max_iterations: u32,
-    /// Converged when WRMS(u* - phi(u*)) <= 1 with weights atol + rtol |u*|.
-    pub abs_tolerance: f64,
-    pub rel_tolerance: f64,
-    /// Keep the interface Jacobian across iterations and steps (recomputed when a step fails).
-    pub reuse_jacobian: bool,
-    /// How the interface Jacobian is computed.
-    pub jacobian: JacobianMethod,
-    /// Extended coupling: half-step values for the connections marked `half_step`, with the
-    /// extra condition this names (see `master::extended`).
-    pub extension: Extension,
-}
-
-/// How the implicit scheme computes the interface Jacobian `dG/du*`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum JacobianMethod {
-    /// One repeated macro step of the whole system per coupling variable, perturbed.
-    #[default]
-    SystemSteps,
-    /// Assembled by the chain rule along the coupling graph: each component repeats only its
-    /// own step once per own coupling input (in parallel on the worker pool), and the direct
-    /// feedthrough of outputs from inputs set at the communication point comes from the FMUs'
-    /// directional derivatives (finite differences of set / get where an FMU offers none).
-    /// Systems with algebraic loops fall back to `SystemSteps`.
-    Components,
-}
-
-impl Default for ImplicitSettings {
-    fn default() -> Self {
-        ImplicitSettings {
-            max_iterations: 5,
-            abs_tolerance: 1e-8,
-            rel_tolerance: 1e-6,
-            reuse_jacobian: false,
-            jacobian: JacobianMethod::SystemSteps,
-            extension: Extension::None,
-        }
-    }
-}
 
 /// What one implicit macro step did.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -116,7 +72,14 @@ impl Execution {
     /// A fixed-step implicit macro step: when the corrector does not converge, the step is
     /// repeated as four steps of H / 4 (recursively, down to 1e-12 s), as the paper does.
     pub fn step_implicit_fixed(&mut self, h: f64) -> Result<()> {
-        let settings = self.resolved.system.experiment.corrector;
+        let settings = self
+            .resolved
+            .system
+            .experiment
+            .algorithm
+            .corrector()
+            .copied()
+            .unwrap_or_default();
         let mut state = std::mem::take(&mut self.implicit_state);
         let result = self.step_implicit_or_split(h, &settings, &mut state);
         self.implicit_state = state;
@@ -136,7 +99,7 @@ impl Execution {
             return Ok(());
         }
         if h / 4.0 <= 1e-12 {
-            return Err(Error::Usage(format!(
+            return Err(Error::Numerics(format!(
                 "the implicit corrector does not converge at t = {} even with a macro step of {h:e} s; check the coupling, or raise corrector.maxIterations",
                 self.time
             )));
@@ -280,7 +243,7 @@ impl Execution {
                     .clone()
                     .lu()
                     .solve(&(-&r))
-                    .ok_or_else(|| Error::Usage(singular.to_string()))?;
+                    .ok_or_else(|| Error::Numerics(singular.to_string()))?;
                 x += step;
                 r = evaluate(self, &x)?;
                 report.iterations += 1;
@@ -345,8 +308,8 @@ impl Execution {
     /// coupling values at `t_end`. The history is left alone.
     pub fn advance(&mut self, t_start: f64, t_end: f64, corrector: Option<&[f64]>) -> Result<()> {
         self.time = t_start;
-        match (corrector, self.resolved.system.experiment.algorithm) {
-            (None, crate::system::Algorithm::GaussSeidel) => self.step_gauss_seidel(t_end)?,
+        match (corrector, &self.resolved.system.experiment.algorithm) {
+            (None, crate::settings::Algorithm::GaussSeidel(_)) => self.step_gauss_seidel(t_end)?,
             _ => self.step_jacobi(t_end, corrector)?,
         }
         self.time = t_end;
@@ -466,11 +429,9 @@ impl Execution {
             let mut perturbed = at_end.clone();
             let mut found = Vec::with_capacity(trial.inputs.len() * trial.outputs.len());
             for &(col, c) in &trial.inputs {
-                let state = trial.state.ok_or_else(|| {
-                    Error::Usage(format!(
-                        "component \"{}\": no saved state to restore",
-                        names[i]
-                    ))
+                let state = trial.state.ok_or_else(|| Error::Worker {
+                    component: names[i].to_string(),
+                    message: "no saved state to restore (restore before save)".into(),
                 })?;
                 unit.slave.restore_state(state)?;
                 perturbed[c] = at_end[c] + deltas[col];
@@ -493,7 +454,12 @@ impl Execution {
             }
             entries
                 .lock()
-                .map_err(|_| Error::Usage("a Jacobian worker failed".to_string()))?
+                .map_err(|_| {
+                    Error::Numerics(
+                        "a worker of the component Jacobian panicked while holding its results"
+                            .to_string(),
+                    )
+                })?
                 .extend(found);
             Ok(())
         })?;
@@ -502,10 +468,11 @@ impl Execution {
         report.jacobian_steps += component_steps.div_ceil(trials.len().max(1)) as u32;
 
         let mut step_part = DMatrix::zeros(n, n);
-        for (row, col, value) in entries
-            .into_inner()
-            .map_err(|_| Error::Usage("a Jacobian worker failed".to_string()))?
-        {
+        for (row, col, value) in entries.into_inner().map_err(|_| {
+            Error::Numerics(
+                "a worker of the component Jacobian panicked while holding its results".to_string(),
+            )
+        })? {
             step_part[(row, col)] = value;
         }
         // Compose in evaluation order: every fed-through value comes before its users.

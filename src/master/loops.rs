@@ -10,8 +10,8 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::execution::Execution;
+use crate::settings::LoopSolver;
 use crate::system::graph::{describe_block, Block};
-use crate::system::LoopSolver;
 use crate::{Error, Result};
 
 /// Solve one loop block at the current time; afterwards its inputs hold the solution.
@@ -99,7 +99,7 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
 }
 
 fn failure(exec: &Execution, block: &Block, why: &str) -> Error {
-    Error::Usage(format!(
+    Error::Numerics(format!(
         "algebraic loop {} at t = {}: {why}",
         describe_block(&exec.resolved, block),
         exec.time

@@ -1,10 +1,14 @@
 //! HOW a simulation advances in time.
 //!
-//! `single` drives one FMU alone (inputs from a table, outputs recorded), as fmusim and FMPy
-//! do. A system runs through [`run_system`]: `execution` holds its slaves and coupling values,
-//! `zoh` steps them (Jacobi or Gauss-Seidel, hold or extrapolation), `loops` solves algebraic
-//! loops, `pool` keeps each slave on one thread, `record` turns variables into result rows.
+//! A system runs through the one loop of `run` (output grid, termination, errors, statistics,
+//! observers), which asks an algorithm (`algorithm::MasterAlgorithm`) to advance it macro step
+//! by macro step: fixed steps with `zoh` (Jacobi or Gauss-Seidel, hold or extrapolation) or
+//! `implicit`, step control (`control`), `constraint` coupling or the reduced interface model
+//! (`rim`). `execution` holds the slaves and coupling values, `loops` solves algebraic loops,
+//! `pool` keeps each slave on one thread, `record` turns variables into result rows. `single`
+//! still drives one FMU alone with inputs from a table, as fmusim and FMPy do.
 
+pub mod algorithm;
 pub mod constraint;
 pub mod control;
 pub mod execution;
@@ -15,14 +19,14 @@ pub mod polynomial;
 pub mod pool;
 pub mod record;
 pub mod rim;
+pub mod run;
 pub mod single;
 pub mod zoh;
 
 use std::io::Write;
-use std::time::Instant;
 
 use crate::results::CsvWriter;
-use crate::{Error, Result};
+use crate::Result;
 use execution::Execution;
 
 /// The time grid of a run: start, stop, communication step and output interval.
@@ -80,90 +84,14 @@ impl RunStatistics {
     }
 }
 
-/// Run an instantiated system from its start to its stop time, writing a result row at every
-/// output point (flushed as it goes) and calling `progress` with the time after every step.
-/// A failure is reported with the time it happened; rows up to it are already written.
+/// Run an instantiated system from its start to its stop time through [`run::run`], writing a
+/// result row at every output point (flushed as it goes) and calling `progress` with the time
+/// after every step. A failure is reported with the time it happened; rows up to it are
+/// already written.
 pub fn run_system<W: Write + Send>(
     exec: &mut Execution,
     writer: &mut CsvWriter<W>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunStatistics> {
-    let started = Instant::now();
-    let experiment = exec.resolved.system.experiment.clone();
-    if experiment.algorithm == crate::system::Algorithm::Constraint {
-        let coupling = experiment.constraints.clone().ok_or_else(|| {
-            Error::Usage("the constraint algorithm needs experiment.constraints: interface points, equations and driven forces".into())
-        })?;
-        return exec.run_constraints(&coupling, writer, progress);
-    }
-    if experiment.algorithm == crate::system::Algorithm::Rim {
-        let settings = experiment.rim.clone().ok_or_else(|| {
-            Error::Usage("the rim algorithm needs experiment.rim: the multibody component and its interfaces".into())
-        })?;
-        return exec.run_rim(&settings, writer, progress);
-    }
-    if let Some(control) = &experiment.control {
-        let implicit = (experiment.algorithm == crate::system::Algorithm::Implicit)
-            .then_some(experiment.corrector);
-        let (mut stats, control_stats) =
-            exec.run_controlled(control, implicit.as_ref(), writer, progress)?;
-        stats.corrector_iterations = control_stats.corrector_iterations;
-        stats.control = Some(control_stats);
-        return Ok(stats);
-    }
-    let grid = TimeGrid {
-        start: experiment.start,
-        stop: experiment.stop,
-        step: experiment.step,
-        output_interval: experiment.output_interval.unwrap_or(experiment.step),
-    };
-    let at = |time: f64| {
-        move |e: Error| Error::Simulation {
-            time,
-            source: Box::new(e),
-        }
-    };
-    let mut stats = RunStatistics {
-        end_time: grid.start,
-        ..RunStatistics::default()
-    };
-    exec.initialize().map_err(at(grid.start))?;
-    exec.write_row(writer).map_err(at(grid.start))?;
-    stats.rows += 1;
-
-    let eps = grid.epsilon();
-    let mut next_output = grid.next_point(grid.start, grid.output_interval);
-    while exec.time < grid.stop - eps
-        && !exec
-            .terminate_requested
-            .load(std::sync::atomic::Ordering::Relaxed)
-    {
-        let t = exec.time;
-        let target = grid
-            .next_point(t, grid.step)
-            .min(next_output)
-            .min(grid.stop);
-        exec.step(target - t).map_err(at(t))?;
-        stats.steps += 1;
-        if (exec.time - next_output).abs() <= eps || exec.time >= grid.stop - eps {
-            exec.write_row(writer).map_err(at(exec.time))?;
-            stats.rows += 1;
-            next_output = grid.next_point(exec.time, grid.output_interval);
-        }
-        stats.end_time = exec.time;
-        progress(exec.time);
-    }
-    stats.terminated_early = exec
-        .terminate_requested
-        .load(std::sync::atomic::Ordering::Relaxed)
-        && exec.time < grid.stop - eps;
-    exec.terminate().map_err(at(exec.time))?;
-    stats.fmi_calls = exec.fmi_calls();
-    stats.corrector_iterations = exec.corrector_iterations;
-    stats.events = exec.events.load(std::sync::atomic::Ordering::Relaxed);
-    stats.early_returns = exec
-        .early_returns
-        .load(std::sync::atomic::Ordering::Relaxed);
-    stats.wall_seconds = started.elapsed().as_secs_f64();
-    Ok(stats)
+    run::run(exec, &mut [writer, &mut run::Progress(progress)])
 }

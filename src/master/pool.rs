@@ -49,9 +49,11 @@ impl Placement {
         Ok(Placement::Local(units))
     }
 
-    /// Start `threads` workers and instantiate each component on its worker.
-    pub fn pool(count: usize, threads: usize, factory: &Factory<'_>) -> Result<Placement> {
-        WorkerPool::start(count, threads.clamp(1, count.max(1)), factory).map(Placement::Pool)
+    /// Start `threads` workers and instantiate each component (named by `names`, which
+    /// errors use) on its worker.
+    pub fn pool(names: &[String], threads: usize, factory: &Factory<'_>) -> Result<Placement> {
+        let count = names.len();
+        WorkerPool::start(names, threads.clamp(1, count.max(1)), factory).map(Placement::Pool)
     }
 
     /// Number of units.
@@ -98,7 +100,7 @@ impl Placement {
                     }
                 };
                 pool.run_one(index, &mut call)?;
-                answer.unwrap_or_else(|| Err(worker_lost(index)))
+                answer.unwrap_or_else(|| Err(pool.lost(index)))
             }
         }
     }
@@ -140,24 +142,36 @@ pub struct WorkerPool {
     workers: Vec<Worker>,
     /// For each component: (worker, slot on that worker).
     owner: Vec<(usize, usize)>,
+    /// Component names, for errors.
+    names: Vec<String>,
+    /// Which workers the current broadcast reached (reused: no allocation per job).
+    sent: Vec<bool>,
 }
 
 impl WorkerPool {
-    fn start(count: usize, threads: usize, factory: &Factory<'_>) -> Result<WorkerPool> {
+    fn start(names: &[String], threads: usize, factory: &Factory<'_>) -> Result<WorkerPool> {
+        let count = names.len();
         // Round-robin keeps neighbours in a chain on different workers.
         let owner: Vec<(usize, usize)> = (0..count).map(|i| (i % threads, i / threads)).collect();
         let mut pool = WorkerPool {
             workers: Vec::with_capacity(threads),
             owner,
+            names: names.to_vec(),
+            sent: vec![false; threads],
         };
         for w in 0..threads {
             let components: Vec<usize> = (0..count).filter(|i| i % threads == w).collect();
+            let all_names = names.to_vec();
+            let first_name = components.first().map(|&i| names[i].clone()).unwrap_or_default();
             let (job_tx, job_rx) = sync_channel::<Job>(1);
             let (answer_tx, answer_rx) = sync_channel::<Answer>(1);
             let thread = std::thread::Builder::new()
                 .name(format!("cosimo-worker-{w}"))
-                .spawn(move || worker_loop(components, job_rx, answer_tx))
-                .map_err(|e| Error::Usage(format!("cannot start worker thread {w}: {e}")))?;
+                .spawn(move || worker_loop(components, &all_names, job_rx, answer_tx))
+                .map_err(|e| Error::Worker {
+                    component: first_name,
+                    message: format!("cannot start its worker thread: {e}"),
+                })?;
             pool.workers.push(Worker {
                 jobs: Some(job_tx),
                 answers: answer_rx,
@@ -180,24 +194,38 @@ impl WorkerPool {
         self.broadcast(|| Job::All(AllTaskRef(erased)))
     }
 
-    /// Send a job to every worker and wait for all answers.
+    /// Send a job to every worker and wait for the answer of exactly those that were sent it,
+    /// so no answer is left behind to be taken for the next job's. A worker that cannot take
+    /// the job or dies before answering is an error naming its first component; the error of
+    /// the lowest component index wins.
     fn broadcast(&mut self, job: impl Fn() -> Job) -> Result<()> {
-        let mut sent = 0;
         let mut failure: Option<(usize, Error)> = None;
-        for worker in &self.workers {
-            match worker.jobs.as_ref().map(|jobs| jobs.send(job())) {
-                Some(Ok(())) => sent += 1,
-                _ => failure = Some((usize::MAX, worker_lost(usize::MAX))),
+        let mut keep = |component: usize, error: Error| {
+            if failure.as_ref().is_none_or(|(c, _)| component < *c) {
+                failure = Some((component, error));
+            }
+        };
+        for (w, worker) in self.workers.iter().enumerate() {
+            let ok = worker
+                .jobs
+                .as_ref()
+                .is_some_and(|jobs| jobs.send(job()).is_ok());
+            self.sent[w] = ok;
+            if !ok {
+                let first = self.first_component(w);
+                keep(first, self.lost(first));
             }
         }
-        for worker in self.workers.iter().take(sent) {
-            let answer = worker
-                .answers
-                .recv()
-                .unwrap_or_else(|_| Err((usize::MAX, worker_lost(usize::MAX))));
-            if let Err((component, error)) = answer {
-                if failure.as_ref().is_none_or(|(c, _)| component < *c) {
-                    failure = Some((component, error));
+        for (w, worker) in self.workers.iter().enumerate() {
+            if !self.sent[w] {
+                continue;
+            }
+            match worker.answers.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err((component, error))) => keep(component, error),
+                Err(_) => {
+                    let first = self.first_component(w);
+                    keep(first, self.lost(first));
                 }
             }
         }
@@ -205,6 +233,30 @@ impl WorkerPool {
             Some((_, error)) => Err(error),
             None => Ok(()),
         }
+    }
+
+    /// The lowest component index on worker `w`.
+    fn first_component(&self, w: usize) -> usize {
+        self.owner
+            .iter()
+            .position(|&(owner, _)| owner == w)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// The error for a component whose worker is gone.
+    fn lost(&self, component: usize) -> Error {
+        Error::Worker {
+            component: self.name(component),
+            message: "its worker thread is gone (it panicked or was stopped); the run cannot go on"
+                .into(),
+        }
+    }
+
+    fn name(&self, component: usize) -> String {
+        self.names
+            .get(component)
+            .cloned()
+            .unwrap_or_else(|| format!("#{component}"))
     }
 
     fn run_one(&mut self, component: usize, task: &mut OneTask<'_>) -> Result<()> {
@@ -219,12 +271,12 @@ impl WorkerPool {
             .map(|jobs| jobs.send(Job::One(slot, OneTaskRef(erased))).is_ok())
             .unwrap_or(false);
         if !sent {
-            return Err(worker_lost(component));
+            return Err(self.lost(component));
         }
         match worker.answers.recv() {
             Ok(Ok(())) => Ok(()),
             Ok(Err((_, error))) => Err(error),
-            Err(_) => Err(worker_lost(component)),
+            Err(_) => Err(self.lost(component)),
         }
     }
 }
@@ -244,7 +296,13 @@ impl Drop for WorkerPool {
     }
 }
 
-fn worker_loop(components: Vec<usize>, jobs: Receiver<Job>, answers: SyncSender<Answer>) {
+/// `components`: the indices of this worker's components; `names`: every component's name.
+fn worker_loop(
+    components: Vec<usize>,
+    names: &[String],
+    jobs: Receiver<Job>,
+    answers: SyncSender<Answer>,
+) {
     // Slots stay empty until the create job fills them on this thread.
     let mut units: Vec<Option<Unit>> = components.iter().map(|_| None).collect();
     while let Ok(job) = jobs.recv() {
@@ -266,7 +324,7 @@ fn worker_loop(components: Vec<usize>, jobs: Receiver<Job>, answers: SyncSender<
                             break;
                         }
                         Err(_) => {
-                            answer = Err((component, panicked(component)));
+                            answer = Err((component, panicked(names, component)));
                             break;
                         }
                     }
@@ -280,8 +338,8 @@ fn worker_loop(components: Vec<usize>, jobs: Receiver<Job>, answers: SyncSender<
                 for (slot, &component) in units.iter_mut().zip(&components) {
                     let result = match slot {
                         Some(unit) => catch_unwind(AssertUnwindSafe(|| task(component, unit)))
-                            .unwrap_or_else(|_| Err(panicked(component))),
-                        None => Err(worker_lost(component)),
+                            .unwrap_or_else(|_| Err(panicked(names, component))),
+                        None => Err(worker_gone(names, component)),
                     };
                     if let Err(error) = result {
                         answer = Err((component, error));
@@ -296,8 +354,8 @@ fn worker_loop(components: Vec<usize>, jobs: Receiver<Job>, answers: SyncSender<
                 let component = components.get(slot).copied().unwrap_or(usize::MAX);
                 match units.get_mut(slot).and_then(Option::as_mut) {
                     Some(unit) => catch_unwind(AssertUnwindSafe(|| task(unit)))
-                        .map_err(|_| (component, panicked(component))),
-                    None => Err((component, worker_lost(component))),
+                        .map_err(|_| (component, panicked(names, component))),
+                    None => Err((component, worker_gone(names, component))),
                 }
             }
         };
@@ -307,14 +365,17 @@ fn worker_loop(components: Vec<usize>, jobs: Receiver<Job>, answers: SyncSender<
     }
 }
 
-fn worker_lost(component: usize) -> Error {
-    Error::Usage(format!(
-        "the worker thread of component {component} is gone"
-    ))
+/// A unit that is missing on its own worker (its creation failed earlier).
+fn worker_gone(names: &[String], component: usize) -> Error {
+    Error::Worker {
+        component: names.get(component).cloned().unwrap_or_default(),
+        message: "its FMU instance was never created on its worker thread".into(),
+    }
 }
 
-fn panicked(component: usize) -> Error {
-    Error::Usage(format!(
-        "a panic occurred while running component {component} (a bug in cosimo or the FMU)"
-    ))
+fn panicked(names: &[String], component: usize) -> Error {
+    Error::Worker {
+        component: names.get(component).cloned().unwrap_or_default(),
+        message: "a panic occurred while running it (a bug in cosimo or the FMU)".into(),
+    }
 }

@@ -1,5 +1,5 @@
-//! Reading the recorded variables of a slave into CSV rows, without allocating for the common
-//! case of scalar Float64 outputs (one batched get per row).
+//! Reading the recorded variables of a slave into result rows, without allocating for the
+//! common case of scalar Float64 outputs (one batched get per row).
 
 use std::io::Write;
 
@@ -56,47 +56,96 @@ impl Recording {
             .collect()
     }
 
-    /// Read the variables from `slave` and append them as cells of the current row.
-    pub fn append_cells<W: Write>(
-        &mut self,
-        slave: &mut dyn Slave,
-        row: &mut CsvWriter<W>,
-    ) -> Result<()> {
+    /// Number of cells this recording fills.
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// True when nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Read the variables from `slave` into `cells` (one per column, overwritten in place, so
+    /// scalar numbers allocate nothing).
+    pub fn read_cells(&mut self, slave: &mut dyn Slave, cells: &mut [Cell]) -> Result<()> {
         if !self.float_vrs.is_empty() {
             slave.get_float64(&self.float_vrs, &mut self.float_values)?;
         }
-        for column in &self.columns {
+        for (column, cell) in self.columns.iter().zip(cells.iter_mut()) {
             if let Some(i) = column.batched {
-                row.push_float(self.float_values[i]);
+                *cell = Cell::Float(self.float_values[i]);
                 continue;
             }
             let value = get_value(slave, &column.variable, column.count)?;
-            match &value {
-                StartValue::Float(v) if column.variable.is_array() => row.push_float_array(v),
-                StartValue::Float(v) => row.push_float(v.first().copied().unwrap_or(f64::NAN)),
-                StartValue::Int(v) => push_joined(row, v, |r, x| r.push_int(*x)),
-                StartValue::UInt(v) => push_joined(row, v, |r, x| r.push_uint(*x)),
-                StartValue::Bool(v) => push_joined(row, v, |r, x| r.push_bool(*x)),
-                StartValue::String(v) => row.push_str(v.first().map(String::as_str).unwrap_or("")),
-                StartValue::Binary(v) => {
-                    row.push_bytes(v.first().map(Vec::as_slice).unwrap_or(&[]))
-                }
-            }
+            *cell = match value {
+                StartValue::Float(v) if column.variable.is_array() => Cell::Floats(v),
+                StartValue::Float(v) => Cell::Float(v.first().copied().unwrap_or(f64::NAN)),
+                StartValue::Int(v) => joined(&v, Cell::Int),
+                StartValue::UInt(v) => joined(&v, Cell::UInt),
+                StartValue::Bool(v) => joined(&v, Cell::Bool),
+                StartValue::String(mut v) => Cell::Text(if v.is_empty() {
+                    String::new()
+                } else {
+                    v.swap_remove(0)
+                }),
+                StartValue::Binary(mut v) => Cell::Bytes(if v.is_empty() {
+                    Vec::new()
+                } else {
+                    v.swap_remove(0)
+                }),
+            };
         }
         Ok(())
     }
 }
 
-/// Non-float arrays are rare: format them as one space-separated cell through a string.
-fn push_joined<W: Write, T: ToString>(
-    row: &mut CsvWriter<W>,
-    values: &[T],
-    scalar: impl Fn(&mut CsvWriter<W>, &T),
-) {
+/// One recorded value at an output point.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Float(f64),
+    /// A Float array, all elements.
+    Floats(Vec<f64>),
+    Int(i64),
+    UInt(u64),
+    Bool(bool),
+    /// A String, or a non-Float array as its space-separated elements.
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+/// A result row: the time and one cell per recorded column.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Row {
+    pub time: f64,
+    pub cells: Vec<Cell>,
+}
+
+/// Non-float arrays are rare: one cell of space-separated elements.
+fn joined<T: Copy + ToString>(values: &[T], scalar: impl Fn(T) -> Cell) -> Cell {
     if values.len() == 1 {
-        scalar(row, &values[0]);
+        scalar(values[0])
     } else {
         let text: Vec<String> = values.iter().map(ToString::to_string).collect();
-        row.push_str(&text.join(" "));
+        Cell::Text(text.join(" "))
+    }
+}
+
+impl<W: Write> CsvWriter<W> {
+    /// Write one result row.
+    pub fn write_row(&mut self, row: &Row) -> Result<()> {
+        self.begin_row(row.time);
+        for cell in &row.cells {
+            match cell {
+                Cell::Float(x) => self.push_float(*x),
+                Cell::Floats(v) => self.push_float_array(v),
+                Cell::Int(x) => self.push_int(*x),
+                Cell::UInt(x) => self.push_uint(*x),
+                Cell::Bool(x) => self.push_bool(*x),
+                Cell::Text(x) => self.push_str(x),
+                Cell::Bytes(x) => self.push_bytes(x),
+            }
+        }
+        self.end_row()
     }
 }

@@ -22,68 +22,11 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::execution::Execution;
-use super::RunStatistics;
 use crate::fmu::ValueReference;
-use crate::results::CsvWriter;
+pub use crate::settings::rim::{
+    EffectiveMass, MultibodyForce, RimIntegrator, RimInterface, RimSettings,
+};
 use crate::{Error, Result};
-
-/// One interface direction of the multibody FMU: `component.variable` names.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RimInterface {
-    /// Interface position output (e.g. the actuator length).
-    pub position: String,
-    /// Interface velocity output.
-    pub velocity: String,
-    /// Interface acceleration output, with direct feedthrough from the forces.
-    pub acceleration: String,
-    /// Interface force input.
-    pub force: String,
-}
-
-/// Where the effective mass and force come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EffectiveMass {
-    /// `W = d a_i / d lambda_i` from the FMU's directional derivatives.
-    DirectionalDerivatives,
-    /// `W` from p + 1 evaluations of the accelerations with perturbed forces (no doStep).
-    Perturbation,
-    /// Read from outputs of the FMU: `mass` row-major p x p, `force` p entries.
-    Outputs {
-        mass: Vec<String>,
-        force: Vec<String>,
-    },
-}
-
-/// How the master integrates the reduced model over a fast step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RimIntegrator {
-    /// The paper's Eq. 39: v += h a; s += h v (new v).
-    SemiImplicitEuler,
-    /// Exact for the force held over the fast step: s += h v + h^2 / 2 a; v += h a.
-    HeldForceExact,
-}
-
-/// Which forces the multibody FMU receives for its macro step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MultibodyForce {
-    /// The forces at the synchronisation point (the multibody FMU can step in parallel).
-    Held,
-    /// The average of the fast forces over the macro step (the multibody FMU steps after them).
-    Averaged,
-}
-
-/// Settings of the reduced-interface-model algorithm.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RimSettings {
-    /// The multibody component.
-    pub multibody: String,
-    pub interfaces: Vec<RimInterface>,
-    /// The fast step H2 (the macro step H1 is divided into round(H1 / H2) fast steps).
-    pub fast_step_size: f64,
-    pub effective_mass: EffectiveMass,
-    pub integrator: RimIntegrator,
-    pub multibody_force: MultibodyForce,
-}
 
 /// Resolved value references of the multibody interface.
 struct Interface {
@@ -264,71 +207,13 @@ impl Execution {
             Ok((w, a, lambda))
         })?;
         let m = w.clone().try_inverse().ok_or_else(|| {
-            Error::Usage(format!(
+            Error::Numerics(format!(
                 "rim: the interface mobility W = d a / d lambda of \"{}\" is singular at t = {}: the interface has no inertia there",
                 settings.multibody, self.time
             ))
         })?;
         let f = &m * DVector::from_vec(a) - DVector::from_vec(lambda);
         Ok((m, f))
-    }
-
-    /// Run the system with the reduced interface model, writing rows on the output grid.
-    pub fn run_rim<W: std::io::Write + Send>(
-        &mut self,
-        settings: &RimSettings,
-        writer: &mut CsvWriter<W>,
-        progress: &mut dyn FnMut(f64),
-    ) -> Result<RunStatistics> {
-        let started = std::time::Instant::now();
-        let experiment = self.resolved.system.experiment.clone();
-        let at = |time: f64| {
-            move |e: Error| Error::Simulation {
-                time,
-                source: Box::new(e),
-            }
-        };
-        let interface = self.rim_interface(settings).map_err(at(experiment.start))?;
-        let grid = super::TimeGrid {
-            start: experiment.start,
-            stop: experiment.stop,
-            step: experiment.step,
-            output_interval: experiment.output_interval.unwrap_or(experiment.step),
-        };
-        self.initialize().map_err(at(grid.start))?;
-        self.write_row(writer).map_err(at(grid.start))?;
-        let mut stats = RunStatistics {
-            end_time: grid.start,
-            rows: 1,
-            ..RunStatistics::default()
-        };
-        let p = interface.force.len();
-        let eps = grid.epsilon();
-        let mut next_output = grid.next_point(grid.start, grid.output_interval);
-        while self.time < grid.stop - eps {
-            let t = self.time;
-            let h1 = grid
-                .next_point(t, grid.step)
-                .min(next_output)
-                .min(grid.stop)
-                - t;
-            // A macro step shortened to land on the output grid takes proportionally fewer.
-            let n = ((h1 / settings.fast_step_size).round() as u32).max(1);
-            self.rim_macro_step(&interface, settings, h1, n, p)
-                .map_err(at(t))?;
-            stats.steps += 1;
-            if (self.time - next_output).abs() <= eps || self.time >= grid.stop - eps {
-                self.write_row(writer).map_err(at(self.time))?;
-                stats.rows += 1;
-                next_output = grid.next_point(self.time, grid.output_interval);
-            }
-            stats.end_time = self.time;
-            progress(self.time);
-        }
-        self.terminate().map_err(at(self.time))?;
-        stats.fmi_calls = self.fmi_calls();
-        stats.wall_seconds = started.elapsed().as_secs_f64();
-        Ok(stats)
     }
 
     fn rim_macro_step(
@@ -344,7 +229,7 @@ impl Execution {
         // 1. Synchronisation: the reduced model from the multibody FMU.
         let (m, f_tilde) = self.effective(i, settings)?;
         let m_inverse = m.clone().try_inverse().ok_or_else(|| {
-            Error::Usage(format!("rim: the effective mass at t = {t} is singular"))
+            Error::Numerics(format!("rim: the effective mass at t = {t} is singular"))
         })?;
         let (pos, vel) = (i.position.clone(), i.velocity.clone());
         let (mut s, mut v) = self.placement.run_one(i.mbs, move |unit| {
@@ -374,6 +259,17 @@ impl Execution {
             force_sum += &lambda;
             for &fast in &i.fast.clone() {
                 self.step_one(fast, tj, h2)?;
+            }
+            if self
+                .terminate_requested
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                // A fast FMU asked to end the run: the macro step ends with its fast step.
+                self.time = tj + h2;
+                for c in 0..self.values.len() {
+                    self.values[c] = self.read_source(c)?;
+                }
+                return Ok(());
             }
             for &c in &i.fast_links.clone() {
                 let value = self.read_source(c)?;
@@ -413,17 +309,24 @@ impl Execution {
         Ok(())
     }
 
-    /// Step one component from `t` by `h` (events handled inside, as the other algorithms do).
+    /// Step one component from `t` by `h` (events handled inside, as the other algorithms do;
+    /// a termination request ends the step where the FMU asked).
     fn step_one(&mut self, component: usize, t: f64, h: f64) -> Result<()> {
+        let terminate = &self.terminate_requested;
         self.placement.run_one(component, move |unit| {
             let end = t + h;
             let mut now = t;
             while now < end - h * 1e-9 {
                 let result = unit.slave.do_step(now, end - now)?;
+                let mut stop = result.terminate_simulation;
                 if result.event_handling_needed {
                     unit.slave.enter_event_mode()?;
-                    super::execution::event_iteration(unit.slave.as_mut())?;
+                    stop |= super::execution::event_iteration(unit.slave.as_mut())?;
                     unit.slave.enter_step_mode()?;
+                }
+                if stop {
+                    terminate.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(());
                 }
                 now = if result.early_return && result.reached_time < end {
                     result.reached_time.max(now)
@@ -433,5 +336,39 @@ impl Execution {
             }
             Ok(())
         })
+    }
+}
+
+/// The reduced interface model as an algorithm of the run loop.
+pub struct RimAlgorithm {
+    settings: RimSettings,
+    interface: Option<Interface>,
+}
+
+impl RimAlgorithm {
+    /// The algorithm with these settings (resolved against the system in `prepare`).
+    pub fn new(settings: RimSettings) -> RimAlgorithm {
+        RimAlgorithm {
+            settings,
+            interface: None,
+        }
+    }
+}
+
+impl super::algorithm::MasterAlgorithm for RimAlgorithm {
+    fn prepare(&mut self, exec: &mut Execution) -> Result<()> {
+        self.interface = Some(exec.rim_interface(&self.settings)?);
+        Ok(())
+    }
+
+    fn attempt(&mut self, exec: &mut Execution, h1: f64) -> Result<super::algorithm::Outcome> {
+        let interface = self.interface.as_ref().ok_or_else(|| {
+            Error::Numerics("the reduced interface model was not prepared".into())
+        })?;
+        // A macro step shortened to land on the output grid takes proportionally fewer.
+        let n = ((h1 / self.settings.fast_step_size).round() as u32).max(1);
+        let p = interface.force.len();
+        exec.rim_macro_step(interface, &self.settings, h1, n, p)?;
+        Ok(super::algorithm::Outcome::Accepted)
     }
 }

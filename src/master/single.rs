@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use super::record::Recording;
+use super::record::{Cell, Recording, Row};
 use super::{RunStatistics, TimeGrid};
 use crate::fmu::description::{StartValue, Variable, VariableType};
 use crate::fmu::values::{apply_start_values, set_value};
@@ -109,6 +109,10 @@ impl<W: Write> SingleRun<'_, W> {
     pub fn run(mut self, slave: &mut dyn Slave) -> Result<RunStatistics> {
         let started = Instant::now();
         let grid = self.grid;
+        let mut row = Row {
+            time: grid.start,
+            cells: vec![Cell::Float(f64::NAN); self.recording.len()],
+        };
         let mut stats = RunStatistics {
             end_time: grid.start,
             ..RunStatistics::default()
@@ -135,7 +139,7 @@ impl<W: Write> SingleRun<'_, W> {
             stats.terminated_early = handle_events(slave, &mut stats).map_err(at(grid.start))?;
             slave.enter_step_mode().map_err(at(grid.start))?;
         }
-        self.write_row(slave, grid.start, &mut stats)
+        self.write_row(&mut row, slave, grid.start, &mut stats)
             .map_err(at(grid.start))?;
 
         let eps = grid.epsilon();
@@ -168,7 +172,8 @@ impl<W: Write> SingleRun<'_, W> {
             }
             stats.terminated_early |= step.terminate_simulation;
             if (t - next_output).abs() <= eps || t >= grid.stop - eps {
-                self.write_row(slave, t, &mut stats).map_err(at(t))?;
+                self.write_row(&mut row, slave, t, &mut stats)
+                    .map_err(at(t))?;
                 next_output = grid.next_point(t, grid.output_interval);
             }
             stats.end_time = t;
@@ -181,13 +186,14 @@ impl<W: Write> SingleRun<'_, W> {
 
     fn write_row(
         &mut self,
+        row: &mut Row,
         slave: &mut dyn Slave,
         t: f64,
         stats: &mut RunStatistics,
     ) -> Result<()> {
-        self.writer.begin_row(t);
-        self.recording.append_cells(slave, &mut self.writer)?;
-        self.writer.end_row()?;
+        row.time = t;
+        self.recording.read_cells(slave, &mut row.cells)?;
+        self.writer.write_row(row)?;
         stats.rows += 1;
         Ok(())
     }

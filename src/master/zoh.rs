@@ -14,8 +14,8 @@ use super::execution::{
 };
 use super::polynomial::{lagrange_taylor, shift_taylor, MAX_DEGREE};
 use super::pool::Unit;
+use crate::settings::AlgorithmKind;
 use crate::system::resolve::ResolvedSystem;
-use crate::system::Algorithm;
 use crate::Result;
 
 /// Everything a step task reads (shared, immutable while components step).
@@ -54,13 +54,10 @@ impl Execution {
         if passes > 0 {
             self.save_states()?;
         }
-        match self.resolved.system.experiment.algorithm {
-            Algorithm::Jacobi => self.step_jacobi(t_end, None)?,
-            Algorithm::GaussSeidel => self.step_gauss_seidel(t_end)?,
-            Algorithm::Implicit => return self.step_implicit_fixed(h),
-            // The reduced interface model runs its own loop (`run_rim`); one macro step of it
-            // from here would need the settings, so step like Jacobi.
-            Algorithm::Rim | Algorithm::Constraint => self.step_jacobi(t_end, None)?,
+        match self.resolved.system.experiment.algorithm.kind() {
+            AlgorithmKind::GaussSeidel => self.step_gauss_seidel(t_end)?,
+            AlgorithmKind::Implicit => return self.step_implicit_fixed(h),
+            _ => self.step_jacobi(t_end, None)?,
         }
         self.time = t_end;
         self.exchange(false)?;

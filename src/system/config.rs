@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-use super::{
-    Algorithm, Component, Connection, Endpoint, Experiment, LoopSettings, LoopSolver, System,
+use super::{Component, Connection, Endpoint, System};
+use crate::settings::implicit::{Extension, JacobianMethod};
+use crate::settings::{
+    AlgorithmKind, Experiment, ExperimentSpec, Labels, LoopSettings, LoopSolver,
 };
-use crate::master::implicit::{Extension, JacobianMethod};
 use crate::{Error, Result};
 
 /// Read and check a system file.
@@ -77,6 +78,9 @@ pub fn from_command_line(
             ))
         })
         .collect::<Result<Vec<_>>>()?;
+    experiment
+        .check(Labels::COMMAND_LINE)
+        .map_err(Error::Usage)?;
     let system = System {
         components,
         connections,
@@ -240,52 +244,6 @@ fn validate(system: &System, source: Source) -> std::result::Result<(), String> 
         if !c.factor.is_finite() || !c.offset.is_finite() {
             return Err(format!("{at}: factor and offset must be finite numbers"));
         }
-    }
-    validate_experiment(&system.experiment)
-}
-
-fn validate_experiment(x: &Experiment) -> std::result::Result<(), String> {
-    let fail = |m: String| Err(format!("experiment: {m}"));
-    if !x.start.is_finite() || !x.stop.is_finite() {
-        return fail("startTime and stopTime must be finite numbers".into());
-    }
-    if x.stop <= x.start {
-        return fail(format!(
-            "stopTime ({}) must be greater than startTime ({})",
-            x.stop, x.start
-        ));
-    }
-    if !(x.step > 0.0 && x.step.is_finite()) {
-        return fail(format!("stepSize must be positive (got {})", x.step));
-    }
-    if let Some(dt) = x.output_interval {
-        if !(dt > 0.0 && dt.is_finite()) {
-            return fail(format!("outputInterval must be positive (got {dt})"));
-        }
-    }
-    if x.extrapolation_order > 3 {
-        return fail(format!(
-            "extrapolationOrder {} is out of range; use 0 to 3",
-            x.extrapolation_order
-        ));
-    }
-    if let Some(tol) = x.tolerance {
-        if !(tol > 0.0 && tol.is_finite()) {
-            return fail(format!("tolerance must be positive (got {tol})"));
-        }
-    }
-    let l = &x.loops;
-    if !(l.abs_tolerance >= 0.0 && l.rel_tolerance >= 0.0)
-        || !(l.abs_tolerance > 0.0 || l.rel_tolerance > 0.0)
-    {
-        return fail(
-            "algebraicLoops: absoluteTolerance and relativeTolerance must not be negative, \
-             and one of them must be positive"
-                .into(),
-        );
-    }
-    if l.max_iterations < 1 {
-        return fail("algebraicLoops: maxIterations must be at least 1".into());
     }
     Ok(())
 }
@@ -472,8 +430,8 @@ struct ForceEntry {
 impl ConstraintsEntry {
     fn into_coupling(
         self,
-    ) -> std::result::Result<crate::master::constraint::ConstraintCoupling, String> {
-        use crate::master::constraint::{
+    ) -> std::result::Result<crate::settings::constraint::ConstraintCoupling, String> {
+        use crate::settings::constraint::{
             ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
         };
         let method = match self.method.as_deref().unwrap_or("index1") {
@@ -601,8 +559,8 @@ enum MultibodyForceEntry {
 }
 
 impl RimEntry {
-    fn into_settings(self) -> crate::master::rim::RimSettings {
-        use crate::master::rim::{
+    fn into_settings(self) -> crate::settings::rim::RimSettings {
+        use crate::settings::rim::{
             EffectiveMass, MultibodyForce, RimIntegrator, RimInterface, RimSettings,
         };
         RimSettings {
@@ -768,74 +726,71 @@ impl SystemFile {
 }
 
 impl ExperimentEntry {
+    /// The settings as written; [`ExperimentSpec::build`] checks them and their combination.
     fn into_experiment(self) -> std::result::Result<Experiment, String> {
-        let d = Experiment::default();
         let l = LoopSettings::default();
-        let loops = match self.algebraic_loops {
-            None => l,
-            Some(e) => LoopSettings {
-                solver: match e.solver {
-                    None => l.solver,
-                    Some(SolverEntry::Newton) => LoopSolver::Newton,
-                    Some(SolverEntry::NewtonFiniteDifferences) => {
-                        LoopSolver::NewtonFiniteDifferences
-                    }
-                    Some(SolverEntry::FixedPoint) => LoopSolver::FixedPoint,
+        let loops = self.algebraic_loops.map(|e| LoopSettings {
+            solver: match e.solver {
+                None => l.solver,
+                Some(SolverEntry::Newton) => LoopSolver::Newton,
+                Some(SolverEntry::NewtonFiniteDifferences) => LoopSolver::NewtonFiniteDifferences,
+                Some(SolverEntry::FixedPoint) => LoopSolver::FixedPoint,
+            },
+            abs_tolerance: e.absolute_tolerance.unwrap_or(l.abs_tolerance),
+            rel_tolerance: e.relative_tolerance.unwrap_or(l.rel_tolerance),
+            max_iterations: e.max_iterations.unwrap_or(l.max_iterations),
+        });
+        let corrector = self.corrector.map(|c| {
+            let base = crate::settings::implicit::ImplicitSettings::default();
+            crate::settings::implicit::ImplicitSettings {
+                max_iterations: c.max_iterations.unwrap_or(base.max_iterations),
+                abs_tolerance: c.absolute_tolerance.unwrap_or(base.abs_tolerance),
+                rel_tolerance: c.relative_tolerance.unwrap_or(base.rel_tolerance),
+                reuse_jacobian: c.reuse_jacobian.unwrap_or(base.reuse_jacobian),
+                jacobian: match c.jacobian {
+                    None => base.jacobian,
+                    Some(JacobianEntry::System) => JacobianMethod::SystemSteps,
+                    Some(JacobianEntry::Components) => JacobianMethod::Components,
                 },
-                abs_tolerance: e.absolute_tolerance.unwrap_or(l.abs_tolerance),
-                rel_tolerance: e.relative_tolerance.unwrap_or(l.rel_tolerance),
-                max_iterations: e.max_iterations.unwrap_or(l.max_iterations),
-            },
-        };
-        Ok(Experiment {
-            start: self.start_time.unwrap_or(d.start),
-            stop: self.stop_time.unwrap_or(d.stop),
-            step: self.step_size.unwrap_or(d.step),
-            output_interval: self.output_interval.or(d.output_interval),
-            algorithm: match self.algorithm {
-                None => d.algorithm,
-                Some(AlgorithmEntry::Jacobi) => Algorithm::Jacobi,
-                Some(AlgorithmEntry::GaussSeidel) => Algorithm::GaussSeidel,
-                Some(AlgorithmEntry::Implicit) => Algorithm::Implicit,
-                Some(AlgorithmEntry::Rim) => Algorithm::Rim,
-                Some(AlgorithmEntry::Constraint) => Algorithm::Constraint,
-            },
-            extrapolation_order: self.extrapolation_order.unwrap_or(d.extrapolation_order),
-            parallel: self.parallel.unwrap_or(d.parallel),
-            loops,
-            tolerance: self.tolerance.or(d.tolerance),
-            corrector: self.corrector.map_or(d.corrector, |c| {
-                let base = d.corrector;
-                crate::master::implicit::ImplicitSettings {
-                    max_iterations: c.max_iterations.unwrap_or(base.max_iterations),
-                    abs_tolerance: c.absolute_tolerance.unwrap_or(base.abs_tolerance),
-                    rel_tolerance: c.relative_tolerance.unwrap_or(base.rel_tolerance),
-                    reuse_jacobian: c.reuse_jacobian.unwrap_or(base.reuse_jacobian),
-                    jacobian: match c.jacobian {
-                        None => base.jacobian,
-                        Some(JacobianEntry::System) => JacobianMethod::SystemSteps,
-                        Some(JacobianEntry::Components) => JacobianMethod::Components,
-                    },
-                    extension: match c.extension {
-                        None | Some(ExtensionEntry::None) => base.extension,
-                        Some(ExtensionEntry::Derivative) => Extension::Derivative,
-                        Some(ExtensionEntry::Integral) => Extension::Integral,
-                    },
-                }
+                extension: match c.extension {
+                    None | Some(ExtensionEntry::None) => base.extension,
+                    Some(ExtensionEntry::Derivative) => Extension::Derivative,
+                    Some(ExtensionEntry::Integral) => Extension::Integral,
+                },
+            }
+        });
+        ExperimentSpec {
+            start: self.start_time,
+            stop: self.stop_time,
+            step: self.step_size,
+            output_interval: self.output_interval,
+            tolerance: self.tolerance,
+            algorithm: self.algorithm.map(|a| match a {
+                AlgorithmEntry::Jacobi => AlgorithmKind::Jacobi,
+                AlgorithmEntry::GaussSeidel => AlgorithmKind::GaussSeidel,
+                AlgorithmEntry::Implicit => AlgorithmKind::Implicit,
+                AlgorithmEntry::Rim => AlgorithmKind::Rim,
+                AlgorithmEntry::Constraint => AlgorithmKind::Constraint,
             }),
+            extrapolation_order: self.extrapolation_order,
+            parallel: self.parallel,
+            loops,
+            corrector,
             control: self.step_control.map(StepControlEntry::into_control),
             rim: self.rim.map(RimEntry::into_settings),
             constraints: self
                 .constraints
                 .map(ConstraintsEntry::into_coupling)
                 .transpose()?,
-        })
+            labels: Labels::SYSTEM_FILE,
+        }
+        .build()
     }
 }
 
 impl StepControlEntry {
-    fn into_control(self) -> crate::master::control::StepControl {
-        use crate::master::control::{Estimator, StepControl};
+    fn into_control(self) -> crate::settings::control::StepControl {
+        use crate::settings::control::{Estimator, StepControl};
         let d = StepControl::default();
         StepControl {
             estimator: match self.estimator {
@@ -846,7 +801,7 @@ impl StepControlEntry {
                 Some(EstimatorEntry::ImMilne) => Estimator::ImMilne,
                 Some(EstimatorEntry::ImSLocal) => Estimator::ImSLocal,
             },
-            step: crate::master::control::StepSizeSettings {
+            step: crate::settings::control::StepSizeSettings {
                 safety: self.safety_factor.unwrap_or(d.step.safety),
                 r_min: self.r_min.unwrap_or(d.step.r_min),
                 r_max: self.r_max.unwrap_or(d.step.r_max),

@@ -222,9 +222,7 @@ pub fn resolve(
             ));
         }
         if c.half_step
-            && (system.experiment.algorithm != super::Algorithm::Implicit
-                || system.experiment.corrector.extension
-                    == crate::master::implicit::Extension::None)
+            && system.experiment.algorithm.extension() == crate::settings::implicit::Extension::None
         {
             return fail(
                 "halfStep needs the extended implicit coupling: set the algorithm to implicit and corrector.extension to derivative or integral, or remove halfStep".to_string(),
@@ -278,7 +276,7 @@ pub fn resolve(
             value_map(c, fmd, from, tmd, to).map_err(|m| Error::Usage(format!("{at}: {m}")))?;
         let extrapolation_order = if from.var_type.is_float() {
             c.extrapolation_order
-                .unwrap_or(system.experiment.extrapolation_order)
+                .unwrap_or(system.experiment.algorithm.extrapolation_order())
         } else {
             0
         };

@@ -2,7 +2,8 @@
 //! cubic terms), force/force, with its exact solution: the setting of the local-error studies.
 
 use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::system::{Algorithm, Experiment, System};
+use cosimo::settings::{Algorithm, AlgorithmKind, Experiment};
+use cosimo::system::System;
 use nalgebra::{Matrix4, Vector4};
 
 use super::systems::{component, connect};
@@ -89,8 +90,8 @@ pub fn system(order: u8, h: f64) -> System {
         experiment: Experiment {
             stop: 1.0,
             step: h,
-            algorithm: Algorithm::Jacobi,
-            extrapolation_order: order,
+            algorithm: Algorithm::with_order(AlgorithmKind::Jacobi, order)
+                .expect("an algorithm with an order"),
             ..Experiment::default()
         },
     }

@@ -7,7 +7,8 @@ use std::path::Path;
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::{run_system, RunStatistics};
 use cosimo::results::{CsvWriter, Table};
-use cosimo::system::{Algorithm, Component, Connection, Endpoint, Experiment, System};
+use cosimo::settings::{Algorithm, AlgorithmKind, Experiment};
+use cosimo::system::{Component, Connection, Endpoint, System};
 
 pub fn endpoint(text: &str) -> Endpoint {
     Endpoint::parse(text).expect("component.variable")
@@ -74,7 +75,7 @@ pub const X0: f64 = 0.1;
 
 pub fn two_mass(
     decomposition: Decomposition,
-    algorithm: Algorithm,
+    algorithm: AlgorithmKind,
     order: u8,
     step: f64,
     stop: f64,
@@ -133,8 +134,7 @@ pub fn two_mass(
             stop,
             step,
             output_interval: Some(stop),
-            algorithm,
-            extrapolation_order: order,
+            algorithm: Algorithm::with_order(algorithm, order).expect("an algorithm with an order"),
             ..Experiment::default()
         },
     }

@@ -10,7 +10,8 @@ use super::units::{self, Conversion, SspUnit};
 use super::xml::{self, Element};
 use super::{Imported, SspPackage};
 use crate::fmu::description::ModelDescription;
-use crate::system::{Algorithm, Component, Connection, Endpoint, Experiment, LoopSolver, System};
+use crate::settings::{AlgorithmKind, ExperimentSpec, Labels, LoopSolver};
+use crate::system::{Component, Connection, Endpoint, System};
 use crate::{Error, Result};
 
 /// Separator of flattened component names (`outer/inner/component`).
@@ -282,7 +283,10 @@ impl Importer<'_> {
                  root system",
             ));
         };
-        let mut experiment = Experiment::default();
+        let mut experiment = ExperimentSpec {
+            labels: Labels::SSP,
+            ..ExperimentSpec::default()
+        };
         for child in &root.children {
             match child.name.as_str() {
                 "System" | "Units" if child.is_ssp() => {}
@@ -293,7 +297,7 @@ impl Importer<'_> {
                         ("stopTime", &mut experiment.stop),
                     ] {
                         if let Some(text) = child.attr(key) {
-                            *slot = number(text).ok_or_else(|| {
+                            *slot = Some(number(text).ok_or_else(|| {
                                 self.fail(
                                     child.line,
                                     format!(
@@ -301,7 +305,7 @@ impl Importer<'_> {
                                          number"
                                     ),
                                 )
-                            })?;
+                            })?);
                         }
                     }
                     for e in self.annotations(child, "org.cosimo.experiment") {
@@ -316,7 +320,9 @@ impl Importer<'_> {
                 _ => self.ignore(root, child),
             }
         }
-        self.check_experiment(&experiment, root.line)?;
+        let experiment = experiment
+            .build()
+            .map_err(|m| self.fail(root.line, format!("experiment: {m}")))?;
 
         let root_scope = self.system(system, None, 0, &HashMap::new())?;
         let connections = self.trace(root_scope)?;
@@ -355,8 +361,8 @@ impl Importer<'_> {
     fn cosimo_constraints(
         &self,
         e: &Element,
-    ) -> Result<crate::master::constraint::ConstraintCoupling> {
-        use crate::master::constraint::{
+    ) -> Result<crate::settings::constraint::ConstraintCoupling> {
+        use crate::settings::constraint::{
             ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
         };
         let fail = |line: usize, m: String| self.fail(line, format!("<cosimo:Constraints>: {m}"));
@@ -468,8 +474,8 @@ impl Importer<'_> {
 
     /// `<cosimo:StepControl .../>` inside `<cosimo:Experiment>`: the attributes of the JSON
     /// file's `stepControl` (positions / velocities space-separated).
-    fn cosimo_step_control(&self, e: &Element) -> Result<crate::master::control::StepControl> {
-        use crate::master::control::{Estimator, StepControl};
+    fn cosimo_step_control(&self, e: &Element) -> Result<crate::settings::control::StepControl> {
+        use crate::settings::control::{Estimator, StepControl};
         let mut c = StepControl::default();
         for (key, text) in &e.attrs {
             let at = |m: &str| {
@@ -523,7 +529,7 @@ impl Importer<'_> {
     }
 
     /// `<cosimo:Experiment .../>`.
-    fn cosimo_experiment(&self, e: &Element, x: &mut Experiment) -> Result<()> {
+    fn cosimo_experiment(&self, e: &Element, x: &mut ExperimentSpec) -> Result<()> {
         if e.name != "Experiment" {
             return Err(self.fail(
                 e.line,
@@ -532,6 +538,13 @@ impl Importer<'_> {
                     e.name
                 ),
             ));
+        }
+        // Attributes may come in any order: fill the spec, `build` checks the combination.
+        fn loops(x: &mut ExperimentSpec) -> &mut crate::settings::LoopSettings {
+            x.loops.get_or_insert_with(Default::default)
+        }
+        fn corrector(x: &mut ExperimentSpec) -> &mut crate::settings::implicit::ImplicitSettings {
+            x.corrector.get_or_insert_with(Default::default)
         }
         for (key, text) in &e.attrs {
             let at = |m: &str| {
@@ -546,39 +559,40 @@ impl Importer<'_> {
                     .ok_or_else(|| at("expected a positive number"))
             };
             match key.as_str() {
-                "stepSize" => x.step = positive()?,
+                "stepSize" => x.step = Some(positive()?),
                 "outputInterval" => x.output_interval = Some(positive()?),
                 "tolerance" => x.tolerance = Some(positive()?),
-                "startTime" => x.start = number(text).ok_or_else(|| at("expected a number"))?,
-                "stopTime" => x.stop = number(text).ok_or_else(|| at("expected a number"))?,
+                "startTime" => x.start = Some(number(text).ok_or_else(|| at("expected a number"))?),
+                "stopTime" => x.stop = Some(number(text).ok_or_else(|| at("expected a number"))?),
                 "algorithm" => {
-                    x.algorithm = match text.trim() {
-                        "jacobi" => Algorithm::Jacobi,
-                        "gauss-seidel" => Algorithm::GaussSeidel,
-                        "implicit" => Algorithm::Implicit,
-                        "constraint" => Algorithm::Constraint,
+                    x.algorithm = Some(match text.trim() {
+                        "jacobi" => AlgorithmKind::Jacobi,
+                        "gauss-seidel" => AlgorithmKind::GaussSeidel,
+                        "implicit" => AlgorithmKind::Implicit,
+                        "constraint" => AlgorithmKind::Constraint,
                         _ => {
                             return Err(at("expected jacobi, gauss-seidel, implicit or constraint"))
                         }
-                    }
+                    })
                 }
                 "extrapolationOrder" => {
-                    x.extrapolation_order = text
-                        .trim()
-                        .parse()
-                        .ok()
-                        .filter(|o| *o <= 3)
-                        .ok_or_else(|| at("expected 0 to 3"))?
+                    x.extrapolation_order = Some(
+                        text.trim()
+                            .parse()
+                            .ok()
+                            .filter(|o| *o <= 3)
+                            .ok_or_else(|| at("expected 0 to 3"))?,
+                    )
                 }
                 "parallel" => {
-                    x.parallel = match text.trim() {
+                    x.parallel = Some(match text.trim() {
                         "true" => true,
                         "false" => false,
                         _ => return Err(at("expected true or false")),
-                    }
+                    })
                 }
                 "loopSolver" => {
-                    x.loops.solver = match text.trim() {
+                    loops(x).solver = match text.trim() {
                         "newton" => LoopSolver::Newton,
                         "newton-finite-differences" => LoopSolver::NewtonFiniteDifferences,
                         "fixed-point" => LoopSolver::FixedPoint,
@@ -589,10 +603,10 @@ impl Importer<'_> {
                         }
                     }
                 }
-                "loopAbsoluteTolerance" => x.loops.abs_tolerance = positive()?,
-                "loopRelativeTolerance" => x.loops.rel_tolerance = positive()?,
+                "loopAbsoluteTolerance" => loops(x).abs_tolerance = positive()?,
+                "loopRelativeTolerance" => loops(x).rel_tolerance = positive()?,
                 "loopMaxIterations" => {
-                    x.loops.max_iterations = text
+                    loops(x).max_iterations = text
                         .trim()
                         .parse()
                         .ok()
@@ -600,34 +614,34 @@ impl Importer<'_> {
                         .ok_or_else(|| at("expected a positive integer"))?
                 }
                 "correctorMaxIterations" => {
-                    x.corrector.max_iterations = text
+                    corrector(x).max_iterations = text
                         .trim()
                         .parse()
                         .ok()
                         .filter(|n| *n >= 1)
                         .ok_or_else(|| at("expected a positive integer"))?
                 }
-                "correctorAbsoluteTolerance" => x.corrector.abs_tolerance = positive()?,
-                "correctorRelativeTolerance" => x.corrector.rel_tolerance = positive()?,
+                "correctorAbsoluteTolerance" => corrector(x).abs_tolerance = positive()?,
+                "correctorRelativeTolerance" => corrector(x).rel_tolerance = positive()?,
                 "reuseJacobian" => {
-                    x.corrector.reuse_jacobian = match text.trim() {
+                    corrector(x).reuse_jacobian = match text.trim() {
                         "true" => true,
                         "false" => false,
                         _ => return Err(at("expected true or false")),
                     }
                 }
                 "correctorJacobian" => {
-                    x.corrector.jacobian = match text.trim() {
-                        "system" => crate::master::implicit::JacobianMethod::SystemSteps,
-                        "components" => crate::master::implicit::JacobianMethod::Components,
+                    corrector(x).jacobian = match text.trim() {
+                        "system" => crate::settings::implicit::JacobianMethod::SystemSteps,
+                        "components" => crate::settings::implicit::JacobianMethod::Components,
                         _ => return Err(at("expected system or components")),
                     }
                 }
                 "correctorExtension" => {
-                    x.corrector.extension = match text.trim() {
-                        "none" => crate::master::implicit::Extension::None,
-                        "derivative" => crate::master::implicit::Extension::Derivative,
-                        "integral" => crate::master::implicit::Extension::Integral,
+                    corrector(x).extension = match text.trim() {
+                        "none" => crate::settings::implicit::Extension::None,
+                        "derivative" => crate::settings::implicit::Extension::Derivative,
+                        "integral" => crate::settings::implicit::Extension::Integral,
                         _ => return Err(at("expected none, derivative or integral")),
                     }
                 }
@@ -651,26 +665,6 @@ impl Importer<'_> {
             } else if child.name == "Constraints" {
                 x.constraints = Some(self.cosimo_constraints(child)?);
             }
-        }
-        Ok(())
-    }
-
-    fn check_experiment(&self, x: &Experiment, line: usize) -> Result<()> {
-        if !x.start.is_finite() || !x.stop.is_finite() || x.stop <= x.start {
-            return Err(self.fail(
-                line,
-                format!(
-                    "experiment: stopTime ({}) must be greater than startTime ({}); fix \
-                     <ssd:DefaultExperiment>",
-                    x.stop, x.start
-                ),
-            ));
-        }
-        if !(x.step > 0.0 && x.step.is_finite()) {
-            return Err(self.fail(
-                line,
-                format!("experiment: stepSize must be positive (got {})", x.step),
-            ));
         }
         Ok(())
     }

@@ -1,0 +1,72 @@
+//! The trait every master algorithm implements, and the choice of algorithm for an experiment.
+//!
+//! An algorithm only advances the system: the run loop (`run.rs`) owns the output grid,
+//! termination requests, errors, statistics and the observers.
+
+use super::control::Controlled;
+use super::execution::Execution;
+use super::{RunStatistics, TimeGrid};
+use crate::settings::Algorithm;
+use crate::Result;
+
+/// What one attempt of a macro step came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The system is at the step's end, its coupling values consistent.
+    Accepted,
+    /// The system is back at the step's start; the algorithm proposes another step.
+    Rejected,
+}
+
+/// A master algorithm: advances an initialized system one macro step at a time.
+pub trait MasterAlgorithm {
+    /// Before initialization: resolve the algorithm's names against the system.
+    fn prepare(&mut self, _exec: &mut Execution) -> Result<()> {
+        Ok(())
+    }
+
+    /// After initialization: the algorithm's own consistent state at the start time.
+    fn start(&mut self, _exec: &mut Execution) -> Result<()> {
+        Ok(())
+    }
+
+    /// The macro step to try from the current time, before the loop shortens it to land on
+    /// the next output point and the stop time. Fixed steps follow the time grid.
+    fn proposed_step(&mut self, exec: &Execution, grid: &TimeGrid) -> f64 {
+        grid.next_point(exec.time, grid.step) - exec.time
+    }
+
+    /// Attempt the macro step of size `h` from `exec.time`.
+    fn attempt(&mut self, exec: &mut Execution, h: f64) -> Result<Outcome>;
+
+    /// Add the algorithm's own figures to the run's statistics.
+    fn finish(&mut self, _stats: &mut RunStatistics) {}
+}
+
+/// The algorithm the experiment asks for, with its settings.
+pub fn for_experiment(algorithm: &Algorithm) -> Box<dyn MasterAlgorithm> {
+    match algorithm {
+        Algorithm::Constraint(coupling) => Box::new(super::constraint::ConstraintAlgorithm::new(
+            coupling.clone(),
+        )),
+        Algorithm::Rim(settings) => Box::new(super::rim::RimAlgorithm::new(settings.clone())),
+        _ => match algorithm.control() {
+            Some(control) => Box::new(Controlled::new(
+                control.clone(),
+                algorithm.corrector().copied(),
+                algorithm.extrapolation_order(),
+            )),
+            None => Box::new(FixedStep),
+        },
+    }
+}
+
+/// Jacobi, Gauss-Seidel or implicit on the fixed time grid (`Execution::step`).
+pub struct FixedStep;
+
+impl MasterAlgorithm for FixedStep {
+    fn attempt(&mut self, exec: &mut Execution, h: f64) -> Result<Outcome> {
+        exec.step(h)?;
+        Ok(Outcome::Accepted)
+    }
+}

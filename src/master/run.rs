@@ -1,0 +1,143 @@
+//! THE run loop: every algorithm runs through [`run`], which owns the output grid,
+//! termination requests from any component, stop conditions, the time of a failure,
+//! statistics and the observers.
+//!
+//! A row is handed to the observers at every output point as soon as it is reached, so a run
+//! that fails at t = 7.3 s has delivered every row up to 7.3 s (the CSV observer flushes each
+//! one). When an FMU asks to terminate, the macro step that asked is the last: its row is
+//! delivered (on the output grid or not) and the run ends there without an error.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::algorithm::{self, Outcome};
+use super::execution::Execution;
+use super::record::Row;
+use super::{RunStatistics, TimeGrid};
+use crate::{Error, Result};
+
+/// Watches a run: result rows, progress, the end. Library users implement it too; the CSV
+/// writer is one observer among others.
+pub trait Observer {
+    /// The run starts; `columns` name the cells of every row (after the time).
+    fn started(&mut self, _columns: &[String]) -> Result<()> {
+        Ok(())
+    }
+
+    /// A result row at an output point (or where an FMU asked to terminate).
+    fn row(&mut self, _row: &Row) -> Result<()> {
+        Ok(())
+    }
+
+    /// A macro step was accepted; the system is at `time`.
+    fn stepped(&mut self, _time: f64) {}
+
+    /// The run reached its end (the stop time or a termination request).
+    fn finished(&mut self, _stats: &RunStatistics) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Calls a closure with the time after every accepted macro step (a progress bar, say).
+pub struct Progress<F: FnMut(f64)>(pub F);
+
+impl<F: FnMut(f64)> Observer for Progress<F> {
+    fn stepped(&mut self, time: f64) {
+        (self.0)(time)
+    }
+}
+
+impl<W: std::io::Write> Observer for crate::results::CsvWriter<W> {
+    fn row(&mut self, row: &Row) -> Result<()> {
+        self.write_row(row)
+    }
+}
+
+/// Run an instantiated system from its start to its stop time with the experiment's
+/// algorithm, handing every result row to the observers as it is reached. A failure is
+/// reported with the time it happened; every row up to it has been delivered.
+pub fn run(exec: &mut Execution, observers: &mut [&mut dyn Observer]) -> Result<RunStatistics> {
+    let started = Instant::now();
+    let experiment = &exec.resolved.system.experiment;
+    let grid = TimeGrid {
+        start: experiment.start,
+        stop: experiment.stop,
+        step: experiment.step,
+        output_interval: experiment.output_interval(),
+    };
+    let mut algorithm = algorithm::for_experiment(&experiment.algorithm);
+    let at = |time: f64| {
+        move |e: Error| Error::Simulation {
+            time,
+            source: Box::new(e),
+        }
+    };
+    let mut stats = RunStatistics {
+        end_time: grid.start,
+        ..RunStatistics::default()
+    };
+    let mut row = exec.new_row();
+    let columns = exec.column_names();
+    for observer in observers.iter_mut() {
+        observer.started(&columns)?;
+    }
+
+    algorithm.prepare(exec).map_err(at(grid.start))?;
+    exec.initialize().map_err(at(grid.start))?;
+    algorithm.start(exec).map_err(at(grid.start))?;
+    deliver(exec, &mut row, observers, &mut stats).map_err(at(grid.start))?;
+
+    let eps = grid.epsilon();
+    let mut next_output = grid.next_point(grid.start, grid.output_interval);
+    while exec.time < grid.stop - eps && !terminate_requested(exec) {
+        let t = exec.time;
+        let h = algorithm
+            .proposed_step(exec, &grid)
+            .min(next_output - t)
+            .min(grid.stop - t);
+        if algorithm.attempt(exec, h).map_err(at(t))? == Outcome::Rejected {
+            continue;
+        }
+        stats.steps += 1;
+        stats.end_time = exec.time;
+        let on_grid = (exec.time - next_output).abs() <= eps || exec.time >= grid.stop - eps;
+        if on_grid || terminate_requested(exec) {
+            deliver(exec, &mut row, observers, &mut stats).map_err(at(exec.time))?;
+            next_output = grid.next_point(exec.time, grid.output_interval);
+        }
+        for observer in observers.iter_mut() {
+            observer.stepped(exec.time);
+        }
+    }
+    stats.terminated_early = terminate_requested(exec) && exec.time < grid.stop - eps;
+    exec.terminate().map_err(at(exec.time))?;
+    stats.fmi_calls = exec.fmi_calls();
+    stats.corrector_iterations = exec.corrector_iterations;
+    stats.events = exec.events.load(Ordering::Relaxed);
+    stats.early_returns = exec.early_returns.load(Ordering::Relaxed);
+    algorithm.finish(&mut stats);
+    stats.wall_seconds = started.elapsed().as_secs_f64();
+    for observer in observers.iter_mut() {
+        observer.finished(&stats)?;
+    }
+    Ok(stats)
+}
+
+fn terminate_requested(exec: &Execution) -> bool {
+    exec.terminate_requested.load(Ordering::Relaxed)
+}
+
+/// Read the row at the current time and hand it to every observer.
+fn deliver(
+    exec: &mut Execution,
+    row: &mut Row,
+    observers: &mut [&mut dyn Observer],
+    stats: &mut RunStatistics,
+) -> Result<()> {
+    exec.read_row(row)?;
+    for observer in observers.iter_mut() {
+        observer.row(row)?;
+    }
+    stats.rows += 1;
+    Ok(())
+}
