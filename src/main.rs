@@ -7,14 +7,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use cosimo::fmu::description::{Causality, FmiVersion, StartValue, Variable};
+use cosimo::fmu::description::FmiVersion;
 use cosimo::fmu::instance::InstanceOptions;
-use cosimo::fmu::values::{check_start_value_allowed, parse_value};
+use cosimo::fmu::values::{check_start_value_allowed, find_variable, parse_value};
 use cosimo::fmu::{summary, Fmu};
 use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::master::record::Recording;
-use cosimo::master::single::{SingleRun, TableInputs};
-use cosimo::master::{run_system, TimeGrid};
+use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::results::{CsvWriter, Table};
 use cosimo::settings::control::Estimator;
 use cosimo::settings::{AlgorithmKind, Experiment, Labels, Overrides};
@@ -209,8 +207,9 @@ fn main() -> ExitCode {
 /// 1 when a simulation ran and failed, 2 when the input or the usage was wrong.
 fn exit_code(error: &Error) -> u8 {
     match error {
-        Error::Simulation { .. }
-        | Error::Fmi { .. }
+        // Bad input found only once the run started is still bad input.
+        Error::Simulation { source, .. } => exit_code(source),
+        Error::Fmi { .. }
         | Error::Discard { .. }
         | Error::Numerics(_)
         | Error::Worker { .. }
@@ -345,6 +344,26 @@ fn inspect(args: &InspectArgs) -> Result<(), Error> {
 fn run(args: &RunArgs) -> Result<(), Error> {
     let single = args.targets.len() == 1 && args.connections.is_empty();
     let first = &args.targets[0];
+    let file = args.targets.len() == 1
+        && (first.ends_with(".json") || is_ssp(Path::new(first)))
+        && !first.contains('=');
+    if file && !args.connections.is_empty() {
+        return Err(Error::Usage(format!(
+            "--connect builds a system from FMUs named on the command line; {first} has its own connections: edit the file, or name the FMUs instead"
+        )));
+    }
+    if args.ssd.is_some() && !(file && is_ssp(Path::new(first))) {
+        return Err(Error::Usage(
+            "--ssd chooses the .ssd file of an SSP, but the target is not an SSP".into(),
+        ));
+    }
+    let one_fmu = single && !file;
+    if args.fmi_version.is_some() && !one_fmu {
+        return Err(Error::Usage(
+            "--fmi-version checks the version of one FMU; a system's FMUs may be of either version"
+                .into(),
+        ));
+    }
     if single && !first.ends_with(".json") && !first.contains('=') && !is_ssp(Path::new(first)) {
         return run_fmu(args, Path::new(first));
     }
@@ -374,6 +393,14 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         },
         threads: args.threads,
         record: args.output_variables.clone(),
+        bare_names: false,
+        inputs: args
+            .input_file
+            .as_deref()
+            .map(Table::read)
+            .transpose()?
+            .map(std::sync::Arc::new),
+        opened: Vec::new(),
     };
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
     let from_file = single && (first.ends_with(".json") || is_ssp(Path::new(first)));
@@ -390,7 +417,9 @@ fn run(args: &RunArgs) -> Result<(), Error> {
     });
     let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
     let progress = Progress::new(args.quiet, system.experiment.start, system.experiment.stop);
-    let result = run_system(&mut execution, &mut writer, &mut |t| progress.update(t));
+    let mut shown = run_loop::Progress(|t| progress.update(t));
+    let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
+    let result = run_loop::run(&mut execution, observers);
     progress.finish();
     let stats = result.inspect_err(|e| {
         if let Error::Simulation { time, .. } = e {
@@ -398,42 +427,13 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         }
     })?;
     if !args.quiet {
-        eprintln!(
-            "{} components: simulated {} s to {} s in {} macro steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
-            system.components.len(),
-            system.experiment.start,
-            stats.end_time,
-            stats.steps,
-            stats.fmi_calls,
-            stats.rows,
-            stats.wall_seconds,
-            stats.real_time_factor(system.experiment.start),
-            if stats.terminated_early { " (an FMU asked to terminate)" } else { "" },
+        let what = format!("{} components", system.components.len());
+        print_summary(
+            &what,
+            &system.experiment,
+            &stats,
+            "an FMU asked to terminate",
         );
-        if let Some(control) = &stats.control {
-            let histogram: Vec<String> = control
-                .order_histogram
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| **n > 0)
-                .map(|(k, n)| format!("k={k}: {n}"))
-                .collect();
-            eprintln!(
-                "step control: {} accepted, {} rejected, {} corrector iterations, {} macro-step computations, H from {:e} to {:e} s, orders {}",
-                control.accepted,
-                control.rejected,
-                control.corrector_iterations,
-                control.macro_steps,
-                control.smallest_step,
-                control.largest_step,
-                histogram.join(", ")
-            );
-        } else if stats.corrector_iterations > 0 {
-            eprintln!(
-                "corrector: {} Newton iterations",
-                stats.corrector_iterations
-            );
-        }
         eprintln!("results: {}", output_file.display());
     }
     Ok(())
@@ -519,6 +519,54 @@ fn apply_overrides(args: &RunArgs, system: &mut System, labels: Labels) -> Resul
     Ok(())
 }
 
+/// The summary of a run on stderr: what ran, how far, how fast, and the algorithm's figures.
+fn print_summary(
+    what: &str,
+    experiment: &Experiment,
+    stats: &cosimo::master::RunStatistics,
+    terminated: &str,
+) {
+    eprintln!(
+        "{what}: simulated {} s to {} s in {} macro steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
+        experiment.start,
+        stats.end_time,
+        stats.steps,
+        stats.fmi_calls,
+        stats.rows,
+        stats.wall_seconds,
+        stats.real_time_factor(experiment.start),
+        if stats.terminated_early {
+            format!(" ({terminated})")
+        } else {
+            String::new()
+        },
+    );
+    if let Some(control) = &stats.control {
+        let histogram: Vec<String> = control
+            .order_histogram
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("k={k}: {n}"))
+            .collect();
+        eprintln!(
+            "step control: {} accepted, {} rejected, {} corrector iterations, {} macro-step computations, H from {:e} to {:e} s, orders {}",
+            control.accepted,
+            control.rejected,
+            control.corrector_iterations,
+            control.macro_steps,
+            control.smallest_step,
+            control.largest_step,
+            histogram.join(", ")
+        );
+    } else if stats.corrector_iterations > 0 {
+        eprintln!(
+            "corrector: {} Newton iterations",
+            stats.corrector_iterations
+        );
+    }
+}
+
 /// A progress bar on a terminal, shown only for runs that last longer than a second.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
@@ -564,7 +612,7 @@ impl Progress {
 }
 
 fn run_fmu(args: &RunArgs, path: &Path) -> Result<(), Error> {
-    let fmu = Fmu::open(path)?;
+    let fmu = std::sync::Arc::new(Fmu::open(path)?);
     let md = fmu.description().clone();
     if let Some(wanted) = &args.fmi_version {
         let wanted_version = if wanted == "2" {
@@ -580,12 +628,7 @@ fn run_fmu(args: &RunArgs, path: &Path) -> Result<(), Error> {
             )));
         }
     }
-    let grid = time_grid(args, &md)?;
-    let tolerance = args
-        .tolerance
-        .or(md.default_experiment.as_ref().and_then(|d| d.tolerance));
-
-    let mut start_values: Vec<(Variable, StartValue)> = Vec::new();
+    let mut start_values = Vec::new();
     for assignment in &args.start_values {
         let (name, text) = assignment.split_once('=').ok_or_else(|| {
             Error::Usage(format!(
@@ -594,128 +637,64 @@ fn run_fmu(args: &RunArgs, path: &Path) -> Result<(), Error> {
         })?;
         let variable = find_variable(&md, name.trim(), "--start-value")?;
         check_start_value_allowed(&md, variable)?;
-        start_values.push((variable.clone(), parse_value(&md, variable, text.trim())?));
+        parse_value(&md, variable, text.trim())?;
+        start_values.push((variable.name.clone(), text.trim().to_string()));
     }
-
-    let recorded: Vec<&Variable> = if args.output_variables.is_empty() {
-        md.variables
-            .iter()
-            .filter(|v| v.causality == Causality::Output)
-            .collect()
-    } else {
-        args.output_variables
-            .iter()
-            .map(|name| find_variable(&md, name, "--output-variable"))
-            .collect::<Result<_, _>>()?
+    for name in &args.output_variables {
+        find_variable(&md, name, "--output-variable")?;
+    }
+    let system = System::single_fmu(path, &md, start_values, &overrides(args))?;
+    if args.threads != 0 && !system.experiment.parallel {
+        return Err(Error::Usage(
+            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
+                .into(),
+        ));
+    }
+    let options = RunOptions {
+        instance: InstanceOptions {
+            log_fmi_calls: args.log_fmi_calls,
+            logging_on: args.debug_logging,
+            event_mode: args.event_mode,
+            ..InstanceOptions::default()
+        },
+        threads: args.threads,
+        record: args.output_variables.clone(),
+        bare_names: true,
+        inputs: args
+            .input_file
+            .as_deref()
+            .map(Table::read)
+            .transpose()?
+            .map(std::sync::Arc::new),
+        opened: vec![fmu],
     };
-    let recording = Recording::new(&md, &recorded)?;
-
-    let table = args.input_file.as_deref().map(Table::read).transpose()?;
-    let inputs = table
-        .as_ref()
-        .map(|t| TableInputs::new(&md, t))
-        .transpose()?;
-
+    let mut execution = Execution::instantiate(&system, &options)?;
     let output_file = args
         .output_file
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}_out.csv", md.model_name)));
-    let writer = CsvWriter::create(&output_file, &recording.column_names(""))?;
-
-    let options = InstanceOptions {
-        log_fmi_calls: args.log_fmi_calls,
-        logging_on: args.debug_logging,
-        event_mode: args.event_mode,
-        ..InstanceOptions::default()
-    };
-    let mut slave = fmu.instantiate(&md.model_name, options)?;
-    let stats = SingleRun {
-        grid,
-        tolerance,
-        start_values,
-        inputs,
-        recording,
-        writer,
-    }
-    .run(slave.as_mut())
-    .inspect_err(|e| {
+    let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
+    let experiment = &system.experiment;
+    let progress = Progress::new(args.quiet, experiment.start, experiment.stop);
+    let mut shown = run_loop::Progress(|t| progress.update(t));
+    let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
+    let result = run_loop::run(&mut execution, observers);
+    progress.finish();
+    let stats = result.inspect_err(|e| {
         if let Error::Simulation { time, .. } = e {
             eprintln!("results up to t = {time} are in {}", output_file.display());
         }
     })?;
-
     if !args.quiet {
-        eprintln!(
-            "{}: simulated {} s to {} s in {} steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
-            md.model_name,
-            grid.start,
-            stats.end_time,
-            stats.steps,
-            stats.fmi_calls,
-            stats.rows,
-            stats.wall_seconds,
-            stats.real_time_factor(grid.start),
-            if stats.terminated_early { " (the FMU asked to terminate)" } else { "" },
+        print_summary(
+            &md.model_name,
+            experiment,
+            &stats,
+            "the FMU asked to terminate",
         );
         eprintln!("results: {}", output_file.display());
     }
     Ok(())
-}
-
-fn find_variable<'a>(
-    md: &'a cosimo::fmu::ModelDescription,
-    name: &str,
-    option: &str,
-) -> Result<&'a Variable, Error> {
-    md.variable(name).ok_or_else(|| {
-        let mut close: Vec<&str> = md
-            .variables
-            .iter()
-            .map(|v| v.name.as_str())
-            .filter(|n| n.to_lowercase().contains(&name.to_lowercase()) || name.to_lowercase().contains(&n.to_lowercase()))
-            .take(5)
-            .collect();
-        if close.is_empty() {
-            close = md.variables.iter().map(|v| v.name.as_str()).take(10).collect();
-        }
-        Error::Usage(format!(
-            "{option} {name}: {} has no variable \"{name}\"; did you mean one of: {}? (`cosimo inspect` lists them all)",
-            md.model_name,
-            close.join(", ")
-        ))
-    })
-}
-
-fn time_grid(args: &RunArgs, md: &cosimo::fmu::ModelDescription) -> Result<TimeGrid, Error> {
-    let de = md.default_experiment.clone().unwrap_or_default();
-    let start = args.start_time.or(de.start_time).unwrap_or(0.0);
-    let stop = args.stop_time.or(de.stop_time).unwrap_or(start + 1.0);
-    if stop.is_nan() || start.is_nan() || stop <= start {
-        return Err(Error::Usage(format!(
-            "the stop time {stop} must be after the start time {start}"
-        )));
-    }
-    let step = args
-        .step_size
-        .or(de.step_size)
-        .unwrap_or((stop - start) / 500.0);
-    if !step.is_finite() || step <= 0.0 {
-        return Err(Error::Usage(format!(
-            "the step size must be positive, not {step}"
-        )));
-    }
-    let output_interval = args.output_interval.unwrap_or(step);
-    if !output_interval.is_finite() || output_interval <= 0.0 {
-        return Err(Error::Usage(format!(
-            "the output interval must be positive, not {output_interval}"
-        )));
-    }
-    Ok(TimeGrid {
-        start,
-        stop,
-        step,
-        output_interval,
-    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -909,7 +888,21 @@ fn check_case(
     let started = std::time::Instant::now();
     let mut reference_used = case.reference.as_ref().map(|p| p.display().to_string());
     let result_file = work.join(format!("{}_out.csv", safe_name(&case.name)));
-    match simulate_and_compare(case, args, cli_tolerance, &result_file, &mut reference_used) {
+    let options = cosimo::results::check::CaseOptions {
+        start: args.start_time,
+        stop: args.stop_time,
+        step: args.step_size,
+        output_interval: args.output_interval,
+        tolerance: cli_tolerance.clone(),
+        keep_traces: args.plot.is_some(),
+    };
+    let simulated = cosimo::results::check::simulate_and_compare(
+        case,
+        &options,
+        &result_file,
+        &mut reference_used,
+    );
+    match simulated {
         Ok(comparison) => {
             let mut report = CaseReport::compared(
                 case.name.clone(),
@@ -944,273 +937,6 @@ fn safe_name(name: &str) -> String {
             }
         })
         .collect()
-}
-
-/// A JSON value of a check file as the text `--start-value` takes.
-fn json_value_text(value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(items) => items
-            .iter()
-            .map(json_value_text)
-            .collect::<Vec<_>>()
-            .join(" "),
-        other => other.to_string(),
-    }
-}
-
-fn simulate_and_compare(
-    case: &cosimo::results::reference::Case,
-    args: &CheckArgs,
-    cli_tolerance: &cosimo::results::compare::ToleranceSettings,
-    result_file: &Path,
-    reference_used: &mut Option<String>,
-) -> Result<cosimo::results::compare::Comparison, Error> {
-    use cosimo::fmu::description::VariableType;
-    use cosimo::results::compare::{compare, CompareOptions, SignalKind, SignalTable};
-    use cosimo::results::reference::{ls_reference, ModelKind};
-
-    let settings = &case.settings;
-    let experiment = &settings.experiment;
-    let start = args.start_time.or(experiment.start_time);
-    let stop = args.stop_time.or(experiment.stop_time);
-    let step = args.step_size.or(experiment.step_size);
-    let output_interval = args.output_interval.or(experiment.output_interval);
-    let kind_of_type = |t: VariableType| {
-        if t.is_float() {
-            SignalKind::Continuous
-        } else {
-            SignalKind::Discrete
-        }
-    };
-    let options = CompareOptions {
-        tolerance: cli_tolerance.over(&settings.tolerance),
-        signals: settings.signals.clone(),
-        keep_traces: args.plot.is_some(),
-    };
-    let no_reference = || {
-        Error::Usage(format!(
-            "{}: no reference results; give --reference, put reference.csv (or *_ref.csv) in \
-             the case folder, or ship them in the FMU (FMI-LS-REF)",
-            case.model.display()
-        ))
-    };
-
-    match case.kind {
-        ModelKind::Fmu => {
-            let fmu = Fmu::open(&case.model)?;
-            let md = fmu.description().clone();
-            let mut input = case.input.clone();
-            let reference_path = match &case.reference {
-                Some(path) => path.clone(),
-                None => {
-                    let own = ls_reference(fmu.archive().root())?.ok_or_else(no_reference)?;
-                    if input.is_none() {
-                        input = own.inputs.first().cloned();
-                    }
-                    let path = own.results.first().cloned().ok_or_else(|| {
-                        Error::Usage(format!(
-                            "{}: the FMU's FMI-LS-REF manifest lists no file with role=\"result\"",
-                            case.model.display()
-                        ))
-                    })?;
-                    *reference_used = Some(format!(
-                        "{} (FMI-LS-REF: {})",
-                        case.model.display(),
-                        path.strip_prefix(fmu.archive().root())
-                            .unwrap_or(&path)
-                            .display()
-                    ));
-                    path
-                }
-            };
-            let reference = SignalTable::read(&reference_path)?;
-
-            let de = md.default_experiment.clone().unwrap_or_default();
-            let start = start.or(de.start_time).unwrap_or(0.0);
-            let stop = stop.or(de.stop_time).unwrap_or(start + 1.0);
-            if stop.is_nan() || start.is_nan() || stop <= start {
-                return Err(Error::Usage(format!(
-                    "the stop time {stop} must be after the start time {start}"
-                )));
-            }
-            let step = step.or(de.step_size).unwrap_or((stop - start) / 500.0);
-            let output_interval = output_interval.unwrap_or(step);
-            if !(step.is_finite()
-                && step > 0.0
-                && output_interval.is_finite()
-                && output_interval > 0.0)
-            {
-                return Err(Error::Usage(format!(
-                    "the step size ({step}) and output interval ({output_interval}) must be positive"
-                )));
-            }
-            let grid = TimeGrid {
-                start,
-                stop,
-                step,
-                output_interval,
-            };
-            let tolerance = experiment.tolerance.or(de.tolerance);
-
-            let mut start_values = Vec::new();
-            for (name, value) in &settings.start_values {
-                let variable = find_variable(&md, name, "startValues")?;
-                check_start_value_allowed(&md, variable)?;
-                start_values.push((
-                    variable.clone(),
-                    parse_value(&md, variable, &json_value_text(value))?,
-                ));
-            }
-            // Every output, and whatever else the reference names.
-            let mut recorded: Vec<&Variable> = md
-                .variables
-                .iter()
-                .filter(|v| v.causality == Causality::Output)
-                .collect();
-            for column in reference.column_names() {
-                if let Some(v) = md.variable(column) {
-                    if !recorded.iter().any(|r| r.name == v.name) {
-                        recorded.push(v);
-                    }
-                }
-            }
-            let recording = Recording::new(&md, &recorded)?;
-            let table = input.as_deref().map(Table::read).transpose()?;
-            let inputs = table
-                .as_ref()
-                .map(|t| TableInputs::new(&md, t))
-                .transpose()?;
-            let writer = CsvWriter::create(result_file, &recording.column_names(""))?;
-            let mut slave = fmu.instantiate(&md.model_name, InstanceOptions::default())?;
-            SingleRun {
-                grid,
-                tolerance,
-                start_values,
-                inputs,
-                recording,
-                writer,
-            }
-            .run(slave.as_mut())?;
-            drop(slave);
-            let result = SignalTable::read(result_file)?;
-            Ok(compare(&reference, &result, &options, &|column| {
-                md.variable(column).map(|v| kind_of_type(v.var_type))
-            }))
-        }
-        ModelKind::System | ModelKind::Ssp => {
-            let reference = SignalTable::read(case.reference.as_ref().ok_or_else(no_reference)?)?;
-            if case.input.is_some() {
-                return Err(Error::Usage(format!(
-                    "{}: input files drive single FMUs; a system's inputs come from its \
-                     connections and parameters",
-                    case.model.display()
-                )));
-            }
-            // An SSP's package holds its extracted FMUs: keep it until the run ends.
-            let mut _package = None;
-            let mut system = if case.kind == ModelKind::Ssp {
-                let (package, imported) = import_ssp(&case.model, None, true)?;
-                _package = Some(package);
-                imported.system
-            } else {
-                config::from_file(&case.model)?
-            };
-            check_system(
-                case,
-                &mut system,
-                (start, stop, step, output_interval),
-                experiment.tolerance,
-            )?;
-            let options_run = RunOptions {
-                instance: InstanceOptions::default(),
-                threads: 0,
-                record: Vec::new(),
-            };
-            let model = case.model.display().to_string();
-            let mut execution =
-                Execution::instantiate(&system, &options_run).map_err(|e| match e {
-                    Error::Usage(message) => Error::Usage(format!("{model}: {message}")),
-                    other => other,
-                })?;
-            let mut writer = CsvWriter::create(result_file, &execution.column_names())?;
-            run_system(&mut execution, &mut writer, &mut |_| {})?;
-            drop(writer);
-            let types: Vec<(String, std::sync::Arc<cosimo::fmu::ModelDescription>)> = execution
-                .resolved
-                .components
-                .iter()
-                .map(|c| (format!("{}.", c.name), c.description.clone()))
-                .collect();
-            drop(execution);
-            let result = SignalTable::read(result_file)?;
-            Ok(compare(&reference, &result, &options, &|column| {
-                types.iter().find_map(|(prefix, md)| {
-                    let name = column.strip_prefix(prefix.as_str())?;
-                    md.variable(name).map(|v| kind_of_type(v.var_type))
-                })
-            }))
-        }
-    }
-}
-
-/// Apply a check's experiment overrides and start values to a system.
-fn check_system(
-    case: &cosimo::results::reference::Case,
-    system: &mut System,
-    (start, stop, step, output_interval): (Option<f64>, Option<f64>, Option<f64>, Option<f64>),
-    tolerance: Option<f64>,
-) -> Result<(), Error> {
-    let experiment = &mut system.experiment;
-    if let Some(t) = start {
-        experiment.start = t;
-    }
-    if let Some(t) = stop {
-        experiment.stop = t;
-    }
-    if let Some(h) = step {
-        experiment.step = h;
-    }
-    if output_interval.is_some() {
-        experiment.output_interval = output_interval;
-    }
-    if tolerance.is_some() {
-        experiment.tolerance = tolerance;
-    }
-    if experiment.stop.is_nan()
-        || experiment.stop <= experiment.start
-        || !experiment.step.is_finite()
-        || experiment.step <= 0.0
-    {
-        return Err(Error::Usage(format!(
-            "{}: the experiment needs stop > start and a positive step size",
-            case.model.display()
-        )));
-    }
-    for (name, value) in &case.settings.start_values {
-        let endpoint = Endpoint::parse(name).ok_or_else(|| {
-            Error::Usage(format!(
-                "startValues \"{name}\": in a system, name the component: component.NAME"
-            ))
-        })?;
-        let component = system
-            .components
-            .iter_mut()
-            .find(|c| c.name == endpoint.component)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "startValues \"{name}\": there is no component \"{}\"",
-                    endpoint.component
-                ))
-            })?;
-        component
-            .start_values
-            .retain(|(n, _)| *n != endpoint.variable);
-        component
-            .start_values
-            .push((endpoint.variable, json_value_text(value)));
-    }
-    Ok(())
 }
 
 /// Plot every failing signal of a case that kept its trace; a plot that fails is noted.

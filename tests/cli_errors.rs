@@ -249,13 +249,13 @@ fn fmi_version_mismatch_and_bad_times() {
         dir.path(),
         &["run", osc, "--start-time", "2", "--stop-time", "1"],
         2,
-        "error: the stop time 1 must be after the start time 2",
+        "error: --stop-time: the stop time (1) must be a finite number after the start time (2)",
     );
     assert_error(
         dir.path(),
         &["run", osc, "--step-size", "0"],
         2,
-        "error: the step size must be positive, not 0",
+        "error: --step-size: the step size must be positive, not 0",
     );
 }
 

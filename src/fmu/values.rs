@@ -432,3 +432,29 @@ pub fn parse_hex(text: &str) -> Option<Vec<u8>> {
         .map(|i| u8::from_str_radix(digits.get(i..i + 2)?, 16).ok())
         .collect()
 }
+
+/// The variable `name` of an FMU; an error names `option` (how the user gave the name), the
+/// model and the closest names.
+pub fn find_variable<'a>(
+    md: &'a ModelDescription,
+    name: &str,
+    option: &str,
+) -> Result<&'a Variable> {
+    md.variable(name).ok_or_else(|| {
+        let mut close: Vec<&str> = md
+            .variables
+            .iter()
+            .map(|v| v.name.as_str())
+            .filter(|n| n.to_lowercase().contains(&name.to_lowercase()) || name.to_lowercase().contains(&n.to_lowercase()))
+            .take(5)
+            .collect();
+        if close.is_empty() {
+            close = md.variables.iter().map(|v| v.name.as_str()).take(10).collect();
+        }
+        Error::Usage(format!(
+            "{option} {name}: {} has no variable \"{name}\"; did you mean one of: {}? (`cosimo inspect` lists them all)",
+            md.model_name,
+            close.join(", ")
+        ))
+    })
+}

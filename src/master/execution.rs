@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::inputs::TableInputs;
 use super::polynomial::MAX_DEGREE;
 use super::pool::{Placement, Unit};
 use super::record::{Cell, Recording, Row};
@@ -18,6 +19,7 @@ use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::values::apply_start_values;
 use crate::fmu::{Fmu, Slave, SlaveState, StateId, ValueReference};
+use crate::results::Table;
 use crate::system::graph::{self, CouplingGraph};
 use crate::system::resolve::{resolve, ResolvedSystem};
 use crate::system::System;
@@ -35,6 +37,14 @@ pub struct RunOptions {
     pub threads: usize,
     /// Variables to record as `component.variable` (empty: every output of every component).
     pub record: Vec<String>,
+    /// One FMU run alone (fmusim's convention): result columns, `record` names and input
+    /// columns are the FMU's variable names, without the component prefix.
+    pub bare_names: bool,
+    /// Inputs driven from a table, its columns named `component.variable` (or the variable
+    /// alone with `bare_names`).
+    pub inputs: Option<Arc<Table>>,
+    /// FMUs the caller has opened already, reused instead of opening their files again.
+    pub opened: Vec<Arc<Fmu>>,
 }
 
 /// Values of the coupling variables at the last communication points, newest first.
@@ -132,6 +142,10 @@ pub struct Execution {
     pub time: f64,
     /// Recorded variables, per component (index, recording).
     recordings: Vec<(usize, Recording)>,
+    /// Result columns without the component prefix (one FMU run alone).
+    bare_names: bool,
+    /// Inputs from a table, per component (mostly empty).
+    pub(crate) table_inputs: Vec<TableInputs>,
     /// Saved FMU states for repeating a macro step, per component (allocated on first use).
     state_ids: Vec<Option<StateId>>,
     /// Step control sets the extrapolation order of every Float64 input.
@@ -158,7 +172,11 @@ impl Execution {
             .experiment
             .check(crate::settings::Labels::default())
             .map_err(Error::Usage)?;
-        let mut opened: HashMap<PathBuf, Arc<Fmu>> = HashMap::new();
+        let mut opened: HashMap<PathBuf, Arc<Fmu>> = options
+            .opened
+            .iter()
+            .map(|fmu| (fmu.source().to_path_buf(), fmu.clone()))
+            .collect();
         let mut fmus = Vec::with_capacity(system.components.len());
         for component in &system.components {
             let fmu = match opened.get(&component.fmu) {
@@ -173,12 +191,34 @@ impl Execution {
             };
             fmus.push(fmu);
         }
+        if options.instance.event_mode
+            && !fmus.iter().any(|f| {
+                f.description()
+                    .co_simulation
+                    .as_ref()
+                    .is_some_and(|cs| cs.has_event_mode)
+            })
+        {
+            return Err(Error::Usage(
+                "--event-mode asks FMI 3 FMUs to return early for events, but no component is an FMI 3 FMU with hasEventMode=\"true\"".into(),
+            ));
+        }
         let descriptions = fmus.iter().map(|f| f.description().clone()).collect();
         let resolved = resolve(system, descriptions)?;
         let graph = graph::build(&resolved);
         let fresh_read = fresh_reads(&resolved);
         let plans = plan_components(&resolved);
-        let recordings = recordings(&resolved, &options.record)?;
+        if options.bare_names && resolved.components.len() != 1 {
+            return Err(Error::Usage(format!(
+                "bare variable names need exactly one component, not {}",
+                resolved.components.len()
+            )));
+        }
+        let recordings = recordings(&resolved, &options.record, options.bare_names)?;
+        let table_inputs = match &options.inputs {
+            Some(table) => table_inputs(&resolved, table, options.bare_names)?,
+            None => vec![TableInputs::none(); resolved.components.len()],
+        };
 
         let factory = |i: usize| -> Result<Box<dyn Slave>> {
             let name = &resolved.components[i].name;
@@ -224,6 +264,8 @@ impl Execution {
             early_returns: AtomicU64::new(0),
             resolved,
             recordings,
+            bare_names: options.bare_names,
+            table_inputs,
         })
     }
 
@@ -335,6 +377,7 @@ impl Execution {
             .iter()
             .map(|c| c.description.clone())
             .collect();
+        let table_inputs = &self.table_inputs;
         self.placement.run_all(&|i, unit: &mut Unit| {
             // FMI 3 structural parameters first, in configuration mode; then the others.
             apply_start_values(
@@ -347,7 +390,8 @@ impl Execution {
                 experiment.tolerance,
                 experiment.start,
                 Some(experiment.stop),
-            )
+            )?;
+            table_inputs[i].apply(unit.slave.as_mut(), experiment.start)
         })?;
         self.exchange(true)?;
         let terminate = &self.terminate_requested;
@@ -546,7 +590,12 @@ impl Execution {
         self.recordings
             .iter()
             .flat_map(|(i, recording)| {
-                recording.column_names(&format!("{}.", self.resolved.components[*i].name))
+                let prefix = if self.bare_names {
+                    String::new()
+                } else {
+                    format!("{}.", self.resolved.components[*i].name)
+                };
+                recording.column_names(&prefix)
             })
             .collect()
     }
@@ -823,7 +872,11 @@ fn plan_components(resolved: &ResolvedSystem) -> Vec<ComponentPlan> {
 }
 
 /// The variables to record, per component: every output by default, or `component.variable`s.
-fn recordings(resolved: &ResolvedSystem, selected: &[String]) -> Result<Vec<(usize, Recording)>> {
+fn recordings(
+    resolved: &ResolvedSystem,
+    selected: &[String],
+    bare_names: bool,
+) -> Result<Vec<(usize, Recording)>> {
     let mut chosen: Vec<Vec<usize>> = vec![Vec::new(); resolved.components.len()];
     if selected.is_empty() {
         for (i, comp) in resolved.components.iter().enumerate() {
@@ -835,6 +888,17 @@ fn recordings(resolved: &ResolvedSystem, selected: &[String]) -> Result<Vec<(usi
                 .filter(|(_, v)| v.causality == Causality::Output)
                 .map(|(j, _)| j)
                 .collect();
+        }
+    } else if bare_names {
+        let md = &resolved.components[0].description;
+        for name in selected {
+            let j = md.variable_index(name).ok_or_else(|| {
+                Error::Usage(format!(
+                    "--output-variable {name}: {} has no variable \"{name}\" (`cosimo inspect` lists them all)",
+                    md.model_name
+                ))
+            })?;
+            chosen[0].push(j);
         }
     } else {
         for name in selected {
@@ -879,4 +943,59 @@ fn recordings(resolved: &ResolvedSystem, selected: &[String]) -> Result<Vec<(usi
             Ok((i, Recording::new(md, &refs)?))
         })
         .collect()
+}
+
+/// Bind the table's columns to the components' inputs: `component.variable`, or the variable
+/// alone when `bare_names` (one component).
+fn table_inputs(
+    resolved: &ResolvedSystem,
+    table: &Arc<Table>,
+    bare_names: bool,
+) -> Result<Vec<TableInputs>> {
+    let mut columns: Vec<Vec<(usize, &str)>> = vec![Vec::new(); resolved.components.len()];
+    for (column, name) in table.columns().iter().enumerate() {
+        if bare_names {
+            columns[0].push((column, name.as_str()));
+            continue;
+        }
+        let component = crate::system::Endpoint::parse(name).and_then(|e| {
+            resolved
+                .components
+                .iter()
+                .position(|c| c.name == e.component)
+                .map(|i| (i, &name[e.component.len() + 1..]))
+        });
+        let Some((i, variable)) = component else {
+            let names: Vec<&str> = resolved
+                .components
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            return Err(Error::Usage(format!(
+                "{}: column \"{name}\" names no component input; in a system the columns are component.input (components: {})",
+                table.path().display(),
+                names.join(", ")
+            )));
+        };
+        columns[i].push((column, variable));
+    }
+    let inputs: Vec<TableInputs> = resolved
+        .components
+        .iter()
+        .zip(&columns)
+        .map(|(c, cols)| TableInputs::new(&c.description, table, cols))
+        .collect::<Result<_>>()?;
+    // An input has one source: a connection or the table, not both.
+    for conn in &resolved.connections {
+        let component = &resolved.components[conn.to_component];
+        let name = &component.description.variables[conn.to_variable].name;
+        if columns[conn.to_component].iter().any(|(_, v)| v == name) {
+            return Err(Error::Usage(format!(
+                "{}: column for {}.{name} drives an input that a connection drives already; remove the column or the connection",
+                table.path().display(),
+                component.name
+            )));
+        }
+    }
+    Ok(inputs)
 }

@@ -14,13 +14,13 @@ pub mod control;
 pub mod execution;
 pub mod extended;
 pub mod implicit;
+pub mod inputs;
 pub mod loops;
 pub mod polynomial;
 pub mod pool;
 pub mod record;
 pub mod rim;
 pub mod run;
-pub mod single;
 pub mod zoh;
 
 use std::io::Write;

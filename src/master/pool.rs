@@ -162,7 +162,10 @@ impl WorkerPool {
         for w in 0..threads {
             let components: Vec<usize> = (0..count).filter(|i| i % threads == w).collect();
             let all_names = names.to_vec();
-            let first_name = components.first().map(|&i| names[i].clone()).unwrap_or_default();
+            let first_name = components
+                .first()
+                .map(|&i| names[i].clone())
+                .unwrap_or_default();
             let (job_tx, job_rx) = sync_channel::<Job>(1);
             let (answer_tx, answer_rx) = sync_channel::<Answer>(1);
             let thread = std::thread::Builder::new()

@@ -313,10 +313,12 @@ impl Execution {
     /// a termination request ends the step where the FMU asked).
     fn step_one(&mut self, component: usize, t: f64, h: f64) -> Result<()> {
         let terminate = &self.terminate_requested;
+        let inputs = &self.table_inputs[component];
         self.placement.run_one(component, move |unit| {
             let end = t + h;
             let mut now = t;
             while now < end - h * 1e-9 {
+                inputs.apply(unit.slave.as_mut(), now)?;
                 let result = unit.slave.do_step(now, end - now)?;
                 let mut stop = result.terminate_simulation;
                 if result.event_handling_needed {

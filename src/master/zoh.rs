@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::execution::{
     event_iteration, read_outputs, set_scalar, ComponentPlan, Execution, History,
 };
+use super::inputs::TableInputs;
 use super::polynomial::{lagrange_taylor, shift_taylor, MAX_DEGREE};
 use super::pool::Unit;
 use crate::settings::AlgorithmKind;
@@ -37,6 +38,8 @@ struct StepInputs<'a> {
     /// Step control: this extrapolation order for every Float64 input instead of the
     /// connections' own.
     order_override: Option<u8>,
+    /// Inputs from a table, per component.
+    table_inputs: &'a [TableInputs],
     terminate: &'a AtomicBool,
     events: &'a AtomicU64,
     early_returns: &'a AtomicU64,
@@ -123,6 +126,7 @@ impl Execution {
             values: &self.values,
             after_step: &self.after_step,
             stepped: None,
+            table_inputs: &self.table_inputs,
             terminate: &self.terminate_requested,
             events: &self.events,
             early_returns: &self.early_returns,
@@ -145,6 +149,7 @@ impl Execution {
         let (t_start, order_override) = (self.time, self.order_override);
         let (resolved, plans, history, values) =
             (&self.resolved, &self.plans, &self.history, &self.values);
+        let table_inputs = &self.table_inputs;
         let (after_step, terminate, events, early_returns) = (
             &self.after_step,
             &self.terminate_requested,
@@ -162,6 +167,7 @@ impl Execution {
                 values,
                 after_step,
                 stepped: None,
+                table_inputs,
                 terminate,
                 events,
                 early_returns,
@@ -187,6 +193,7 @@ impl Execution {
                 corrector: None,
                 midpoints: None,
                 order_override: self.order_override,
+                table_inputs: &self.table_inputs,
                 terminate: &self.terminate_requested,
                 events: &self.events,
                 early_returns: &self.early_returns,
@@ -256,6 +263,7 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
                 second_half.take(),
             )?;
             expanded_at = t;
+            s.table_inputs[i].apply(unit.slave.as_mut(), t)?;
             let result = unit.slave.do_step(t, sub_end - t)?;
             if result.terminate_simulation {
                 s.terminate.store(true, Ordering::Relaxed);
@@ -266,6 +274,12 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
             if result.event_handling_needed {
                 s.events.fetch_add(1, Ordering::Relaxed);
                 unit.slave.enter_event_mode()?;
+                let event_time = if result.early_return {
+                    result.reached_time
+                } else {
+                    sub_end
+                };
+                s.table_inputs[i].apply(unit.slave.as_mut(), event_time)?;
                 if event_iteration(unit.slave.as_mut())? {
                     s.terminate.store(true, Ordering::Relaxed);
                 }

@@ -1,5 +1,7 @@
-//! Recording results (CSV), reading input and reference tables.
+//! Recording results (CSV), reading input and reference tables, comparing with references
+//! (`check`: one case of `cosimo check`).
 
+pub mod check;
 pub mod compare;
 pub mod csv;
 pub mod plot;

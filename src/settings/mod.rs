@@ -347,6 +347,23 @@ impl Labels {
         constraints: "<cosimo:Constraints>",
     };
 
+    /// An FMU's own `<DefaultExperiment>` (one FMU run alone).
+    pub const DEFAULT_EXPERIMENT: Labels = Labels {
+        start: "<DefaultExperiment startTime>",
+        stop: "<DefaultExperiment stopTime>",
+        step: "<DefaultExperiment stepSize>",
+        output_interval: "the output interval",
+        tolerance: "<DefaultExperiment tolerance>",
+        algorithm: "the algorithm",
+        extrapolation_order: "the extrapolation order",
+        parallel: "parallel stepping",
+        loops: "the algebraic-loop settings",
+        corrector: "the corrector settings",
+        control: "step control",
+        rim: "the rim settings",
+        constraints: "the constraint settings",
+    };
+
     /// The command line.
     pub const COMMAND_LINE: Labels = Labels {
         start: "--start-time",

@@ -107,6 +107,70 @@ impl Connection {
 }
 
 impl System {
+    /// One FMU alone as a one-component system named after its model, as fmusim runs it: the
+    /// times come from `overrides`, else the FMU's `<DefaultExperiment>`, else start 0, stop
+    /// start + 1 and the step (stop - start) / 500; `overrides` then apply on top.
+    pub fn single_fmu(
+        path: &std::path::Path,
+        description: &crate::fmu::ModelDescription,
+        start_values: Vec<(String, String)>,
+        overrides: &crate::settings::Overrides,
+    ) -> crate::Result<System> {
+        use crate::settings::{ExperimentSpec, Labels};
+        let de = description.default_experiment.clone().unwrap_or_default();
+        let start = overrides.start.or(de.start_time).unwrap_or(0.0);
+        let stop = overrides.stop.or(de.stop_time).unwrap_or(start + 1.0);
+        let step = overrides
+            .step
+            .or(de.step_size)
+            .unwrap_or((stop - start) / 500.0);
+        // A refusal names where the value came from: the override or the FMU.
+        let (given, fmu) = (Labels::COMMAND_LINE, Labels::DEFAULT_EXPERIMENT);
+        let pick = |overridden: bool, cli: &'static str, own: &'static str| {
+            if overridden {
+                cli
+            } else {
+                own
+            }
+        };
+        let labels = Labels {
+            start: pick(overrides.start.is_some(), given.start, fmu.start),
+            stop: pick(overrides.stop.is_some(), given.stop, fmu.stop),
+            step: pick(overrides.step.is_some(), given.step, fmu.step),
+            ..fmu
+        };
+        let defaults = ExperimentSpec {
+            start: Some(start),
+            stop: Some(stop),
+            step: Some(step),
+            tolerance: de.tolerance,
+            labels,
+            ..ExperimentSpec::default()
+        }
+        .build()
+        .map_err(|m| {
+            // Name the file where its own default experiment is at fault.
+            crate::Error::Usage(if m.starts_with("<DefaultExperiment") {
+                format!("{}: {m}", path.display())
+            } else {
+                m
+            })
+        })?;
+        let experiment = overrides
+            .apply(&defaults, Labels::DEFAULT_EXPERIMENT)
+            .map_err(crate::Error::Usage)?;
+        Ok(System {
+            components: vec![Component {
+                name: description.model_name.clone(),
+                fmu: path.to_path_buf(),
+                start_values,
+                sub_steps: 1,
+            }],
+            connections: Vec::new(),
+            experiment,
+        })
+    }
+
     /// The component with this name.
     pub fn component(&self, name: &str) -> Option<&Component> {
         self.components.iter().find(|c| c.name == name)
