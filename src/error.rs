@@ -73,6 +73,11 @@ pub enum Error {
     #[error("{0}")]
     Numerics(String),
 
+    /// A contract between cosimo's own parts (or a library caller) was broken: a bug to
+    /// report, not something the user can fix (exit 1).
+    #[error("internal error: {0} (please report this as a bug)")]
+    Internal(String),
+
     /// A worker thread that hosts a component died or answered out of turn (exit 1).
     #[error("component \"{component}\": {message}")]
     Worker { component: String, message: String },

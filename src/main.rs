@@ -212,6 +212,7 @@ fn exit_code(error: &Error) -> u8 {
         Error::Fmi { .. }
         | Error::Discard { .. }
         | Error::Numerics(_)
+        | Error::Internal(_)
         | Error::Worker { .. }
         | Error::WrongState { .. } => 1,
         _ => 2,

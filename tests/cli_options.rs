@@ -646,3 +646,315 @@ fn every_run_option_takes_effect_or_is_refused_for_every_input_kind() {
         failures.join("\n")
     );
 }
+
+/// `cosimo check` over an FMU with its own reference, a case folder of a system file and one
+/// of an SSP.
+fn check_target(kind: Kind) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus/references");
+    match kind {
+        Kind::Fmu => fmu("Dahlquist", 2).display().to_string(),
+        Kind::Json => root.join("two-mass-force-force").display().to_string(),
+        Kind::Ssp => root.join("two-mass-force-force-ssp").display().to_string(),
+    }
+}
+
+/// What a check run left: exit code, stdout, stderr and the results table (from --results).
+struct Checked {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    results: Option<Table>,
+}
+
+enum CheckExpect {
+    /// This holds for what the run left.
+    Effect(fn(Kind, &Checked, &Path) -> Result<(), String>),
+    /// Exit 2 and this in the output.
+    Refused(&'static str),
+}
+
+struct CheckCase {
+    args: fn(Kind, &Path) -> Vec<String>,
+    expect: fn(Kind) -> CheckExpect,
+}
+
+fn last_time(c: &Checked) -> f64 {
+    c.results
+        .as_ref()
+        .and_then(|t| t.time().last().copied())
+        .unwrap_or(f64::NAN)
+}
+
+fn check_cases() -> Vec<(&'static str, CheckCase)> {
+    use CheckExpect::*;
+    vec![
+        (
+            "--stop-time",
+            CheckCase {
+                args: |_, _| s(&["--stop-time", "0.5"]),
+                expect: |_| {
+                    Effect(|_, c, _| {
+                        check(
+                            (last_time(c) - 0.5).abs() < 1e-12,
+                            format!("results end at 0.5, not {}", last_time(c)),
+                        )
+                    })
+                },
+            },
+        ),
+        (
+            "--start-time",
+            CheckCase {
+                args: |_, _| s(&["--start-time", "0.2", "--stop-time", "0.5"]),
+                expect: |_| {
+                    Effect(|_, c, _| {
+                        let first = c.results.as_ref().map_or(f64::NAN, |t| t.time()[0]);
+                        check(
+                            (first - 0.2).abs() < 1e-12,
+                            format!("results start at 0.2, not {first}"),
+                        )
+                    })
+                },
+            },
+        ),
+        (
+            "--step-size --output-interval",
+            CheckCase {
+                args: |_, _| {
+                    s(&[
+                        "--stop-time",
+                        "0.5",
+                        "--step-size",
+                        "0.001",
+                        "--output-interval",
+                        "0.05",
+                    ])
+                },
+                expect: |_| {
+                    Effect(|_, c, _| {
+                        let n = c.results.as_ref().map_or(0, |t| t.time().len());
+                        check(n == 11, format!("11 rows, got {n}"))
+                    })
+                },
+            },
+        ),
+        (
+            "--rel-tol --abs-tol --range-tol --time-tol",
+            CheckCase {
+                args: |_, _| {
+                    s(&[
+                        "--rel-tol",
+                        "0",
+                        "--abs-tol",
+                        "0",
+                        "--range-tol",
+                        "0",
+                        "--time-tol",
+                        "0",
+                    ])
+                },
+                expect: |_| {
+                    Effect(|_, c, _| {
+                        check(
+                            c.code == Some(3),
+                            format!("exit 3 with zero tolerances, got {:?}", c.code),
+                        )
+                    })
+                },
+            },
+        ),
+        (
+            "--junit",
+            CheckCase {
+                args: |_, d| vec!["--junit".into(), d.join("junit.xml").display().to_string()],
+                expect: |_| {
+                    Effect(|_, _, d| {
+                        check(
+                            std::fs::read_to_string(d.join("junit.xml"))
+                                .is_ok_and(|x| x.contains("<testsuite")),
+                            "a JUnit report".into(),
+                        )
+                    })
+                },
+            },
+        ),
+        (
+            "--json",
+            CheckCase {
+                args: |_, d| vec!["--json".into(), d.join("report.json").display().to_string()],
+                expect: |_| {
+                    Effect(|_, _, d| {
+                        check(
+                            std::fs::read_to_string(d.join("report.json"))
+                                .is_ok_and(|x| x.contains("\"cases\"")),
+                            "a JSON report".into(),
+                        )
+                    })
+                },
+            },
+        ),
+        (
+            "--plot",
+            CheckCase {
+                args: |_, d| {
+                    vec![
+                        "--plot".into(),
+                        d.join("plots").display().to_string(),
+                        "--rel-tol".into(),
+                        "0".into(),
+                        "--abs-tol".into(),
+                        "0".into(),
+                        "--range-tol".into(),
+                        "0".into(),
+                        "--time-tol".into(),
+                        "0".into(),
+                    ]
+                },
+                expect: |_| {
+                    Effect(|_, _, d| {
+                        // One folder per case, a PNG per failing signal in it.
+                        let pngs = std::fs::read_dir(d.join("plots"))
+                            .into_iter()
+                            .flatten()
+                            .flatten()
+                            .flat_map(|case| {
+                                std::fs::read_dir(case.path())
+                                    .into_iter()
+                                    .flatten()
+                                    .flatten()
+                            })
+                            .filter(|e| e.path().extension().is_some_and(|x| x == "png"))
+                            .count();
+                        check(pngs > 0, "a plot of a failing signal".into())
+                    })
+                },
+            },
+        ),
+        (
+            "--quiet",
+            CheckCase {
+                args: |_, _| s(&["--quiet"]),
+                expect: |_| {
+                    Effect(|_, c, _| {
+                        check(
+                            c.stdout.is_empty(),
+                            format!("no summary, got {:?}", c.stdout),
+                        )
+                    })
+                },
+            },
+        ),
+        (
+            "--reference",
+            CheckCase {
+                args: |_, d| {
+                    let file = d.join("wrong.csv");
+                    std::fs::write(&file, "time,x\n0,5\n10,5\n").expect("writes a reference");
+                    vec!["--reference".into(), file.display().to_string()]
+                },
+                expect: |k| match k {
+                    Kind::Fmu => Effect(|_, c, _| {
+                        check(
+                            c.code == Some(3),
+                            format!("exit 3 against a wrong reference, got {:?}", c.code),
+                        )
+                    }),
+                    _ => Refused("apply to one model given directly"),
+                },
+            },
+        ),
+        (
+            "--settings",
+            CheckCase {
+                args: |_, d| {
+                    let file = d.join("settings.json");
+                    std::fs::write(&file, r#"{"experiment": {"stopTime": 0.5}}"#)
+                        .expect("writes settings");
+                    vec!["--settings".into(), file.display().to_string()]
+                },
+                expect: |k| match k {
+                    // Settings without a reference: the FMU's own (FMI-LS-REF) stays in use.
+                    Kind::Fmu => Effect(|_, c, _| {
+                        check(
+                            (last_time(c) - 0.5).abs() < 1e-12,
+                            format!("results end at 0.5, not {}", last_time(c)),
+                        )
+                    }),
+                    _ => Refused("apply to one model given directly"),
+                },
+            },
+        ),
+        (
+            "--input-file",
+            CheckCase {
+                args: |_, d| {
+                    let file = d.join("inputs.csv");
+                    std::fs::write(&file, "time,u\n0,1\n10,1\n").expect("writes inputs");
+                    vec!["--input-file".into(), file.display().to_string()]
+                },
+                expect: |k| match k {
+                    Kind::Fmu => Refused("column \"u\" matches no input of Dahlquist"),
+                    _ => Refused("apply to one model given directly"),
+                },
+            },
+        ),
+    ]
+}
+
+#[test]
+fn every_check_option_takes_effect_or_is_refused_for_every_input_kind() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let mut failures = Vec::new();
+    for (name, case) in check_cases() {
+        for kind in KINDS {
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let results = dir.path().join("results");
+            let mut args = vec!["check".to_string(), check_target(kind)];
+            args.extend((case.args)(kind, dir.path()));
+            args.extend(["--results".to_string(), results.display().to_string()]);
+            let output = cosimo(&args);
+            let table = std::fs::read_dir(&results).ok().and_then(|entries| {
+                entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .find(|p| p.extension().is_some_and(|x| x == "csv"))
+                    .and_then(|p| Table::read(&p).ok())
+            });
+            let checked = Checked {
+                code: output.status.code(),
+                stdout: String::from_utf8_lossy(&output.stdout).to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr).to_string(),
+                results: table,
+            };
+            let label = format!("check {name} ({kind:?})");
+            match (case.expect)(kind) {
+                CheckExpect::Refused(message) => {
+                    let said = format!("{}{}", checked.stdout, checked.stderr);
+                    if checked.code != Some(2) || !said.contains(message) {
+                        failures.push(format!(
+                            "{label}: expected exit 2 with \"{message}\", got {:?}: {said}",
+                            checked.code
+                        ));
+                    }
+                }
+                CheckExpect::Effect(holds) => {
+                    if !matches!(checked.code, Some(0 | 3)) {
+                        failures.push(format!(
+                            "{label}: expected a finished check, got {:?}: {}{}",
+                            checked.code, checked.stdout, checked.stderr
+                        ));
+                        continue;
+                    }
+                    if let Err(what) = holds(kind, &checked, dir.path()) {
+                        failures.push(format!("{label}: expected {what}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of the check option checks failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -479,7 +479,7 @@ impl Execution {
     pub fn seed_history(&mut self, past: &[(f64, Vec<f64>)]) -> Result<()> {
         let connections = self.values.len();
         if let Some((t, values)) = past.iter().find(|(_, v)| v.len() != connections) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Internal(format!(
                 "history at t = {t} has {} values for {connections} connections",
                 values.len()
             )));

@@ -112,7 +112,7 @@ impl<W: Write> CsvWriter<W> {
     /// Finish the row and flush it to disk.
     pub fn end_row(&mut self) -> Result<()> {
         if self.cells_in_row != self.columns {
-            return Err(Error::Usage(format!(
+            return Err(Error::Internal(format!(
                 "{}: a row has {} cells but the header has {} columns",
                 self.path.display(),
                 self.cells_in_row,

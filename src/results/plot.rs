@@ -39,13 +39,17 @@ pub fn file_name(signal: &str) -> String {
 /// Plot a compared signal that kept its trace to a PNG at `path`.
 pub fn plot_signal(path: &Path, title: &str, signal: &SignalComparison) -> Result<()> {
     let Some(trace) = &signal.trace else {
-        return Err(Error::Usage(format!(
+        return Err(Error::Internal(format!(
             "signal \"{}\" has no trace to plot",
             signal.name
         )));
     };
-    draw(path, title, signal, trace)
-        .map_err(|e| Error::Usage(format!("{}: cannot draw the plot: {e}", path.display())))
+    draw(path, title, signal, trace).map_err(|e| {
+        Error::io(
+            path,
+            std::io::Error::other(format!("cannot draw the plot: {e}")),
+        )
+    })
 }
 
 fn bounds(trace: &Trace) -> (f64, f64, f64, f64) {
@@ -190,8 +194,12 @@ pub fn plot_series(
     series: &[Series],
     y_range: Option<(f64, f64)>,
 ) -> Result<()> {
-    draw_series(path, title, y_label, series, y_range)
-        .map_err(|e| Error::Usage(format!("{}: cannot draw the plot: {e}", path.display())))
+    draw_series(path, title, y_label, series, y_range).map_err(|e| {
+        Error::io(
+            path,
+            std::io::Error::other(format!("cannot draw the plot: {e}")),
+        )
+    })
 }
 
 fn draw_series(
@@ -282,8 +290,12 @@ fn draw_series(
 /// A stability map: every grid point of the (Lambda_r, Lambda_i) plane marked stable (filled)
 /// or unstable (hollow), into a PNG at `path`.
 pub fn plot_stability_map(path: &Path, title: &str, points: &[(f64, f64, bool)]) -> Result<()> {
-    draw_stability(path, title, points)
-        .map_err(|e| Error::Usage(format!("{}: cannot draw the plot: {e}", path.display())))
+    draw_stability(path, title, points).map_err(|e| {
+        Error::io(
+            path,
+            std::io::Error::other(format!("cannot draw the plot: {e}")),
+        )
+    })
 }
 
 fn draw_stability(

@@ -1072,7 +1072,7 @@ impl Slave for Fmi3Instance {
         )?;
         self.core.check_polynomial(vrs, order, taylor)?;
         if !self.array_sizes.is_empty() && self.expected_values(vrs) != vrs.len() {
-            return Err(Error::Usage(format!(
+            return Err(Error::Internal(format!(
                 "{}: set_input_polynomial: array variables cannot follow a polynomial",
                 self.core.name
             )));

@@ -366,7 +366,7 @@ impl Core {
     }
 
     fn length_mismatch(&self, function: &str, what: &str, expected: usize, got: usize) -> Error {
-        Error::Usage(format!(
+        Error::Internal(format!(
             "{}: {function}: expected {expected} {what}, got {got}",
             self.name
         ))
@@ -408,7 +408,7 @@ impl Core {
                 continue; // unknown references are the FMU's to reject
             };
             if var.var_type != super::description::VariableType::Float64 {
-                return Err(Error::Usage(format!(
+                return Err(Error::Internal(format!(
                     "{}: set_input_polynomial: variable '{}' is not a Float64 variable",
                     self.name, var.name
                 )));
@@ -575,7 +575,7 @@ impl StateTable {
 }
 
 fn unknown_state(instance: &str, id: StateId) -> Error {
-    Error::Usage(format!(
+    Error::Internal(format!(
         "{instance}: state {} is not a saved state of this instance (never saved or already freed)",
         id.0
     ))
