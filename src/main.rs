@@ -16,8 +16,9 @@ use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::results::{CsvWriter, Table};
 use cosimo::settings::control::Estimator;
 use cosimo::settings::{AlgorithmKind, Experiment, Labels, Overrides};
+use cosimo::system::load::{is_ssp, load, Target};
 use cosimo::system::ssp::{Imported, SspPackage};
-use cosimo::system::{config, Endpoint, System};
+use cosimo::system::{Endpoint, System};
 use cosimo::Error;
 
 #[derive(Parser)]
@@ -237,14 +238,6 @@ fn init_logging(quiet: bool, log_fmi_calls: bool, debug_logging: bool) {
     builder.init();
 }
 
-/// An SSP: a `.ssp` archive or folder, a `.ssd` file, or a folder with `SystemStructure.ssd`.
-fn is_ssp(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("ssp" | "ssd")
-    ) || path.join("SystemStructure.ssd").is_file()
-}
-
 /// Import an SSP, printing what it uses that cosimo does not (harmlessly) support.
 fn import_ssp(
     path: &Path,
@@ -296,8 +289,11 @@ fn inspect_ssp(args: &InspectArgs) -> Result<(), Error> {
     println!("  SSD files        {}", package.ssd_files().join(", "));
     let e = &system.experiment;
     println!(
-        "  Experiment       start {}, stop {}, step {}, {:?}",
-        e.start, e.stop, e.step, e.algorithm
+        "  Experiment       start {}, stop {}, step {}, {}",
+        e.start,
+        e.stop,
+        e.step,
+        e.algorithm.kind()
     );
     println!("\n  Components ({})", system.components.len());
     for c in &system.components {
@@ -343,47 +339,31 @@ fn inspect(args: &InspectArgs) -> Result<(), Error> {
 }
 
 fn run(args: &RunArgs) -> Result<(), Error> {
-    let single = args.targets.len() == 1 && args.connections.is_empty();
     let first = &args.targets[0];
-    let file = args.targets.len() == 1
-        && (first.ends_with(".json") || is_ssp(Path::new(first)))
-        && !first.contains('=');
-    if file && !args.connections.is_empty() {
-        return Err(Error::Usage(format!(
-            "--connect builds a system from FMUs named on the command line; {first} has its own connections: edit the file, or name the FMUs instead"
-        )));
-    }
-    if args.ssd.is_some() && !(file && is_ssp(Path::new(first))) {
-        return Err(Error::Usage(
-            "--ssd chooses the .ssd file of an SSP, but the target is not an SSP".into(),
-        ));
-    }
-    let one_fmu = single && !file;
-    if args.fmi_version.is_some() && !one_fmu {
+    let target = load(&args.targets, &args.connections, args.ssd.as_deref())?;
+    let (mut system, labels, file, _package) = match target {
+        Target::Fmu(fmu) => return run_fmu(args, fmu),
+        Target::System {
+            system,
+            labels,
+            file,
+            package,
+            warnings,
+        } => {
+            if !args.quiet {
+                for warning in &warnings {
+                    eprintln!("warning: {warning}");
+                }
+            }
+            (system, labels, file, package)
+        }
+    };
+    if args.fmi_version.is_some() {
         return Err(Error::Usage(
             "--fmi-version checks the version of one FMU; a system's FMUs may be of either version"
                 .into(),
         ));
     }
-    if single && !first.ends_with(".json") && !first.contains('=') && !is_ssp(Path::new(first)) {
-        return run_fmu(args, Path::new(first));
-    }
-    // The package holds the SSP's extracted files (FMUs inside it): keep it to the end.
-    let mut _package = None;
-    let mut system = if single && first.ends_with(".json") {
-        config::from_file(Path::new(first))?
-    } else if single && is_ssp(Path::new(first)) {
-        let (package, imported) = import_ssp(Path::new(first), args.ssd.as_deref(), args.quiet)?;
-        _package = Some(package);
-        imported.system
-    } else {
-        config::from_command_line(&args.targets, &args.connections, Experiment::default())?
-    };
-    let labels = if is_ssp(Path::new(first)) {
-        Labels::SSP
-    } else {
-        Labels::SYSTEM_FILE
-    };
     apply_overrides(args, &mut system, labels)?;
     let options = RunOptions {
         instance: InstanceOptions {
@@ -404,9 +384,8 @@ fn run(args: &RunArgs) -> Result<(), Error> {
         opened: Vec::new(),
     };
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
-    let from_file = single && (first.ends_with(".json") || is_ssp(Path::new(first)));
     let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
-        Error::Usage(message) if from_file => Error::Usage(format!("{first}: {message}")),
+        Error::Usage(message) if file.is_some() => Error::Usage(format!("{first}: {message}")),
         other => other,
     })?;
     let output_file = args.output_file.clone().unwrap_or_else(|| {
@@ -612,8 +591,9 @@ impl Progress {
     }
 }
 
-fn run_fmu(args: &RunArgs, path: &Path) -> Result<(), Error> {
-    let fmu = std::sync::Arc::new(Fmu::open(path)?);
+fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
+    let path = fmu.source().to_path_buf();
+    let path = path.as_path();
     let md = fmu.description().clone();
     if let Some(wanted) = &args.fmi_version {
         let wanted_version = if wanted == "2" {

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod graph;
+pub mod load;
 pub mod resolve;
 pub mod ssp;
 pub mod units;
