@@ -343,19 +343,14 @@ fn run(args: &RunArgs) -> Result<(), Error> {
     let target = load(&args.targets, &args.connections, args.ssd.as_deref())?;
     let (mut system, labels, file, _package) = match target {
         Target::Fmu(fmu) => return run_fmu(args, fmu),
-        Target::System {
-            system,
-            labels,
-            file,
-            package,
-            warnings,
-        } => {
+        Target::System(loaded) => {
             if !args.quiet {
-                for warning in &warnings {
+                for warning in &loaded.warnings {
                     eprintln!("warning: {warning}");
                 }
             }
-            (system, labels, file, package)
+            let loaded = *loaded;
+            (loaded.system, loaded.labels, loaded.file, loaded.package)
         }
     };
     if args.fmi_version.is_some() {

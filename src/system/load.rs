@@ -14,17 +14,21 @@ use crate::{Error, Result};
 pub enum Target {
     /// One FMU, to run alone (a one-component system with the FMU's own experiment).
     Fmu(Arc<Fmu>),
-    /// A system, with how its file spells the experiment's settings.
-    System {
-        system: System,
-        labels: Labels,
-        /// The file it came from (`None`: the command line's short form).
-        file: Option<PathBuf>,
-        /// An SSP's extracted package: holds its FMUs, keep it until the run ends.
-        package: Option<SspPackage>,
-        /// What the SSP import could not map exactly.
-        warnings: Vec<String>,
-    },
+    /// A system.
+    System(Box<LoadedSystem>),
+}
+
+/// A system loaded from a file or the command line.
+pub struct LoadedSystem {
+    pub system: System,
+    /// How its source spells the experiment's settings.
+    pub labels: Labels,
+    /// The file it came from (`None`: the command line's short form).
+    pub file: Option<PathBuf>,
+    /// An SSP's extracted package: holds its FMUs, keep it until the run ends.
+    pub package: Option<SspPackage>,
+    /// What the SSP import could not map exactly.
+    pub warnings: Vec<String>,
 }
 
 /// Whether `path` is an SSP: a `.ssp` archive or folder, a `.ssd` file, or a folder with a
@@ -61,28 +65,28 @@ pub fn load(targets: &[String], connections: &[String], ssd: Option<&str>) -> Re
     if file && is_ssp(path) {
         let package = SspPackage::open(path)?;
         let imported = package.import(ssd)?;
-        return Ok(Target::System {
+        return Ok(Target::System(Box::new(LoadedSystem {
             system: imported.system,
             labels: Labels::SSP,
             file: Some(path.to_path_buf()),
             package: Some(package),
             warnings: imported.warnings,
-        });
+        })));
     }
     if file {
-        return Ok(Target::System {
+        return Ok(Target::System(Box::new(LoadedSystem {
             system: config::from_file(path)?,
             labels: Labels::SYSTEM_FILE,
             file: Some(path.to_path_buf()),
             package: None,
             warnings: Vec::new(),
-        });
+        })));
     }
-    Ok(Target::System {
+    Ok(Target::System(Box::new(LoadedSystem {
         system: config::from_command_line(targets, connections, Experiment::default())?,
         labels: Labels::COMMAND_LINE,
         file: None,
         package: None,
         warnings: Vec::new(),
-    })
+    })))
 }
