@@ -13,7 +13,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::master::{run_system, RunStatistics};
+use cosimo::master::RunStatistics;
+use cosimo::observe::run_system;
 use cosimo::results::{CsvWriter, Table};
 use cosimo::settings::control::{Estimator, StepControl};
 use cosimo::settings::implicit::{ImplicitSettings, JacobianMethod};

@@ -7,8 +7,10 @@ pub mod analysis;
 pub mod error;
 pub mod fmu;
 pub mod master;
+pub mod observe;
 pub mod results;
 pub mod settings;
 pub mod system;
+pub mod table;
 
 pub use error::{Error, FmiStatus, Result};

@@ -13,6 +13,7 @@ use cosimo::fmu::values::{check_start_value_allowed, find_variable, parse_value}
 use cosimo::fmu::{summary, Fmu};
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::run::{self as run_loop, Observer};
+use cosimo::observe::Progress as ProgressObserver;
 use cosimo::results::{CsvWriter, Table};
 use cosimo::settings::control::Estimator;
 use cosimo::settings::{AlgorithmKind, Experiment, Labels, Overrides};
@@ -392,7 +393,7 @@ fn run(args: &RunArgs) -> Result<(), Error> {
     });
     let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
     let progress = Progress::new(args.quiet, system.experiment.start, system.experiment.stop);
-    let mut shown = run_loop::Progress(|t| progress.update(t));
+    let mut shown = ProgressObserver(|t| progress.update(t));
     let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
     let result = run_loop::run(&mut execution, observers);
     progress.finish();
@@ -652,7 +653,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
     let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
     let experiment = &system.experiment;
     let progress = Progress::new(args.quiet, experiment.start, experiment.stop);
-    let mut shown = run_loop::Progress(|t| progress.update(t));
+    let mut shown = ProgressObserver(|t| progress.update(t));
     let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
     let result = run_loop::run(&mut execution, observers);
     progress.finish();

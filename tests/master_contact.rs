@@ -7,7 +7,7 @@ mod common;
 
 use common::systems::*;
 use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::master::run_system;
+use cosimo::observe::run_system;
 use cosimo::results::{CsvWriter, Table};
 use cosimo::settings::control::{Estimator, StepControl};
 use cosimo::settings::{Algorithm, Experiment, Explicit};

@@ -19,10 +19,10 @@ use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::values::apply_start_values;
 use crate::fmu::{Fmu, Slave, SlaveState, StateId, ValueReference};
-use crate::results::Table;
 use crate::system::graph::{self, CouplingGraph};
 use crate::system::resolve::{resolve, ResolvedSystem};
 use crate::system::System;
+use crate::table::Table;
 use crate::{Error, Result};
 
 /// Number of past communication points kept per coupling variable.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::fmu::description::{Causality, StartValue, Variable, VariableType};
 use crate::fmu::values::set_value;
 use crate::fmu::{ModelDescription, Slave};
-use crate::results::{Interpolation, Table};
+use crate::table::{Interpolation, Table};
 use crate::{Error, Result};
 
 /// The table's columns that drive the inputs of one component.

@@ -23,12 +23,6 @@ pub mod rim;
 pub mod run;
 pub mod zoh;
 
-use std::io::Write;
-
-use crate::results::CsvWriter;
-use crate::Result;
-use execution::Execution;
-
 /// The time grid of a run: start, stop, communication step and output interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimeGrid {
@@ -82,16 +76,4 @@ impl RunStatistics {
     pub fn real_time_factor(&self, start: f64) -> f64 {
         (self.end_time - start) / self.wall_seconds.max(1e-12)
     }
-}
-
-/// Run an instantiated system from its start to its stop time through [`run::run`], writing a
-/// result row at every output point (flushed as it goes) and calling `progress` with the time
-/// after every step. A failure is reported with the time it happened; rows up to it are
-/// already written.
-pub fn run_system<W: Write + Send>(
-    exec: &mut Execution,
-    writer: &mut CsvWriter<W>,
-    progress: &mut dyn FnMut(f64),
-) -> Result<RunStatistics> {
-    run::run(exec, &mut [writer, &mut run::Progress(progress)])
 }

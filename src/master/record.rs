@@ -1,12 +1,9 @@
 //! Reading the recorded variables of a slave into result rows, without allocating for the
 //! common case of scalar Float64 outputs (one batched get per row).
 
-use std::io::Write;
-
 use crate::fmu::description::{StartValue, Variable, VariableType};
 use crate::fmu::values::{element_count, get_value};
 use crate::fmu::{ModelDescription, Slave, ValueReference};
-use crate::results::CsvWriter;
 use crate::Result;
 
 /// The variables of one slave that go into the result file, in column order.
@@ -128,24 +125,5 @@ fn joined<T: Copy + ToString>(values: &[T], scalar: impl Fn(T) -> Cell) -> Cell 
     } else {
         let text: Vec<String> = values.iter().map(ToString::to_string).collect();
         Cell::Text(text.join(" "))
-    }
-}
-
-impl<W: Write> CsvWriter<W> {
-    /// Write one result row.
-    pub fn write_row(&mut self, row: &Row) -> Result<()> {
-        self.begin_row(row.time);
-        for cell in &row.cells {
-            match cell {
-                Cell::Float(x) => self.push_float(*x),
-                Cell::Floats(v) => self.push_float_array(v),
-                Cell::Int(x) => self.push_int(*x),
-                Cell::UInt(x) => self.push_uint(*x),
-                Cell::Bool(x) => self.push_bool(*x),
-                Cell::Text(x) => self.push_str(x),
-                Cell::Bytes(x) => self.push_bytes(x),
-            }
-        }
-        self.end_row()
     }
 }

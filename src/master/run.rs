@@ -38,21 +38,6 @@ pub trait Observer {
     }
 }
 
-/// Calls a closure with the time after every accepted macro step (a progress bar, say).
-pub struct Progress<F: FnMut(f64)>(pub F);
-
-impl<F: FnMut(f64)> Observer for Progress<F> {
-    fn stepped(&mut self, time: f64) {
-        (self.0)(time)
-    }
-}
-
-impl<W: std::io::Write> Observer for crate::results::CsvWriter<W> {
-    fn row(&mut self, row: &Row) -> Result<()> {
-        self.write_row(row)
-    }
-}
-
 /// Run an instantiated system from its start to its stop time with the experiment's
 /// algorithm, handing every result row to the observers as it is reached. A failure is
 /// reported with the time it happened; every row up to it has been delivered.

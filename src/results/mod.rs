@@ -3,11 +3,9 @@
 
 pub mod check;
 pub mod compare;
-pub mod csv;
 pub mod plot;
 pub mod reference;
 pub mod report;
-pub mod table;
 
-pub use self::csv::CsvWriter;
-pub use table::{Interpolation, Table};
+pub use crate::observe::csv::CsvWriter;
+pub use crate::table::{Interpolation, Table};

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use cosimo::master::execution::{Execution, RunOptions};
-use cosimo::master::{run_system, RunStatistics};
+use cosimo::master::RunStatistics;
+use cosimo::observe::run_system;
 use cosimo::results::{CsvWriter, Table};
 use cosimo::settings::{Algorithm, AlgorithmKind, Experiment};
 use cosimo::system::{Component, Connection, Endpoint, System};

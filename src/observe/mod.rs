@@ -1,0 +1,59 @@
+//! Observers of a run: they implement [`Observer`](crate::master::run::Observer), which the run
+//! loop defines, and watch it without steering it. The CSV writer is one observer among others;
+//! `Progress` turns a closure into one.
+
+pub mod csv;
+
+use std::io::Write;
+
+use crate::master::execution::Execution;
+use crate::master::record::{Cell, Row};
+use crate::master::run::{run, Observer};
+use crate::master::RunStatistics;
+use crate::Result;
+pub use csv::CsvWriter;
+
+impl<W: Write> CsvWriter<W> {
+    /// Write one result row.
+    pub fn write_row(&mut self, row: &Row) -> Result<()> {
+        self.begin_row(row.time);
+        for cell in &row.cells {
+            match cell {
+                Cell::Float(x) => self.push_float(*x),
+                Cell::Floats(v) => self.push_float_array(v),
+                Cell::Int(x) => self.push_int(*x),
+                Cell::UInt(x) => self.push_uint(*x),
+                Cell::Bool(x) => self.push_bool(*x),
+                Cell::Text(x) => self.push_str(x),
+                Cell::Bytes(x) => self.push_bytes(x),
+            }
+        }
+        self.end_row()
+    }
+}
+
+impl<W: Write> Observer for CsvWriter<W> {
+    fn row(&mut self, row: &Row) -> Result<()> {
+        self.write_row(row)
+    }
+}
+
+/// Calls a closure with the time after every accepted macro step (a progress bar, say).
+pub struct Progress<F: FnMut(f64)>(pub F);
+
+impl<F: FnMut(f64)> Observer for Progress<F> {
+    fn stepped(&mut self, time: f64) {
+        (self.0)(time)
+    }
+}
+
+/// Run an instantiated system on the run loop, writing a result row at every output point
+/// (flushed as it goes) and calling `progress` with the time after every step. A failure is
+/// reported with the time it happened; rows up to it are already written.
+pub fn run_system<W: Write + Send>(
+    exec: &mut Execution,
+    writer: &mut CsvWriter<W>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunStatistics> {
+    run(exec, &mut [writer, &mut Progress(progress)])
+}
