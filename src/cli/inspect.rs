@@ -1,0 +1,122 @@
+//! `cosimo inspect`: what an FMU or an SSP declares.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use cosimo::fmu::{summary, Fmu};
+use cosimo::system::load::is_ssp;
+use cosimo::system::ssp::{Imported, SspPackage};
+use cosimo::Error;
+
+#[derive(Args)]
+pub(crate) struct InspectArgs {
+    /// An FMU (.fmu file or unpacked folder) or an SSP (.ssp file or folder, or a .ssd file).
+    pub(crate) fmu: PathBuf,
+    /// Print JSON (FMUs: schemas/inspect.schema.json) instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The .ssd file of an SSP to inspect (default: SystemStructure.ssd).
+    #[arg(long)]
+    pub(crate) ssd: Option<String>,
+}
+
+/// Import an SSP, printing what it uses that cosimo does not (harmlessly) support.
+pub(crate) fn import_ssp(
+    path: &Path,
+    ssd: Option<&str>,
+    quiet: bool,
+) -> Result<(SspPackage, Imported), Error> {
+    let package = SspPackage::open(path)?;
+    let imported = package.import(ssd)?;
+    if !quiet {
+        for warning in &imported.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+    Ok((package, imported))
+}
+
+/// `cosimo inspect` of an SSP: its system as cosimo will run it.
+fn inspect_ssp(args: &InspectArgs) -> Result<(), Error> {
+    let (package, imported) = import_ssp(&args.fmu, args.ssd.as_deref(), false)?;
+    let system = &imported.system;
+    if args.json {
+        let json = serde_json::json!({
+            "source": args.fmu.display().to_string(),
+            "name": imported.name,
+            "description": imported.description,
+            "ssdFiles": package.ssd_files(),
+            "components": system.components.iter().map(|c| serde_json::json!({
+                "name": c.name,
+                "fmu": c.fmu.display().to_string(),
+                "parameters": c.start_values.iter().map(|(n, v)| (n.clone(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "connections": system.connections.iter().map(|c| serde_json::json!({
+                "from": c.from.to_string(), "to": c.to.to_string(), "factor": c.factor, "offset": c.offset,
+            })).collect::<Vec<_>>(),
+            "experiment": { "startTime": system.experiment.start, "stopTime": system.experiment.stop, "stepSize": system.experiment.step },
+            "warnings": imported.warnings,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    println!("{}", args.fmu.display());
+    println!("  System           {}", imported.name);
+    if let Some(d) = &imported.description {
+        println!("  Description      {d}");
+    }
+    println!("  SSD files        {}", package.ssd_files().join(", "));
+    let e = &system.experiment;
+    println!(
+        "  Experiment       start {}, stop {}, step {}, {}",
+        e.start,
+        e.stop,
+        e.step,
+        e.algorithm.kind()
+    );
+    println!("\n  Components ({})", system.components.len());
+    for c in &system.components {
+        let parameters: Vec<String> = c
+            .start_values
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        println!(
+            "    {}  {}  {}",
+            c.name,
+            c.fmu.display(),
+            parameters.join(" ")
+        );
+    }
+    println!("\n  Connections ({})", system.connections.len());
+    for c in &system.connections {
+        let transform = if c.factor != 1.0 || c.offset != 0.0 {
+            format!("  (x {} + {})", c.factor, c.offset)
+        } else {
+            String::new()
+        };
+        println!("    {} -> {}{transform}", c.from, c.to);
+    }
+    Ok(())
+}
+
+pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
+    if is_ssp(&args.fmu) {
+        return inspect_ssp(args);
+    }
+    let fmu = Fmu::open(&args.fmu)?;
+    if args.json {
+        let json = summary::json(fmu.description(), &args.fmu);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+    } else {
+        print!("{}", summary::text(fmu.description(), &args.fmu));
+    }
+    Ok(())
+}

@@ -1,0 +1,470 @@
+//! `cosimo run`: one FMU, a system file, an SSP or FMUs joined with --connect, on the run loop.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use cosimo::fmu::description::FmiVersion;
+use cosimo::fmu::instance::InstanceOptions;
+use cosimo::fmu::values::{check_start_value_allowed, find_variable, parse_value};
+use cosimo::fmu::Fmu;
+use cosimo::master::execution::{Execution, RunOptions};
+use cosimo::master::run::{self as run_loop, Observer};
+use cosimo::observe::Progress as ProgressObserver;
+use cosimo::results::{CsvWriter, Table};
+use cosimo::settings::control::Estimator;
+use cosimo::settings::{AlgorithmKind, Experiment, Labels, Overrides};
+use cosimo::system::load::{load, Target};
+use cosimo::system::{Endpoint, System};
+use cosimo::Error;
+
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    /// What to run: one FMU (.fmu file or unpacked folder), a system file (.json), an SSP (.ssp
+    /// file or folder, .ssd), or several components as `name=path` or bare paths (named after
+    /// the file) with --connect.
+    #[arg(required = true, value_name = "FMU|SYSTEM|SSP|NAME=FMU")]
+    pub(crate) targets: Vec<String>,
+    /// Connect an output to an input: `component.output=component.input` (repeatable).
+    #[arg(long = "connect", value_name = "FROM=TO")]
+    pub(crate) connections: Vec<String>,
+    /// The .ssd file of an SSP to run (default: SystemStructure.ssd).
+    #[arg(long)]
+    pub(crate) ssd: Option<String>,
+    /// Master algorithm for systems: jacobi, gauss-seidel, or implicit (predictor / corrector
+    /// repeating each macro step from saved FMU states until the coupling equations hold).
+    #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "constraint", "rim"])]
+    pub(crate) algorithm: Option<String>,
+    /// Interface Jacobian of --algorithm implicit: system (one repeated macro step of every
+    /// component per coupling variable) or components (each component repeats only its own
+    /// step per own input, in parallel; direct feedthrough from the FMUs' directional
+    /// derivatives; composed along the coupling graph).
+    #[arg(long, value_parser = ["system", "components"])]
+    pub(crate) jacobian: Option<String>,
+    /// Extended coupling of --algorithm implicit (the stability thesis, Sect. 3.4) for the
+    /// connections the system file marks "halfStep": derivative (the coupling condition's time
+    /// derivative at each point, from the sources' output derivatives) or integral (its
+    /// integral over each step, from the outputs the connections name as "sourceIntegral").
+    #[arg(long, value_parser = ["none", "derivative", "integral"])]
+    pub(crate) extension: Option<String>,
+    /// Extrapolation order k of Float inputs in systems: 0 (hold) to 3 (with --adaptive: the
+    /// highest order the order controller may choose).
+    #[arg(long, visible_alias = "order", value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub(crate) extrapolation_order: Option<u8>,
+    /// Control the macro-step size (and, unless --fixed-order, the order) with an error
+    /// estimator; --step-size is the first step.
+    #[arg(long)]
+    pub(crate) adaptive: bool,
+    /// Error estimator for --adaptive: ExLocal, ExMilne, ExSLocal (explicit), ImMilne, ImSLocal
+    /// (implicit). Default: ExSLocal, or ImSLocal with --algorithm implicit.
+    #[arg(long, value_parser = ["ExLocal", "ExMilne", "ExSLocal", "ImMilne", "ImSLocal"])]
+    pub(crate) estimator: Option<String>,
+    /// With --adaptive: keep the order given by --order instead of controlling it.
+    #[arg(long)]
+    pub(crate) fixed_order: bool,
+    /// With --adaptive: relative tolerance of states (ExLocal, ExMilne, ImMilne).
+    #[arg(long)]
+    pub(crate) rtol: Option<f64>,
+    /// With --adaptive: absolute tolerance of positions.
+    #[arg(long)]
+    pub(crate) atol_position: Option<f64>,
+    /// With --adaptive: absolute tolerance of velocities.
+    #[arg(long)]
+    pub(crate) atol_velocity: Option<f64>,
+    /// With --adaptive: relative tolerance of coupling variables (ExSLocal, ImSLocal, order control).
+    #[arg(long)]
+    pub(crate) rtol_coupling: Option<f64>,
+    /// With --adaptive: absolute tolerance of coupling variables.
+    #[arg(long)]
+    pub(crate) atol_coupling: Option<f64>,
+    /// With --adaptive: largest macro step.
+    #[arg(long)]
+    pub(crate) max_step: Option<f64>,
+    /// With --adaptive: safety factor of the step-size controller (the paper recommends 2..6).
+    #[arg(long)]
+    pub(crate) safety_factor: Option<f64>,
+    /// Step Jacobi components in parallel, each FMU on its own worker thread.
+    #[arg(long)]
+    pub(crate) parallel: bool,
+    /// Worker threads for --parallel (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) threads: usize,
+    /// Start time [s] (default: the FMU's default experiment, else 0).
+    #[arg(long)]
+    pub(crate) start_time: Option<f64>,
+    /// Stop time [s] (default: the FMU's default experiment, else start + 1).
+    #[arg(long)]
+    pub(crate) stop_time: Option<f64>,
+    /// Communication step size [s] (default: the default experiment's, else (stop - start) / 500).
+    #[arg(long)]
+    pub(crate) step_size: Option<f64>,
+    /// Interval between result rows [s] (default: the step size).
+    #[arg(long)]
+    pub(crate) output_interval: Option<f64>,
+    /// Relative tolerance passed to the FMU (default: the default experiment's).
+    #[arg(long)]
+    pub(crate) tolerance: Option<f64>,
+    /// Start value or parameter, NAME=VALUE (repeatable; in systems component.NAME=VALUE).
+    /// Arrays: space-separated elements.
+    #[arg(long = "start-value", value_name = "NAME=VALUE")]
+    pub(crate) start_values: Vec<String>,
+    /// CSV with a time column and one column per input (Float inputs interpolated, discrete held).
+    #[arg(long)]
+    pub(crate) input_file: Option<PathBuf>,
+    /// Where to write the results (default: <model name>_out.csv in the current folder).
+    #[arg(long)]
+    pub(crate) output_file: Option<PathBuf>,
+    /// Variable to record (repeatable; in systems component.NAME; default: every output).
+    #[arg(long = "output-variable", value_name = "NAME")]
+    pub(crate) output_variables: Vec<String>,
+    /// Expect this FMI version (2 or 3) and refuse an FMU of the other.
+    #[arg(long, value_parser = ["2", "3"])]
+    pub(crate) fmi_version: Option<String>,
+    /// Print every FMI call with its arguments and status to stderr.
+    #[arg(long)]
+    pub(crate) log_fmi_calls: bool,
+    /// Turn on the FMU's debug logging and print its messages.
+    #[arg(long)]
+    pub(crate) debug_logging: bool,
+    /// FMI 3: ask the FMU to return early at events and handle them in event mode.
+    #[arg(long)]
+    pub(crate) event_mode: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
+    let first = &args.targets[0];
+    let target = load(&args.targets, &args.connections, args.ssd.as_deref())?;
+    let (mut system, labels, file, _package) = match target {
+        Target::Fmu(fmu) => return run_fmu(args, fmu),
+        Target::System(loaded) => {
+            if !args.quiet {
+                for warning in &loaded.warnings {
+                    eprintln!("warning: {warning}");
+                }
+            }
+            let loaded = *loaded;
+            (loaded.system, loaded.labels, loaded.file, loaded.package)
+        }
+    };
+    if args.fmi_version.is_some() {
+        return Err(Error::Usage(
+            "--fmi-version checks the version of one FMU; a system's FMUs may be of either version"
+                .into(),
+        ));
+    }
+    apply_overrides(args, &mut system, labels)?;
+    let options = RunOptions {
+        instance: InstanceOptions {
+            log_fmi_calls: args.log_fmi_calls,
+            logging_on: args.debug_logging,
+            event_mode: args.event_mode,
+            ..InstanceOptions::default()
+        },
+        threads: args.threads,
+        record: args.output_variables.clone(),
+        bare_names: false,
+        inputs: args
+            .input_file
+            .as_deref()
+            .map(Table::read)
+            .transpose()?
+            .map(std::sync::Arc::new),
+        opened: Vec::new(),
+    };
+    // Checks against the FMUs (names, types, units) happen here: say which file they concern.
+    let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
+        Error::Usage(message) if file.is_some() => Error::Usage(format!("{first}: {message}")),
+        other => other,
+    })?;
+    let output_file = args.output_file.clone().unwrap_or_else(|| {
+        let stem = Path::new(first)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("system");
+        PathBuf::from(format!("{stem}_out.csv"))
+    });
+    let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
+    let progress = Progress::new(args.quiet, system.experiment.start, system.experiment.stop);
+    let mut shown = ProgressObserver(|t| progress.update(t));
+    let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
+    let result = run_loop::run(&mut execution, observers);
+    progress.finish();
+    let stats = result.inspect_err(|e| {
+        if let Error::Simulation { time, .. } = e {
+            eprintln!("results up to t = {time} are in {}", output_file.display());
+        }
+    })?;
+    if !args.quiet {
+        let what = format!("{} components", system.components.len());
+        print_summary(
+            &what,
+            &system.experiment,
+            &stats,
+            "an FMU asked to terminate",
+        );
+        eprintln!("results: {}", output_file.display());
+    }
+    Ok(())
+}
+
+/// The experiment options of `run` as library overrides (clap has checked their syntax).
+fn overrides(args: &RunArgs) -> Overrides {
+    use cosimo::settings::implicit::{Extension, JacobianMethod};
+    Overrides {
+        start: args.start_time,
+        stop: args.stop_time,
+        step: args.step_size,
+        output_interval: args.output_interval,
+        tolerance: args.tolerance,
+        algorithm: args.algorithm.as_deref().and_then(AlgorithmKind::parse),
+        extrapolation_order: args.extrapolation_order,
+        parallel: args.parallel,
+        jacobian: args.jacobian.as_deref().map(|j| match j {
+            "components" => JacobianMethod::Components,
+            _ => JacobianMethod::SystemSteps,
+        }),
+        extension: args.extension.as_deref().map(|e| match e {
+            "derivative" => Extension::Derivative,
+            "integral" => Extension::Integral,
+            _ => Extension::None,
+        }),
+        adaptive: args.adaptive,
+        estimator: args.estimator.as_deref().map(|name| match name {
+            "ExLocal" => Estimator::ExLocal,
+            "ExMilne" => Estimator::ExMilne,
+            "ImMilne" => Estimator::ImMilne,
+            "ImSLocal" => Estimator::ImSLocal,
+            _ => Estimator::ExSLocal,
+        }),
+        fixed_order: args.fixed_order,
+        rtol: args.rtol,
+        atol_position: args.atol_position,
+        atol_velocity: args.atol_velocity,
+        rtol_coupling: args.rtol_coupling,
+        atol_coupling: args.atol_coupling,
+        max_step: args.max_step,
+        safety_factor: args.safety_factor,
+    }
+}
+
+/// Command-line settings win over the system file's; `labels` spell the file's settings.
+fn apply_overrides(args: &RunArgs, system: &mut System, labels: Labels) -> Result<(), Error> {
+    system.experiment = overrides(args)
+        .apply(&system.experiment, labels)
+        .map_err(Error::Usage)?;
+    if args.threads != 0 && !system.experiment.parallel {
+        return Err(Error::Usage(
+            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
+                .into(),
+        ));
+    }
+    for assignment in &args.start_values {
+        let (name, value) = assignment.split_once('=').ok_or_else(|| {
+            Error::Usage(format!("--start-value \"{assignment}\": expected component.NAME=VALUE, e.g. --start-value mass1.m=2.5"))
+        })?;
+        let endpoint = Endpoint::parse(name.trim()).ok_or_else(|| {
+            Error::Usage(format!("--start-value \"{assignment}\": in a system, name the component: component.NAME=VALUE"))
+        })?;
+        let known: Vec<String> = system.components.iter().map(|c| c.name.clone()).collect();
+        let component = system
+            .components
+            .iter_mut()
+            .find(|c| c.name == endpoint.component)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--start-value {name}: there is no component \"{}\"; the components are: {}",
+                    endpoint.component,
+                    known.join(", ")
+                ))
+            })?;
+        component
+            .start_values
+            .retain(|(n, _)| *n != endpoint.variable);
+        component
+            .start_values
+            .push((endpoint.variable, value.trim().to_string()));
+    }
+    Ok(())
+}
+
+/// The summary of a run on stderr: what ran, how far, how fast, and the algorithm's figures.
+fn print_summary(
+    what: &str,
+    experiment: &Experiment,
+    stats: &cosimo::master::RunStatistics,
+    terminated: &str,
+) {
+    eprintln!(
+        "{what}: simulated {} s to {} s in {} macro steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
+        experiment.start,
+        stats.end_time,
+        stats.steps,
+        stats.fmi_calls,
+        stats.rows,
+        stats.wall_seconds,
+        stats.real_time_factor(experiment.start),
+        if stats.terminated_early {
+            format!(" ({terminated})")
+        } else {
+            String::new()
+        },
+    );
+    if let Some(control) = &stats.control {
+        let histogram: Vec<String> = control
+            .order_histogram
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("k={k}: {n}"))
+            .collect();
+        eprintln!(
+            "step control: {} accepted, {} rejected, {} corrector iterations, {} macro-step computations, H from {:e} to {:e} s, orders {}",
+            control.accepted,
+            control.rejected,
+            control.corrector_iterations,
+            control.macro_steps,
+            control.smallest_step,
+            control.largest_step,
+            histogram.join(", ")
+        );
+    } else if stats.corrector_iterations > 0 {
+        eprintln!(
+            "corrector: {} Newton iterations",
+            stats.corrector_iterations
+        );
+    }
+}
+
+/// A progress bar on a terminal, shown only for runs that last longer than a second.
+pub(crate) struct Progress {
+    pub(crate) bar: Option<indicatif::ProgressBar>,
+    pub(crate) start: f64,
+    pub(crate) stop: f64,
+    pub(crate) started: std::time::Instant,
+}
+
+impl Progress {
+    fn new(quiet: bool, start: f64, stop: f64) -> Progress {
+        let bar = (!quiet && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+            let bar = indicatif::ProgressBar::hidden();
+            bar.set_length(1000);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {percent:>3}% t = {msg} s, {elapsed} elapsed, {eta} left",
+            ) {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress {
+            bar,
+            start,
+            stop,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn update(&self, t: f64) {
+        let Some(bar) = &self.bar else { return };
+        if bar.is_hidden() && self.started.elapsed().as_secs_f64() > 1.0 {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        bar.set_position((1000.0 * (t - self.start) / (self.stop - self.start)) as u64);
+        bar.set_message(format!("{t:.6}"));
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
+    let path = fmu.source().to_path_buf();
+    let path = path.as_path();
+    let md = fmu.description().clone();
+    if let Some(wanted) = &args.fmi_version {
+        let wanted_version = if wanted == "2" {
+            FmiVersion::Fmi2
+        } else {
+            FmiVersion::Fmi3
+        };
+        if md.fmi_version != wanted_version {
+            return Err(Error::Usage(format!(
+                "{}: this is an FMI {} FMU, but --fmi-version {wanted} asks for FMI {wanted_version}",
+                path.display(),
+                md.fmi_version
+            )));
+        }
+    }
+    let mut start_values = Vec::new();
+    for assignment in &args.start_values {
+        let (name, text) = assignment.split_once('=').ok_or_else(|| {
+            Error::Usage(format!(
+                "--start-value \"{assignment}\": expected NAME=VALUE, e.g. --start-value m=2.5"
+            ))
+        })?;
+        let variable = find_variable(&md, name.trim(), "--start-value")?;
+        check_start_value_allowed(&md, variable)?;
+        parse_value(&md, variable, text.trim())?;
+        start_values.push((variable.name.clone(), text.trim().to_string()));
+    }
+    for name in &args.output_variables {
+        find_variable(&md, name, "--output-variable")?;
+    }
+    let system = System::single_fmu(path, &md, start_values, &overrides(args))?;
+    if args.threads != 0 && !system.experiment.parallel {
+        return Err(Error::Usage(
+            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
+                .into(),
+        ));
+    }
+    let options = RunOptions {
+        instance: InstanceOptions {
+            log_fmi_calls: args.log_fmi_calls,
+            logging_on: args.debug_logging,
+            event_mode: args.event_mode,
+            ..InstanceOptions::default()
+        },
+        threads: args.threads,
+        record: args.output_variables.clone(),
+        bare_names: true,
+        inputs: args
+            .input_file
+            .as_deref()
+            .map(Table::read)
+            .transpose()?
+            .map(std::sync::Arc::new),
+        opened: vec![fmu],
+    };
+    let mut execution = Execution::instantiate(&system, &options)?;
+    let output_file = args
+        .output_file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}_out.csv", md.model_name)));
+    let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
+    let experiment = &system.experiment;
+    let progress = Progress::new(args.quiet, experiment.start, experiment.stop);
+    let mut shown = ProgressObserver(|t| progress.update(t));
+    let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
+    let result = run_loop::run(&mut execution, observers);
+    progress.finish();
+    let stats = result.inspect_err(|e| {
+        if let Error::Simulation { time, .. } = e {
+            eprintln!("results up to t = {time} are in {}", output_file.display());
+        }
+    })?;
+    if !args.quiet {
+        print_summary(
+            &md.model_name,
+            experiment,
+            &stats,
+            "the FMU asked to terminate",
+        );
+        eprintln!("results: {}", output_file.display());
+    }
+    Ok(())
+}
