@@ -15,14 +15,14 @@ use std::path::Path;
 use nalgebra::DMatrix;
 
 use super::study::Study;
-use crate::fmu::description::{StartValue, VariableType};
+use crate::fmu::description::StartValue;
 use crate::fmu::values::check_start_value_allowed;
 use crate::master::constraint::{
     ConstraintCoupling, ConstraintMethod, ConstraintState, ResolvedConstraints,
 };
 use crate::master::execution::{Execution, RunOptions};
 use crate::settings::Algorithm;
-use crate::system::{Endpoint, System};
+use crate::system::System;
 use crate::{Error, Result};
 
 /// A start value the analyser sets: (component index, variable index).
@@ -155,6 +155,11 @@ impl LinearAnalyser {
             text.push_str(&format!(" + {} multipliers", self.multipliers()));
         }
         text
+    }
+
+    /// The study the analyser was built for.
+    pub fn study(&self) -> &Study {
+        &self.study
     }
 
     /// The macro step H of the map.
@@ -371,26 +376,16 @@ impl LinearAnalyser {
 
 /// The start value `component.variable` names: a scalar Float64 that accepts a start value.
 fn start_slot(exec: &Execution, name: &str) -> Result<Slot> {
-    let endpoint = Endpoint::parse(name)
-        .ok_or_else(|| Error::Usage(format!("{name}: expected component.variable")))?;
-    let (i, component) = exec
-        .resolved
-        .components
-        .iter()
-        .enumerate()
-        .find(|(_, c)| c.name == endpoint.component)
-        .ok_or_else(|| Error::Usage(format!("{name}: no component \"{}\"", endpoint.component)))?;
+    // The master's lookup of a Float64 `component.variable`, with its messages.
+    let (i, _) = exec.locate(name)?;
+    let component = &exec.resolved.components[i];
     let description = &component.description;
+    // A component name has no '.', so the variable's name follows the first one.
     let v = description
-        .variable_index(&endpoint.variable)
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "{name}: {} has no variable \"{}\"",
-                component.name, endpoint.variable
-            ))
-        })?;
+        .variable_index(&name[component.name.len() + 1..])
+        .ok_or_else(|| Error::Usage(format!("{name}: no such variable")))?;
     let variable = &description.variables[v];
-    if variable.var_type != VariableType::Float64 || variable.is_array() {
+    if variable.is_array() {
         return Err(Error::Usage(format!(
             "{name}: the analyser sets scalar Float64 start values only"
         )));

@@ -179,8 +179,6 @@ fn load(fmus: &TestFmus, (name, text): (&str, &str)) -> Result<(System, Study)> 
 /// The one-step map of a scheme on the two-mass oscillator, ready to evaluate at many points.
 pub struct Analyser {
     inner: LinearAnalyser,
-    /// The model has a coupling spring-damper (cc, dc): not the rigidly coupled one.
-    spring: bool,
 }
 
 impl Analyser {
@@ -194,13 +192,14 @@ impl Analyser {
             stop: Some(1e6 * h),
             algorithm: Some(scheme.algorithm),
             extrapolation_order: Some(scheme.order),
+            // Given whenever it matters, so that an extension with another algorithm is refused.
             extension: (implicit || scheme.extension != Extension::None)
                 .then_some(scheme.extension),
             ..Overrides::default()
         }
         .apply(&system.experiment, Labels::SYSTEM_FILE)
         .map_err(Error::Usage)?;
-        Analyser::on(&system, &study, model, true)
+        Analyser::on(&system, &study, model)
     }
 
     /// Index-1 constraint coupling of `order` 2 or 3 on the rigidly coupled two-mass system
@@ -221,19 +220,19 @@ impl Analyser {
                 *k = order;
             }
         }
-        Analyser::on(&system, &study, model, false)
+        Analyser::on(&system, &study, model)
     }
 
-    fn on(system: &System, study: &Study, model: &TwoMass, spring: bool) -> Result<Analyser> {
+    fn on(system: &System, study: &Study, model: &TwoMass) -> Result<Analyser> {
         let mut analyser = Analyser {
             inner: LinearAnalyser::new(system, study)?,
-            spring,
         };
         analyser.set(model)?;
         Ok(analyser)
     }
 
-    /// The model's parameters, through the system file's named parameters.
+    /// The model's parameters, through the system file's named parameters (the rigidly coupled
+    /// model has no coupling spring-damper: no cc, dc).
     fn set(&mut self, model: &TwoMass) -> Result<()> {
         let mut values = vec![
             ("m1", model.m1),
@@ -243,7 +242,7 @@ impl Analyser {
             ("c2", model.c2),
             ("d2", model.d2),
         ];
-        if self.spring {
+        if self.inner.study().parameter("cc").is_some() {
             values.extend([("cc", model.cc), ("dc", model.dc)]);
         }
         for (name, value) in values {
