@@ -258,7 +258,7 @@ fn the_stability_command_writes_a_map_and_finds_the_largest_stable_step() {
             "5",
             "--fmus",
         ])
-        .arg(fmus.oscillator.parent().unwrap())
+        .arg(&fmus.folder)
         .arg("--output")
         .arg(&csv)
         .arg("--png")
@@ -277,7 +277,7 @@ fn the_stability_command_writes_a_map_and_finds_the_largest_stable_step() {
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
         .args(["stability", "--max-step", "--fmus"])
-        .arg(fmus.oscillator.parent().unwrap())
+        .arg(&fmus.folder)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -336,7 +336,7 @@ fn constraint_unstable(
     .unwrap()
     .into_iter()
     .filter(|p| p.spectral_radius > 1.0 + 1e-8)
-    .map(|p| (p.lambda_re, p.lambda_im, p.spectral_radius))
+    .map(|p| (p.x, p.y, p.spectral_radius))
     .collect()
 }
 
@@ -394,4 +394,68 @@ fn index1_stiffness_asymmetry_destabilises_k2_near_the_axis_but_not_k3() {
         k3.iter().all(|p| p.2 < 1.0 + 1e-6),
         "on the axis k = 3 is marginal: {k3:?}"
     );
+}
+
+#[test]
+fn the_thesis_systems_read_from_files_give_the_maps_of_the_systems_built_in_code() {
+    // Spectral radii measured when the analyser still built the thesis' systems in code (before
+    // they became the system files in fmus/stability/): the same maps, to rounding.
+    let fmus = fmus();
+    let model = TwoMass::with_ratios(-0.3, 1.7, [2.0, 1.5, 0.7, 3.0, 0.5], 1.0);
+    for (decomposition, algorithm, extension, order, expected) in [
+        (
+            Decomposition::ForceForce,
+            AlgorithmKind::Jacobi,
+            Extension::None,
+            1,
+            4.640_032_959_304_901,
+        ),
+        (
+            Decomposition::ForceDisplacement,
+            AlgorithmKind::GaussSeidel,
+            Extension::None,
+            2,
+            3.555_170_243_162_634,
+        ),
+        (
+            Decomposition::ForceForce,
+            AlgorithmKind::Implicit,
+            Extension::Integral,
+            2,
+            0.645_962_492_868_130_7,
+        ),
+        (
+            Decomposition::DisplacementDisplacement,
+            AlgorithmKind::Implicit,
+            Extension::Derivative,
+            2,
+            0.575_313_801_714_155_8,
+        ),
+    ] {
+        let scheme = Scheme {
+            extension,
+            ..scheme(decomposition, algorithm, order)
+        };
+        let rho = Analyser::new(&fmus, &model, scheme, 1.0)
+            .unwrap()
+            .spectral_radius(&model)
+            .unwrap();
+        assert!(
+            (rho - expected).abs() < 1e-12,
+            "{scheme:?}: {rho} vs {expected}"
+        );
+    }
+    let model = cosimo::analysis::stability::rigidly_coupled(-2.0, 3.0, 2.0, 1.5, 10.0);
+    for (order, expected, dimension) in [
+        (2, 6.001_563_136_295_294e-2, 4),
+        (3, 3.922_610_603_470_669e-2, 5),
+    ] {
+        let mut analyser = Analyser::rigid(&fmus, &model, order, 1.0).unwrap();
+        assert_eq!(analyser.dimension(), dimension, "index-1 k = {order}");
+        let rho = analyser.spectral_radius(&model).unwrap();
+        assert!(
+            (rho - expected).abs() < 1e-12,
+            "index-1 k = {order}: {rho} vs {expected}"
+        );
+    }
 }

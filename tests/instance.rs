@@ -143,8 +143,8 @@ fn state_restore_continues_bit_identically() {
         s.restore_state(saved).unwrap();
         assert_eq!(get(&mut *s, &[o.x]), now);
         s.free_state(saved).unwrap();
-        assert!(matches!(s.restore_state(saved), Err(Error::Usage(_))));
-        assert!(matches!(s.free_state(saved), Err(Error::Usage(_))));
+        assert!(matches!(s.restore_state(saved), Err(Error::Internal(_))));
+        assert!(matches!(s.free_state(saved), Err(Error::Internal(_))));
     }
 }
 
@@ -190,7 +190,7 @@ fn directional_derivative_matches_finite_difference() {
         // Wrong slice lengths are errors, not panics.
         assert!(matches!(
             s.directional_derivative(&[o.a], &[o.f], &[1.0, 2.0], &mut sensitivity),
-            Err(Error::Usage(_))
+            Err(Error::Internal(_))
         ));
     }
 }
@@ -328,11 +328,11 @@ fn polynomial_length_mismatch_is_an_error() {
     let (mut s, o) = oscillator(2, "poly_len", Default::default());
     assert!(matches!(
         s.set_input_polynomial(&[o.f], 2, &[1.0, 2.0]),
-        Err(Error::Usage(_))
+        Err(Error::Internal(_))
     ));
     assert!(matches!(
         s.set_float64(&[o.f, o.x], &[1.0]),
-        Err(Error::Usage(_))
+        Err(Error::Internal(_))
     ));
 }
 

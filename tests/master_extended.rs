@@ -10,7 +10,6 @@
 mod common;
 
 use common::systems::*;
-use cosimo::analysis::stability::thesis_variant;
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::implicit::{Extension, ImplicitState};
 use cosimo::settings::AlgorithmKind;

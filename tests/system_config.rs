@@ -7,10 +7,12 @@ use cosimo::settings::{Algorithm, AlgorithmKind, Experiment, LoopSettings, LoopS
 use cosimo::system::config::{from_command_line, from_file, from_str};
 use cosimo::system::{Component, Connection, Endpoint, System};
 
+/// The example systems: `fmus/*.json` and the stability thesis' systems in `fmus/stability/`.
 fn examples() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the fmus folder exists")
+    let mut files: Vec<PathBuf> = [dir.clone(), dir.join("stability")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).expect("the example folder exists"))
         .map(|e| e.expect("a folder entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();

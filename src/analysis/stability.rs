@@ -1,27 +1,24 @@
-//! Stability of the master algorithms on linear test systems, measured on the real master.
+//! The stability thesis' studies of the two-mass oscillator (and the index-1 paper's rigidly
+//! coupled variant): its maps over the dimensionless eigenvalue plane and the largest stable
+//! step of a physical system, for every decomposition and scheme.
 //!
-//! For a linear system the co-simulation is a linear map from one macro point to the next on
-//! the vector `z = (FMU states, past coupling values kept by the master)`. The analyser builds
-//! that map column by column: for every unit vector it resets the FMUs, starts them from the
-//! vector's states (the test FMUs take their initial states as parameters), seeds the master's
-//! history with the vector's past coupling values, runs ONE macro step of the chosen algorithm
-//! and reads the new vector. The spectral radius of the map (nalgebra's eigenvalues) decides:
-//! stable when it is at most 1. Nothing is re-derived by hand, so what is analysed is exactly
-//! what runs.
-//!
-//! The test system is the two-mass oscillator of the stability thesis (Sect. 2.1) with its
-//! force/force, force/displacement and displacement/displacement decompositions, built from the
-//! project's `Oscillator` and `CouplingSpring` FMUs.
+//! The systems are inputs like any user's: the JSON system files in `fmus/stability/` (one
+//! per decomposition and extended variant, and `rigid.json`), built into the library, with
+//! their FMUs taken from a folder of packed FMUs. Each file's `"stability"` section names the
+//! states and the thesis' parameters m1, c1, d1, m2, c2, d2, cc, dc; this module only turns the
+//! thesis' dimensionless parameters into those and runs [`LinearAnalyser`] on the real master.
 
 use std::path::{Path, PathBuf};
 
 use nalgebra::DMatrix;
 
-use crate::fmu::description::StartValue;
-use crate::master::execution::{Execution, RunOptions};
+use super::linear::{grid, LinearAnalyser};
+pub use super::linear::{spectral_radius, MapPoint};
+use super::study::{self, Study};
 use crate::master::implicit::Extension;
-use crate::settings::{AlgorithmKind, Experiment, ExperimentSpec};
-use crate::system::{Component, Connection, Endpoint, System};
+use crate::settings::constraint::ConstraintMethod;
+use crate::settings::{Algorithm, AlgorithmKind, Labels, Overrides};
+use crate::system::System;
 use crate::{Error, Result};
 
 /// How the two-mass oscillator is cut into subsystems (the thesis' Eqs. 2.6–2.8).
@@ -124,303 +121,146 @@ pub struct Scheme {
     pub extension: Extension,
 }
 
-/// Where the test FMUs are.
+/// Where the FMUs of the thesis' systems are: a folder of packed FMUs (e.g. `target/fmus`),
+/// in which each component's FMU is found by the file name its system file gives.
 #[derive(Debug, Clone)]
 pub struct TestFmus {
-    pub oscillator: PathBuf,
-    pub spring: PathBuf,
+    pub folder: PathBuf,
 }
 
 impl TestFmus {
-    /// The FMI 2 builds in a folder of packed FMUs (e.g. `target/fmus`).
+    /// The FMUs in `folder`.
     pub fn in_folder(folder: &Path) -> TestFmus {
         TestFmus {
-            oscillator: folder.join("Oscillator-fmi2.fmu"),
-            spring: folder.join("CouplingSpring-fmi2.fmu"),
+            folder: folder.to_path_buf(),
         }
     }
 }
 
-/// The one-step map of a scheme on a model, ready to evaluate at many points.
-pub struct Analyser {
-    exec: Execution,
-    scheme: Scheme,
-    /// Component indices of mass 1 and mass 2.
-    masses: [usize; 2],
-    /// Connections the master extrapolates (their past values are part of the state vector).
-    coupled: Vec<usize>,
-    h: f64,
-}
-
-fn end(component: &str, variable: &str) -> Endpoint {
-    Endpoint {
-        component: component.into(),
-        variable: variable.into(),
-    }
-}
-
-fn system(fmus: &TestFmus, model: &TwoMass, scheme: &Scheme, h: f64) -> Result<System> {
-    let mass = |name: &str, m: f64, c: f64, d: f64, coupled: bool| {
-        let mut start_values = vec![
-            ("m".to_string(), m.to_string()),
-            ("c".to_string(), c.to_string()),
-            ("d".to_string(), d.to_string()),
-            ("x0".to_string(), "0".to_string()),
-            ("v0".to_string(), "0".to_string()),
-        ];
-        if coupled {
-            start_values.push(("cc".into(), model.cc.to_string()));
-            start_values.push(("dc".into(), model.dc.to_string()));
-        }
-        Component {
-            name: name.into(),
-            fmu: fmus.oscillator.clone(),
-            start_values,
-            sub_steps: 1,
-        }
-    };
-    let (m1, m2) = (
-        mass("mass1", model.m1, model.c1, model.d1, false),
-        mass("mass2", model.m2, model.c2, model.d2, false),
-    );
-    let (components, connections) = match scheme.decomposition {
-        Decomposition::ForceForce => (
-            vec![
-                m1,
-                Component {
-                    name: "spring".into(),
-                    fmu: fmus.spring.clone(),
-                    start_values: vec![
-                        ("c1".into(), model.cc.to_string()),
-                        ("d1".into(), model.dc.to_string()),
-                        ("c3".into(), "0".into()),
-                        ("d3".into(), "0".into()),
-                    ],
-                    sub_steps: 1,
-                },
-                m2,
-            ],
-            vec![
-                Connection::new(end("mass1", "x"), end("spring", "x1")),
-                Connection::new(end("mass1", "v"), end("spring", "v1")),
-                Connection::new(end("mass2", "x"), end("spring", "x2")),
-                Connection::new(end("mass2", "v"), end("spring", "v2")),
-                Connection::new(end("spring", "F1"), end("mass1", "F")),
-                Connection::new(end("spring", "F2"), end("mass2", "F")),
-            ],
-        ),
-        Decomposition::ForceDisplacement => (
-            vec![m1, mass("mass2", model.m2, model.c2, model.d2, true)],
-            vec![
-                Connection::new(end("mass1", "x"), end("mass2", "x_in")),
-                Connection::new(end("mass1", "v"), end("mass2", "v_in")),
-                Connection::new(end("mass2", "Fc"), end("mass1", "F")),
-            ],
-        ),
-        Decomposition::DisplacementDisplacement => (
-            vec![
-                mass("mass1", model.m1, model.c1, model.d1, true),
-                mass("mass2", model.m2, model.c2, model.d2, true),
-            ],
-            vec![
-                Connection::new(end("mass1", "x"), end("mass2", "x_in")),
-                Connection::new(end("mass1", "v"), end("mass2", "v_in")),
-                Connection::new(end("mass2", "x"), end("mass1", "x_in")),
-                Connection::new(end("mass2", "v"), end("mass1", "v_in")),
-            ],
-        ),
-    };
-    let mut connections = connections;
-    thesis_variant(&mut connections, scheme.extension);
-    let implicit = scheme.algorithm == AlgorithmKind::Implicit;
-    let experiment = ExperimentSpec {
-        stop: Some(1e6 * h),
-        step: Some(h),
-        algorithm: Some(scheme.algorithm),
-        extrapolation_order: Some(scheme.order),
-        corrector: implicit.then(|| crate::settings::implicit::ImplicitSettings {
-            extension: scheme.extension,
-            ..Default::default()
-        }),
-        ..ExperimentSpec::default()
-    }
-    .build()
-    .map_err(Error::Usage)?;
-    Ok(System {
-        components,
-        connections,
-        experiment,
-    })
-}
-
-/// Mark the connections of a two-mass system of the project's Oscillator and CouplingSpring
-/// FMUs for the thesis' extended variant (Sects. 3.4.1-3.4.6): the half-step values are the
-/// forces, and the velocities (D) or positions (I) of the base excitation; for I, every source
-/// names its running integral (a velocity's is the position). No extension clears the marks.
-pub fn thesis_variant(connections: &mut [Connection], extension: Extension) {
-    for c in connections {
-        c.half_step = match extension {
-            Extension::None => false,
-            Extension::Derivative => matches!(c.to.variable.as_str(), "F" | "v_in"),
-            Extension::Integral => matches!(c.to.variable.as_str(), "F" | "x_in"),
+/// The thesis' system files: (name, text).
+fn system_file(decomposition: Decomposition, extension: Extension) -> (&'static str, &'static str) {
+    use Decomposition::*;
+    use Extension::*;
+    macro_rules! file {
+        ($name:literal) => {
+            ($name, include_str!(concat!("../../fmus/stability/", $name)))
         };
-        c.source_integral = (extension == Extension::Integral).then(|| {
-            match c.from.variable.as_str() {
-                "x" => "x_int",
-                "v" => "x",
-                "F1" => "F1_int",
-                "F2" => "F2_int",
-                _ => "Fc_int",
-            }
-            .to_string()
-        });
     }
+    match (decomposition, extension) {
+        (ForceForce, None) => file!("ff.json"),
+        (ForceForce, Derivative) => file!("ff-derivative.json"),
+        (ForceForce, Integral) => file!("ff-integral.json"),
+        (ForceDisplacement, None) => file!("fd.json"),
+        (ForceDisplacement, Derivative) => file!("fd-derivative.json"),
+        (ForceDisplacement, Integral) => file!("fd-integral.json"),
+        (DisplacementDisplacement, None) => file!("dd.json"),
+        (DisplacementDisplacement, Derivative) => file!("dd-derivative.json"),
+        (DisplacementDisplacement, Integral) => file!("dd-integral.json"),
+    }
+}
+
+/// Read one of the built-in system files, its FMUs taken from `fmus`.
+fn load(fmus: &TestFmus, (name, text): (&str, &str)) -> Result<(System, Study)> {
+    let (mut system, study) = study::from_str(text, &Path::new("fmus/stability").join(name))?;
+    for component in &mut system.components {
+        if let Some(file) = component.fmu.file_name() {
+            component.fmu = fmus.folder.join(file);
+        }
+        if !component.fmu.exists() {
+            return Err(Error::Usage(format!(
+                "{}: not found; the thesis' systems run the project's own FMUs: build them with `cargo run -p fmu-pack` or give their folder (--fmus)",
+                component.fmu.display()
+            )));
+        }
+    }
+    Ok((system, study))
+}
+
+/// The one-step map of a scheme on the two-mass oscillator, ready to evaluate at many points.
+pub struct Analyser {
+    inner: LinearAnalyser,
 }
 
 impl Analyser {
-    /// Instantiate the scheme's system once (the model's parameters are set per point).
+    /// Instantiate the scheme's system once, at macro step `h` (the model's parameters are
+    /// set per point).
     pub fn new(fmus: &TestFmus, model: &TwoMass, scheme: Scheme, h: f64) -> Result<Analyser> {
-        let exec =
-            Execution::instantiate(&system(fmus, model, &scheme, h)?, &RunOptions::default())?;
-        let masses = [
-            exec.resolved
-                .components
-                .iter()
-                .position(|c| c.name == "mass1"),
-            exec.resolved
-                .components
-                .iter()
-                .position(|c| c.name == "mass2"),
-        ];
-        let [Some(a), Some(b)] = masses else {
-            return Err(Error::Usage("the stability system lacks its masses".into()));
+        let (mut system, study) = load(fmus, system_file(scheme.decomposition, scheme.extension))?;
+        let implicit = scheme.algorithm == AlgorithmKind::Implicit;
+        system.experiment = Overrides {
+            step: Some(h),
+            stop: Some(1e6 * h),
+            algorithm: Some(scheme.algorithm),
+            extrapolation_order: Some(scheme.order),
+            // Given whenever it matters, so that an extension with another algorithm is refused.
+            extension: (implicit || scheme.extension != Extension::None)
+                .then_some(scheme.extension),
+            ..Overrides::default()
+        }
+        .apply(&system.experiment, Labels::SYSTEM_FILE)
+        .map_err(Error::Usage)?;
+        Analyser::on(&system, &study, model)
+    }
+
+    /// Index-1 constraint coupling of `order` 2 or 3 on the rigidly coupled two-mass system
+    /// (x2 - x1 = 0, the multiplier as their coupling force), at macro step `h`; the state
+    /// vector carries the multiplier for k = 3 (continuous).
+    pub fn rigid(fmus: &TestFmus, model: &TwoMass, order: u8, h: f64) -> Result<Analyser> {
+        let (mut system, study) = load(
+            fmus,
+            (
+                "rigid.json",
+                include_str!("../../fmus/stability/rigid.json"),
+            ),
+        )?;
+        system.experiment.step = h;
+        system.experiment.stop = 1e6 * h;
+        if let Algorithm::Constraint(coupling) = &mut system.experiment.algorithm {
+            if let ConstraintMethod::Index1 { order: k, .. } = &mut coupling.method {
+                *k = order;
+            }
+        }
+        Analyser::on(&system, &study, model)
+    }
+
+    fn on(system: &System, study: &Study, model: &TwoMass) -> Result<Analyser> {
+        let mut analyser = Analyser {
+            inner: LinearAnalyser::new(system, study)?,
         };
-        let coupled = exec.coupled_connections();
-        Ok(Analyser {
-            exec,
-            scheme,
-            masses: [a, b],
-            coupled,
-            h,
-        })
+        analyser.set(model)?;
+        Ok(analyser)
     }
 
-    /// Dimension of the state vector: 4 FMU states and k past values per coupled connection.
-    pub fn dimension(&self) -> usize {
-        4 + usize::from(self.scheme.order) * self.coupled.len()
-    }
-
-    fn set_parameters(&mut self, model: &TwoMass) {
-        let values = [
-            (
-                self.masses[0],
-                [
-                    ("m", model.m1),
-                    ("c", model.c1),
-                    ("d", model.d1),
-                    ("cc", model.cc),
-                    ("dc", model.dc),
-                ],
-            ),
-            (
-                self.masses[1],
-                [
-                    ("m", model.m2),
-                    ("c", model.c2),
-                    ("d", model.d2),
-                    ("cc", model.cc),
-                    ("dc", model.dc),
-                ],
-            ),
+    /// The model's parameters, through the system file's named parameters (the rigidly coupled
+    /// model has no coupling spring-damper: no cc, dc).
+    fn set(&mut self, model: &TwoMass) -> Result<()> {
+        let mut values = vec![
+            ("m1", model.m1),
+            ("c1", model.c1),
+            ("d1", model.d1),
+            ("m2", model.m2),
+            ("c2", model.c2),
+            ("d2", model.d2),
         ];
-        for (i, list) in values {
-            let component = &mut self.exec.resolved.components[i];
-            for (name, value) in list {
-                if let Some(index) = component.description.variable_index(name) {
-                    if let Some(entry) =
-                        component.start_values.iter_mut().find(|(v, _)| *v == index)
-                    {
-                        entry.1 = StartValue::Float(vec![value]);
-                    }
-                }
-            }
+        if self.inner.study().parameter("cc").is_some() {
+            values.extend([("cc", model.cc), ("dc", model.dc)]);
         }
-        if let Some(spring) = self
-            .exec
-            .resolved
-            .components
-            .iter()
-            .position(|c| c.name == "spring")
-        {
-            let component = &mut self.exec.resolved.components[spring];
-            for (name, value) in [("c1", model.cc), ("d1", model.dc)] {
-                if let Some(index) = component.description.variable_index(name) {
-                    if let Some(entry) =
-                        component.start_values.iter_mut().find(|(v, _)| *v == index)
-                    {
-                        entry.1 = StartValue::Float(vec![value]);
-                    }
-                }
-            }
+        for (name, value) in values {
+            self.inner.set_parameter(name, value)?;
         }
+        Ok(())
     }
 
-    fn set_states(&mut self, z: &[f64]) {
-        for (k, &i) in self.masses.iter().enumerate() {
-            let component = &mut self.exec.resolved.components[i];
-            for (name, value) in [("x0", z[2 * k]), ("v0", z[2 * k + 1])] {
-                if let Some(index) = component.description.variable_index(name) {
-                    if let Some(entry) =
-                        component.start_values.iter_mut().find(|(v, _)| *v == index)
-                    {
-                        entry.1 = StartValue::Float(vec![value]);
-                    }
-                }
-            }
-        }
+    /// Dimension of the state vector: 4 FMU states, k past values per coupled connection, and
+    /// the multiplier of index-1 k = 3.
+    pub fn dimension(&self) -> usize {
+        self.inner.dimension()
     }
 
     /// The map z_N -> z_(N+1) of one macro step at this model's parameters.
     pub fn map(&mut self, model: &TwoMass) -> Result<DMatrix<f64>> {
-        self.set_parameters(model);
-        let n = self.dimension();
-        let k = usize::from(self.scheme.order);
-        let connections = self.exec.values.len();
-        let mut map = DMatrix::zeros(n, n);
-        for column in 0..n {
-            let mut z = vec![0.0; n];
-            z[column] = 1.0;
-            self.exec.reset()?;
-            self.set_states(&z[..4]);
-            self.exec.initialize()?;
-            // Past coupling values u_(N-1) .. u_(N-k) from the vector, oldest first.
-            let past: Vec<(f64, Vec<f64>)> = (1..=k)
-                .rev()
-                .map(|j| {
-                    let mut values = vec![0.0; connections];
-                    for (p, &c) in self.coupled.iter().enumerate() {
-                        values[c] = z[4 + (j - 1) * self.coupled.len() + p];
-                    }
-                    (-(j as f64) * self.h, values)
-                })
-                .collect();
-            self.exec.seed_history(&past)?;
-            self.exec.step(self.h)?;
-            for (row, name) in ["mass1.x", "mass1.v", "mass2.x", "mass2.v"]
-                .iter()
-                .enumerate()
-            {
-                map[(row, column)] = self.exec.float_value(name)?;
-            }
-            // After the step the history holds u_(N+1), u_N, ...: the new past is u_N ...
-            for j in 1..=k {
-                for (p, &c) in self.coupled.iter().enumerate() {
-                    map[(4 + (j - 1) * self.coupled.len() + p, column)] =
-                        self.exec.history.values(c)[j];
-                }
-            }
-        }
-        Ok(map)
+        self.set(model)?;
+        self.inner.map()
     }
 
     /// Spectral radius of the one-step map at this model's parameters.
@@ -429,16 +269,8 @@ impl Analyser {
     }
 }
 
-/// One point of a stability map.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MapPoint {
-    pub lambda_re: f64,
-    pub lambda_im: f64,
-    pub spectral_radius: f64,
-}
-
 /// The spectral radius over a grid of the (Lambda_r1, Lambda_i1) plane of the symmetric model:
-/// `points` per axis, Lambda_r in `re`, Lambda_i in `im` (H = 1, so the dimensionless
+/// `points` per axis, Lambda_r (x) in `re`, Lambda_i (y) in `im` (H = 1, so the dimensionless
 /// parameters are the physical ones).
 pub fn symmetric_map(
     fmus: &TestFmus,
@@ -461,22 +293,9 @@ pub fn plane_map(
     points: usize,
 ) -> Result<Vec<MapPoint>> {
     let mut analyser = Analyser::new(fmus, &TwoMass::symmetric(-1.0, 1.0, 1.0), scheme, 1.0)?;
-    let n = points.max(2);
-    let mut map = Vec::with_capacity(n * n);
-    for i in 0..n {
-        for j in 0..n {
-            let lambda_re = re.0 + (re.1 - re.0) * i as f64 / (n - 1) as f64;
-            let lambda_im = im.0 + (im.1 - im.0) * j as f64 / (n - 1) as f64;
-            let model = TwoMass::with_ratios(lambda_re, lambda_im, ratios, 1.0);
-            let rho = analyser.spectral_radius(&model)?;
-            map.push(MapPoint {
-                lambda_re,
-                lambda_im,
-                spectral_radius: rho,
-            });
-        }
-    }
-    Ok(map)
+    grid(re, im, points, |lambda_re, lambda_im| {
+        analyser.spectral_radius(&TwoMass::with_ratios(lambda_re, lambda_im, ratios, 1.0))
+    })
 }
 
 /// The largest stable macro step of a physical two-mass system by bisection between `low`
@@ -485,30 +304,13 @@ pub fn max_stable_step(
     fmus: &TestFmus,
     model: &TwoMass,
     scheme: Scheme,
-    mut low: f64,
-    mut high: f64,
+    low: f64,
+    high: f64,
     tolerance: f64,
 ) -> Result<f64> {
-    let stable = |h: f64| -> Result<bool> {
-        Ok(Analyser::new(fmus, model, scheme, h)?.spectral_radius(model)? <= 1.0 + 1e-12)
-    };
-    if !stable(low)? {
-        return Err(Error::Usage(format!(
-            "the scheme is unstable already at the lower bound H = {low}"
-        )));
-    }
-    if stable(high)? {
-        return Ok(high);
-    }
-    while (high - low) > tolerance * high {
-        let mid = 0.5 * (low + high);
-        if stable(mid)? {
-            low = mid;
-        } else {
-            high = mid;
-        }
-    }
-    Ok(low)
+    Analyser::new(fmus, model, scheme, low)?
+        .inner
+        .max_stable_step(low, high, tolerance)
 }
 
 /// Parameters of the index-1 paper's Appendix A (Eq. 41): subsystem 1's dimensionless
@@ -535,160 +337,6 @@ pub fn rigidly_coupled(
     }
 }
 
-/// The one-step map of index-1 constraint coupling (two masses joined rigidly, x2 - x1 = 0,
-/// the multiplier as their coupling force) on `z = (x1, v1, x2, v2[, lambda for k = 3])`.
-pub struct ConstraintAnalyser {
-    exec: Execution,
-    coupling: crate::master::constraint::ConstraintCoupling,
-    order: u8,
-    masses: [usize; 2],
-    h: f64,
-}
-
-impl ConstraintAnalyser {
-    /// Instantiate the rigidly coupled two-mass system once.
-    pub fn new(fmus: &TestFmus, model: &TwoMass, order: u8, h: f64) -> Result<ConstraintAnalyser> {
-        use crate::master::constraint::{
-            ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
-        };
-        let mass = |name: &str, m: f64, c: f64, d: f64| Component {
-            name: name.into(),
-            fmu: fmus.oscillator.clone(),
-            start_values: vec![
-                ("m".to_string(), m.to_string()),
-                ("c".to_string(), c.to_string()),
-                ("d".to_string(), d.to_string()),
-                ("x0".to_string(), "0".to_string()),
-                ("v0".to_string(), "0".to_string()),
-            ],
-            sub_steps: 1,
-        };
-        let point = |m: &str| InterfacePoint {
-            position: format!("{m}.x"),
-            velocity: format!("{m}.v"),
-            acceleration: format!("{m}.a"),
-        };
-        let coupling = ConstraintCoupling {
-            points: vec![point("mass1"), point("mass2")],
-            equations: vec![vec![(-1.0, 0), (1.0, 1)]],
-            forces: vec![
-                DrivenForce {
-                    input: "mass1.F".into(),
-                    terms: vec![(1.0, 0)],
-                },
-                DrivenForce {
-                    input: "mass2.F".into(),
-                    terms: vec![(-1.0, 0)],
-                },
-            ],
-            method: ConstraintMethod::Index1 {
-                order,
-                newton_iterations: 1,
-            },
-        };
-        let system = System {
-            components: vec![
-                mass("mass1", model.m1, model.c1, model.d1),
-                mass("mass2", model.m2, model.c2, model.d2),
-            ],
-            connections: vec![],
-            experiment: Experiment {
-                stop: 1e6 * h,
-                step: h,
-                algorithm: crate::settings::Algorithm::Constraint(coupling.clone()),
-                ..Experiment::default()
-            },
-        };
-        let exec = Execution::instantiate(&system, &RunOptions::default())?;
-        Ok(ConstraintAnalyser {
-            exec,
-            coupling,
-            order,
-            masses: [0, 1],
-            h,
-        })
-    }
-
-    /// Dimension of the state vector: 4 states, and the multiplier for k = 3 (continuous).
-    pub fn dimension(&self) -> usize {
-        if self.order == 3 {
-            5
-        } else {
-            4
-        }
-    }
-
-    fn set(&mut self, model: &TwoMass, z: &[f64]) {
-        let values = [
-            (
-                self.masses[0],
-                [
-                    ("m", model.m1),
-                    ("c", model.c1),
-                    ("d", model.d1),
-                    ("x0", z[0]),
-                    ("v0", z[1]),
-                ],
-            ),
-            (
-                self.masses[1],
-                [
-                    ("m", model.m2),
-                    ("c", model.c2),
-                    ("d", model.d2),
-                    ("x0", z[2]),
-                    ("v0", z[3]),
-                ],
-            ),
-        ];
-        for (i, list) in values {
-            let component = &mut self.exec.resolved.components[i];
-            for (name, value) in list {
-                if let Some(index) = component.description.variable_index(name) {
-                    if let Some(entry) =
-                        component.start_values.iter_mut().find(|(v, _)| *v == index)
-                    {
-                        entry.1 = StartValue::Float(vec![value]);
-                    }
-                }
-            }
-        }
-    }
-
-    /// The map z_N -> z_(N+1) of one index-1 macro step at this model's parameters.
-    pub fn map(&mut self, model: &TwoMass) -> Result<DMatrix<f64>> {
-        use crate::master::constraint::ConstraintState;
-        let n = self.dimension();
-        let mut map = DMatrix::zeros(n, n);
-        let r = self.exec.resolve_constraints(&self.coupling)?;
-        for column in 0..n {
-            let mut z = vec![0.0; n];
-            z[column] = 1.0;
-            self.exec.reset()?;
-            self.set(model, &z);
-            self.exec.initialize()?;
-            let mut state = ConstraintState::at(vec![if n == 5 { z[4] } else { 0.0 }]);
-            self.exec
-                .constraint_step(&self.coupling, &r, &mut state, self.h)?;
-            for (row, name) in ["mass1.x", "mass1.v", "mass2.x", "mass2.v"]
-                .iter()
-                .enumerate()
-            {
-                map[(row, column)] = self.exec.float_value(name)?;
-            }
-            if n == 5 {
-                map[(4, column)] = Execution::multipliers(&state)[0];
-            }
-        }
-        Ok(map)
-    }
-
-    /// Spectral radius of the one-step map.
-    pub fn spectral_radius(&mut self, model: &TwoMass) -> Result<f64> {
-        spectral_radius(self.map(model)?)
-    }
-}
-
 /// The spectral radius of index-1 coupling over a grid of the (Lambda_r1, Lambda_i1) plane with
 /// the Appendix A ratios fixed.
 pub fn constraint_map(
@@ -700,54 +348,9 @@ pub fn constraint_map(
     points: usize,
 ) -> Result<Vec<MapPoint>> {
     let (alpha_m, alpha_lr, alpha_li) = ratios;
-    let mut analyser = ConstraintAnalyser::new(
-        fmus,
-        &rigidly_coupled(-1.0, 1.0, alpha_m, alpha_lr, alpha_li),
-        order,
-        1.0,
-    )?;
-    let n = points.max(2);
-    let mut map = Vec::with_capacity(n * n);
-    for i in 0..n {
-        for j in 0..n {
-            let lambda_re = re.0 + (re.1 - re.0) * i as f64 / (n - 1) as f64;
-            let lambda_im = im.0 + (im.1 - im.0) * j as f64 / (n - 1) as f64;
-            let model = rigidly_coupled(lambda_re, lambda_im, alpha_m, alpha_lr, alpha_li);
-            let rho = analyser.spectral_radius(&model)?;
-            map.push(MapPoint {
-                lambda_re,
-                lambda_im,
-                spectral_radius: rho,
-            });
-        }
-    }
-    Ok(map)
-}
-
-/// Spectral radius of a one-step map: the largest eigenvalue modulus (Schur decomposition with
-/// a bounded number of iterations). A map that is not finite is unstable; one whose
-/// decomposition does not converge is reported as an error rather than looping.
-pub fn spectral_radius(map: DMatrix<f64>) -> Result<f64> {
-    if map.iter().any(|x| !x.is_finite()) {
-        return Ok(f64::INFINITY);
-    }
-    // rho <= ||A||_inf: a map that has decayed to (nearly) nothing is stable, and the Schur
-    // iteration does not converge on a zero matrix.
-    let norm = map
-        .row_iter()
-        .map(|row| row.iter().map(|x| x.abs()).sum::<f64>())
-        .fold(0.0, f64::max);
-    if norm < 1e-200 {
-        return Ok(norm);
-    }
-    let schur = nalgebra::linalg::Schur::try_new(map, f64::EPSILON, 100_000).ok_or_else(|| {
-        Error::Usage(
-            "the eigenvalues of the one-step map did not converge (Schur decomposition)".into(),
-        )
-    })?;
-    Ok(schur
-        .complex_eigenvalues()
-        .iter()
-        .map(|e| e.norm())
-        .fold(0.0, f64::max))
+    let model = |re: f64, im: f64| rigidly_coupled(re, im, alpha_m, alpha_lr, alpha_li);
+    let mut analyser = Analyser::rigid(fmus, &model(-1.0, 1.0), order, 1.0)?;
+    grid(re, im, points, |lambda_re, lambda_im| {
+        analyser.spectral_radius(&model(lambda_re, lambda_im))
+    })
 }

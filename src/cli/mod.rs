@@ -5,6 +5,7 @@ pub(crate) mod check;
 pub(crate) mod inspect;
 pub(crate) mod plot;
 pub(crate) mod run;
+pub(crate) mod stability;
 pub(crate) mod validate;
 
 pub(crate) use super::exit_code;

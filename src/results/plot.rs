@@ -287,10 +287,15 @@ fn draw_series(
     Ok(())
 }
 
-/// A stability map: every grid point of the (Lambda_r, Lambda_i) plane marked stable (filled)
-/// or unstable (hollow), into a PNG at `path`.
-pub fn plot_stability_map(path: &Path, title: &str, points: &[(f64, f64, bool)]) -> Result<()> {
-    draw_stability(path, title, points).map_err(|e| {
+/// A stability map: every grid point of a plane (the axes named by `axes`) marked stable
+/// (filled) or unstable (hollow), into a PNG at `path`.
+pub fn plot_stability_map(
+    path: &Path,
+    title: &str,
+    axes: (&str, &str),
+    points: &[(f64, f64, bool)],
+) -> Result<()> {
+    draw_stability(path, title, axes, points).map_err(|e| {
         Error::io(
             path,
             std::io::Error::other(format!("cannot draw the plot: {e}")),
@@ -301,6 +306,7 @@ pub fn plot_stability_map(path: &Path, title: &str, points: &[(f64, f64, bool)])
 fn draw_stability(
     path: &Path,
     title: &str,
+    axes: (&str, &str),
     points: &[(f64, f64, bool)],
 ) -> std::result::Result<(), Box<dyn std::error::Error>> {
     let text = register_font();
@@ -337,8 +343,8 @@ fn draw_stability(
     if text {
         chart
             .configure_mesh()
-            .x_desc("Λr1 (real part of H·λ of subsystem 1)")
-            .y_desc("Λi1 (imaginary part)")
+            .x_desc(axes.0)
+            .y_desc(axes.1)
             .label_style(("sans-serif", 14))
             .draw()?;
     }

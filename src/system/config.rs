@@ -304,6 +304,9 @@ struct SystemFile {
     connections: Vec<ConnectionEntry>,
     #[serde(default)]
     experiment: ExperimentEntry,
+    /// The stability study of the system: read by `analysis::study`, not by a run.
+    #[serde(rename = "stability")]
+    _stability: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]

@@ -8,6 +8,7 @@ use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::RunStatistics;
 use cosimo::observe::run_system;
 use cosimo::results::{CsvWriter, Table};
+use cosimo::settings::implicit::Extension;
 use cosimo::settings::{Algorithm, AlgorithmKind, Experiment};
 use cosimo::system::{Component, Connection, Endpoint, System};
 
@@ -138,6 +139,32 @@ pub fn two_mass(
             algorithm: Algorithm::with_order(algorithm, order).expect("an algorithm with an order"),
             ..Experiment::default()
         },
+    }
+}
+
+/// Mark the connections of a [`two_mass`] system for the stability thesis' extended variant
+/// (Sects. 3.4.1-3.4.6): the half-step values are the forces, and the velocities (D) or
+/// positions (I) of the base excitation; for I, every source names its running integral (a
+/// velocity's is the position). No extension clears the marks. (The analyser's systems in
+/// `fmus/stability/` carry the same marks.)
+pub fn thesis_variant(connections: &mut [Connection], extension: Extension) {
+    for c in connections {
+        c.half_step = match extension {
+            Extension::None => false,
+            Extension::Derivative => matches!(c.to.variable.as_str(), "F" | "v_in"),
+            Extension::Integral => matches!(c.to.variable.as_str(), "F" | "x_in"),
+        };
+        c.source_integral = (extension == Extension::Integral).then(|| {
+            match c.from.variable.as_str() {
+                "x" => "x_int",
+                "v" => "x",
+                "F1" => "F1_int",
+                "F2" => "F2_int",
+                "Fc" => "Fc_int",
+                other => panic!("no running integral known for {other}"),
+            }
+            .to_string()
+        });
     }
 }
 

@@ -1,0 +1,517 @@
+//! The one-step map of a linear system, measured on the real master, and the studies built on
+//! it: spectral radius, largest stable macro step, maps over two parameters, scans over H.
+//!
+//! For a linear system the co-simulation is a linear map from one macro point to the next on
+//! `z = (FMU states, past coupling values the master keeps for extrapolation, multipliers the
+//! constraint coupling carries)`. [`LinearAnalyser`] builds it column by column: for every unit
+//! vector it resets the FMUs, starts them from the vector's states (through the start values
+//! the study names), seeds the master's history with the vector's past coupling values, runs
+//! ONE macro step of the system's own algorithm and reads the new vector. Nothing is re-derived
+//! by hand, so what is analysed is exactly what runs. The system and its state vector are
+//! inputs ([`super::study`]); nothing here knows a particular FMU.
+
+use std::path::Path;
+
+use nalgebra::DMatrix;
+
+use super::study::Study;
+use crate::fmu::description::StartValue;
+use crate::fmu::values::check_start_value_allowed;
+use crate::master::constraint::{
+    ConstraintCoupling, ConstraintMethod, ConstraintState, ResolvedConstraints,
+};
+use crate::master::execution::{Execution, RunOptions};
+use crate::settings::Algorithm;
+use crate::system::System;
+use crate::{Error, Result};
+
+/// A start value the analyser sets: (component index, variable index).
+type Slot = (usize, usize);
+
+/// The constraint coupling of a constrained system, and how many multipliers the state vector
+/// carries (index-1 with cubic multipliers keeps them continuous: they are state).
+struct Constraints {
+    coupling: ConstraintCoupling,
+    resolved: ResolvedConstraints,
+    carried: usize,
+}
+
+/// The one-step map of a system at its macro step, ready to evaluate at many parameters.
+pub struct LinearAnalyser {
+    exec: Execution,
+    study: Study,
+    /// Per FMU state: its name (read after the step) and the start value that sets it.
+    states: Vec<(String, Slot)>,
+    /// Past coupling values in the state vector, in its order: (connection, j), the value j
+    /// macro steps before the current point.
+    past: Vec<(usize, usize)>,
+    constraints: Option<Constraints>,
+    h: f64,
+}
+
+impl LinearAnalyser {
+    /// Instantiate the system once, at its experiment's macro step. Refuses what has no
+    /// fixed-step one-step map: macro-step control and the reduced interface model.
+    pub fn new(system: &System, study: &Study) -> Result<LinearAnalyser> {
+        let algorithm = &system.experiment.algorithm;
+        if algorithm.control().is_some() {
+            return Err(Error::Usage(
+                "the stability analysis studies fixed macro steps; remove the step control (experiment.stepControl) from the system"
+                    .into(),
+            ));
+        }
+        if let Algorithm::Rim(_) = algorithm {
+            return Err(Error::Usage(
+                "the stability analysis does not cover the reduced interface model (its interface model is a state of the master it cannot seed); choose another algorithm"
+                    .into(),
+            ));
+        }
+        let exec = Execution::instantiate(system, &RunOptions::default())?;
+        let mut states = Vec::with_capacity(study.states.len());
+        for s in &study.states {
+            exec.locate(&s.variable)
+                .map_err(|e| Error::Usage(format!("stability.states: {e}")))?;
+            let slot = start_slot(&exec, &s.start)
+                .map_err(|e| Error::Usage(format!("stability.states: {e}")))?;
+            states.push((s.variable.clone(), slot));
+        }
+        for p in &study.parameters {
+            for target in &p.targets {
+                start_slot(&exec, target)
+                    .map_err(|e| Error::Usage(format!("stability.parameters.{}: {e}", p.name)))?;
+            }
+        }
+        // Each coupled Float64 connection keeps as many past values as its extrapolation order.
+        let mut orders: Vec<(usize, usize)> = exec
+            .plans
+            .iter()
+            .flat_map(|p| {
+                p.float_groups.iter().flat_map(|(order, _, connections)| {
+                    connections.iter().map(move |&c| (c, usize::from(*order)))
+                })
+            })
+            .collect();
+        orders.sort_unstable();
+        let depth = orders.iter().map(|o| o.1).max().unwrap_or(0);
+        let past = (1..=depth)
+            .flat_map(|j| {
+                orders
+                    .iter()
+                    .filter(move |o| o.1 >= j)
+                    .map(move |&(c, _)| (c, j))
+            })
+            .collect();
+        let constraints = match algorithm {
+            Algorithm::Constraint(coupling) => Some(Constraints {
+                resolved: exec.resolve_constraints(coupling)?,
+                carried: match coupling.method {
+                    ConstraintMethod::Index1 { order: 3, .. } => coupling.equations.len(),
+                    _ => 0,
+                },
+                coupling: coupling.clone(),
+            }),
+            _ => None,
+        };
+        Ok(LinearAnalyser {
+            h: system.experiment.step,
+            exec,
+            study: study.clone(),
+            states,
+            past,
+            constraints,
+        })
+    }
+
+    /// Dimension of the state vector.
+    pub fn dimension(&self) -> usize {
+        self.states.len() + self.past.len() + self.multipliers()
+    }
+
+    fn multipliers(&self) -> usize {
+        self.constraints.as_ref().map_or(0, |c| c.carried)
+    }
+
+    /// What the state vector holds, in words.
+    pub fn describe(&self) -> String {
+        let names: Vec<&str> = self.states.iter().map(|s| s.0.as_str()).collect();
+        let mut text = format!(
+            "{} = {} FMU states ({})",
+            self.dimension(),
+            names.len(),
+            names.join(", ")
+        );
+        if !self.past.is_empty() {
+            let mut connections: Vec<usize> = self.past.iter().map(|p| p.0).collect();
+            connections.sort_unstable();
+            connections.dedup();
+            let depth = self.past.iter().map(|p| p.1).max().unwrap_or(0);
+            text.push_str(&format!(
+                " + {} past coupling values ({} connections, up to {depth} macro steps back)",
+                self.past.len(),
+                connections.len()
+            ));
+        }
+        if self.multipliers() > 0 {
+            text.push_str(&format!(" + {} multipliers", self.multipliers()));
+        }
+        text
+    }
+
+    /// The study the analyser was built for.
+    pub fn study(&self) -> &Study {
+        &self.study
+    }
+
+    /// The macro step H of the map.
+    pub fn step(&self) -> f64 {
+        self.h
+    }
+
+    /// Analyse at macro step `h` (the FMUs stay instantiated).
+    pub fn set_step(&mut self, h: f64) {
+        self.h = h;
+        let experiment = &mut self.exec.resolved.system.experiment;
+        experiment.step = h;
+        // One macro step must lie inside the experiment the FMUs are told about.
+        experiment.stop = experiment.stop.max(experiment.start + 2.0 * h);
+    }
+
+    /// Set a parameter for the next maps: a named parameter of the study or an FMU's own,
+    /// `component.variable`.
+    pub fn set_parameter(&mut self, name: &str, value: f64) -> Result<()> {
+        let targets: Vec<Slot> = match self.study.parameter(name) {
+            Some(p) => p
+                .targets
+                .iter()
+                .map(|t| start_slot(&self.exec, t))
+                .collect::<Result<_>>()?,
+            None if name.contains('.') => vec![start_slot(&self.exec, name)?],
+            None => {
+                let known: Vec<&str> = self
+                    .study
+                    .parameters
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect();
+                return Err(Error::Usage(format!(
+                    "{name}: neither component.parameter nor a named parameter of the study (stability.parameters: {})",
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                )));
+            }
+        };
+        for slot in targets {
+            self.set_start(slot, value);
+        }
+        Ok(())
+    }
+
+    fn set_start(&mut self, (component, variable): Slot, value: f64) {
+        let list = &mut self.exec.resolved.components[component].start_values;
+        let value = StartValue::Float(vec![value]);
+        match list.iter_mut().find(|(v, _)| *v == variable) {
+            Some(entry) => entry.1 = value,
+            None => list.push((variable, value)),
+        }
+    }
+
+    /// One macro step of the system's algorithm from the state vector `z`: the state vector
+    /// at the next macro point.
+    pub fn advance(&mut self, z: &[f64]) -> Result<Vec<f64>> {
+        let n = self.dimension();
+        if z.len() != n {
+            return Err(Error::Usage(format!(
+                "a state vector of {} values for a map of dimension {n}",
+                z.len()
+            )));
+        }
+        let (ns, np) = (self.states.len(), self.past.len());
+        self.exec.reset()?;
+        // A Jacobian kept for reuse belongs to another column (or step size, or parameters).
+        self.exec.implicit_state = Default::default();
+        for (k, &value) in z[..ns].iter().enumerate() {
+            self.set_start(self.states[k].1, value);
+        }
+        self.exec.initialize()?;
+        // Past coupling values u_(N-depth) .. u_(N-1), oldest first.
+        let depth = self.past.iter().map(|p| p.1).max().unwrap_or(0);
+        let start = self.exec.resolved.system.experiment.start;
+        let connections = self.exec.values.len();
+        let mut past: Vec<(f64, Vec<f64>)> = (1..=depth)
+            .rev()
+            .map(|j| (start - j as f64 * self.h, vec![0.0; connections]))
+            .collect();
+        for (p, &(c, j)) in self.past.iter().enumerate() {
+            past[depth - j].1[c] = z[ns + p];
+        }
+        self.exec.seed_history(&past)?;
+        let multipliers = match &self.constraints {
+            Some(c) => {
+                let lambda = (0..c.coupling.equations.len())
+                    .map(|e| if e < c.carried { z[ns + np + e] } else { 0.0 })
+                    .collect();
+                let mut state = ConstraintState::at(lambda);
+                self.exec
+                    .constraint_step(&c.coupling, &c.resolved, &mut state, self.h)?;
+                Execution::multipliers(&state)[..c.carried].to_vec()
+            }
+            None => {
+                self.exec.step(self.h)?;
+                Vec::new()
+            }
+        };
+        let mut next = Vec::with_capacity(n);
+        for k in 0..ns {
+            next.push(self.exec.float_value(&self.states[k].0)?);
+        }
+        // After the step the history holds u_(N+1), u_N, ...: the new past is u_N, ...
+        for &(c, j) in &self.past {
+            next.push(self.exec.history.values(c)[j]);
+        }
+        next.extend(multipliers);
+        Ok(next)
+    }
+
+    /// The map z_N -> z_(N+1) of one macro step at the current parameters.
+    pub fn map(&mut self) -> Result<DMatrix<f64>> {
+        let n = self.dimension();
+        let mut map = DMatrix::zeros(n, n);
+        let mut z = vec![0.0; n];
+        for column in 0..n {
+            z.fill(0.0);
+            z[column] = 1.0;
+            let next = self.advance(&z)?;
+            map.column_mut(column).copy_from_slice(&next);
+        }
+        Ok(map)
+    }
+
+    /// Spectral radius of the one-step map at the current parameters.
+    pub fn spectral_radius(&mut self) -> Result<f64> {
+        spectral_radius(self.map()?)
+    }
+
+    /// Whether the map is stable (spectral radius at most 1, to rounding) at macro step `h`.
+    fn stable_at(&mut self, h: f64) -> Result<bool> {
+        self.set_step(h);
+        Ok(self.spectral_radius()? <= 1.0 + 1e-12)
+    }
+
+    /// The largest stable macro step by bisection between `low` (stable) and `high`, to a
+    /// relative width `tolerance`; `high` itself when it is stable. The analyser's step is
+    /// left as it was.
+    pub fn max_stable_step(&mut self, low: f64, high: f64, tolerance: f64) -> Result<f64> {
+        if !(low > 0.0 && low < high && high.is_finite()) {
+            return Err(Error::Usage(format!(
+                "the step bounds must satisfy 0 < low < high, not low = {low}, high = {high}"
+            )));
+        }
+        let h = self.h;
+        let found = self.bisect(low, high, tolerance);
+        self.set_step(h);
+        found
+    }
+
+    fn bisect(&mut self, mut low: f64, mut high: f64, tolerance: f64) -> Result<f64> {
+        if !self.stable_at(low)? {
+            return Err(Error::Usage(format!(
+                "the scheme is unstable already at the lower bound H = {low}; lower it"
+            )));
+        }
+        if self.stable_at(high)? {
+            return Ok(high);
+        }
+        while (high - low) > tolerance * high {
+            let mid = 0.5 * (low + high);
+            if self.stable_at(mid)? {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        Ok(low)
+    }
+
+    /// The spectral radius at `points` macro steps spaced geometrically over [low, high]: (H,
+    /// spectral radius). The analyser's step is left as it was.
+    pub fn step_scan(&mut self, low: f64, high: f64, points: usize) -> Result<Vec<(f64, f64)>> {
+        if !(low > 0.0 && low <= high && high.is_finite()) {
+            return Err(Error::Usage(format!(
+                "the step bounds must satisfy 0 < low <= high, not low = {low}, high = {high}"
+            )));
+        }
+        let h = self.h;
+        let n = points.max(2);
+        let scan = (0..n)
+            .map(|i| {
+                let step = low * (high / low).powf(i as f64 / (n - 1) as f64);
+                self.set_step(step);
+                Ok((step, self.spectral_radius()?))
+            })
+            .collect();
+        self.set_step(h);
+        scan
+    }
+
+    /// The spectral radius over a grid of two parameters (`points` per axis), at the
+    /// analyser's macro step; the parameters are set back to their values before the map.
+    pub fn parameter_map(&mut self, x: &Axis, y: &Axis, points: usize) -> Result<Vec<MapPoint>> {
+        let saved: Vec<_> = self
+            .exec
+            .resolved
+            .components
+            .iter()
+            .map(|c| c.start_values.clone())
+            .collect();
+        let map = grid((x.low, x.high), (y.low, y.high), points, |a, b| {
+            self.set_parameter(&x.parameter, a)?;
+            self.set_parameter(&y.parameter, b)?;
+            self.spectral_radius()
+        });
+        for (component, values) in self.exec.resolved.components.iter_mut().zip(saved) {
+            component.start_values = values;
+        }
+        map
+    }
+}
+
+/// The start value `component.variable` names: a scalar Float64 that accepts a start value.
+fn start_slot(exec: &Execution, name: &str) -> Result<Slot> {
+    // The master's lookup of a Float64 `component.variable`, with its messages.
+    let (i, _) = exec.locate(name)?;
+    let component = &exec.resolved.components[i];
+    let description = &component.description;
+    // A component name has no '.', so the variable's name follows the first one.
+    let v = description
+        .variable_index(&name[component.name.len() + 1..])
+        .ok_or_else(|| Error::Usage(format!("{name}: no such variable")))?;
+    let variable = &description.variables[v];
+    if variable.is_array() {
+        return Err(Error::Usage(format!(
+            "{name}: the analyser sets scalar Float64 start values only"
+        )));
+    }
+    check_start_value_allowed(description, variable)
+        .map_err(|e| Error::Usage(format!("{name}: {e}")))?;
+    Ok((i, v))
+}
+
+/// One axis of a parameter map: a parameter and its range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// `component.parameter`, or a named parameter of the study.
+    pub parameter: String,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Axis {
+    /// Read `PARAMETER=LOW:HIGH`, e.g. `mass1.c=100:2000`.
+    pub fn parse(text: &str) -> std::result::Result<Axis, String> {
+        let bad = || format!("\"{text}\": expected PARAMETER=LOW:HIGH, e.g. mass1.c=100:2000");
+        let (parameter, range) = text.split_once('=').ok_or_else(bad)?;
+        let (low, high) = range.split_once(':').ok_or_else(bad)?;
+        let number = |s: &str| s.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+        match (number(low), number(high)) {
+            (Some(low), Some(high)) if !parameter.trim().is_empty() && low < high => Ok(Axis {
+                parameter: parameter.trim().to_string(),
+                low,
+                high,
+            }),
+            (Some(_), Some(_)) if !parameter.trim().is_empty() => Err(format!(
+                "\"{text}\": the range must go from a lower to a higher value"
+            )),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// One point of a stability map.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MapPoint {
+    pub x: f64,
+    pub y: f64,
+    pub spectral_radius: f64,
+}
+
+impl MapPoint {
+    /// Stable: spectral radius at most 1 (to rounding).
+    pub fn stable(&self) -> bool {
+        is_stable(self.spectral_radius)
+    }
+}
+
+/// Whether a spectral radius means stable: at most 1, to the rounding of a measured map.
+pub fn is_stable(spectral_radius: f64) -> bool {
+    spectral_radius <= 1.0 + 1e-9
+}
+
+/// `rho(x, y)` over a grid with `points` (at least 2) per axis, x in `x` and y in `y`,
+/// x-major.
+pub fn grid(
+    x: (f64, f64),
+    y: (f64, f64),
+    points: usize,
+    mut rho: impl FnMut(f64, f64) -> Result<f64>,
+) -> Result<Vec<MapPoint>> {
+    let n = points.max(2);
+    let mut map = Vec::with_capacity(n * n);
+    for i in 0..n {
+        for j in 0..n {
+            let a = x.0 + (x.1 - x.0) * i as f64 / (n - 1) as f64;
+            let b = y.0 + (y.1 - y.0) * j as f64 / (n - 1) as f64;
+            map.push(MapPoint {
+                x: a,
+                y: b,
+                spectral_radius: rho(a, b)?,
+            });
+        }
+    }
+    Ok(map)
+}
+
+/// Write a map as CSV: a header with the two axes' names and `spectral_radius`, a row per
+/// point.
+pub fn write_map_csv(path: &Path, axes: (&str, &str), map: &[MapPoint]) -> Result<()> {
+    let mut text = format!("\"{}\",\"{}\",\"spectral_radius\"\n", axes.0, axes.1);
+    for p in map {
+        text.push_str(&format!("{},{},{}\n", p.x, p.y, p.spectral_radius));
+    }
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+/// Spectral radius of a one-step map: the largest eigenvalue modulus (Schur decomposition with
+/// a bounded number of iterations). A map that is not finite is unstable; one whose
+/// decomposition does not converge is reported as an error rather than looping.
+pub fn spectral_radius(map: DMatrix<f64>) -> Result<f64> {
+    if map.iter().any(|x| !x.is_finite()) {
+        return Ok(f64::INFINITY);
+    }
+    // rho <= ||A||_inf: a map that has decayed to (nearly) nothing is stable, and the Schur
+    // iteration does not converge on a zero matrix.
+    let norm = map
+        .row_iter()
+        .map(|row| row.iter().map(|x| x.abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    if norm < 1e-200 {
+        return Ok(norm);
+    }
+    let schur = nalgebra::linalg::Schur::try_new(map, f64::EPSILON, 100_000).ok_or_else(|| {
+        Error::Numerics(
+            "the eigenvalues of the one-step map did not converge (Schur decomposition)".into(),
+        )
+    })?;
+    Ok(schur
+        .complex_eigenvalues()
+        .iter()
+        .map(|e| e.norm())
+        .fold(0.0, f64::max))
+}
+
+/// Write a scan over macro steps as CSV: `step`, `spectral_radius`, a row per step.
+pub fn write_scan_csv(path: &Path, scan: &[(f64, f64)]) -> Result<()> {
+    let mut text = String::from("\"step\",\"spectral_radius\"\n");
+    for (h, rho) in scan {
+        text.push_str(&format!("{h},{rho}\n"));
+    }
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}

@@ -1,0 +1,399 @@
+//! `cosimo stability`: the stability analyser on a system file, or the thesis' two-mass
+//! studies.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use cosimo::settings::{AlgorithmKind, Labels, Overrides};
+use cosimo::Error;
+
+#[derive(Args)]
+pub(crate) struct StabilityArgs {
+    /// A JSON system file with a "stability" section (the FMU states and the start values that
+    /// set them): the spectral radius of that system's one-step map with its own algorithm at
+    /// its macro step, or --max-step, --map, --scan. Without a system file: the stability
+    /// thesis' two-mass oscillator (--decomposition, --plane, ...).
+    pub(crate) system: Option<PathBuf>,
+    /// Thesis: decomposition of the two-mass oscillator: ff (force/force), fd
+    /// (force/displacement) or dd [default: ff].
+    #[arg(long, value_parser = ["ff", "fd", "dd"])]
+    pub(crate) decomposition: Option<String>,
+    /// Master algorithm [thesis default: jacobi; with a system file: the file's]. Thesis with
+    /// constraint: the two masses joined rigidly (x2 - x1 = 0) with index-1 coupling of
+    /// --order 2 or 3, the index-1 paper's Appendix A model.
+    #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "constraint"])]
+    pub(crate) algorithm: Option<String>,
+    /// Thesis, --algorithm constraint: the Appendix A ratios alpha_m, alpha_Lr, alpha_Li
+    /// (Eq. 41) [default: 1,1,1].
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) ratios: Option<Vec<f64>>,
+    /// Extrapolation / interpolation order k [thesis default: 0; with a system file: the
+    /// file's].
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub(crate) order: Option<u8>,
+    /// implicit: the thesis' extended coupling (Sect. 3.4): derivative (D) with half-step
+    /// values of the forces (F/F), the force and velocity (F/D) or the velocities (D/D);
+    /// integral (I) with the forces, the force and position, or the positions; k = 0, 1, 2
+    /// select the C, L, Q functions. With a system file: its connections marked "halfStep".
+    #[arg(long, value_parser = ["none", "derivative", "integral"])]
+    pub(crate) extension: Option<String>,
+    /// Thesis: the plane's ranges: implicit (Λr in [-2, 0], Λi in [0, 10]) or explicit
+    /// ([-1, 0] x [0, 2]); the symmetric model [default: explicit].
+    #[arg(long, value_parser = ["explicit", "implicit"])]
+    pub(crate) plane: Option<String>,
+    /// Grid points per axis of a map, or step sizes of --scan [default: 21].
+    #[arg(long)]
+    pub(crate) points: Option<usize>,
+    /// Thesis: folder with the project's packed FMUs [default: target/fmus].
+    #[arg(long)]
+    pub(crate) fmus: Option<PathBuf>,
+    /// CSV of the spectral radius per grid point (or per step size of --scan).
+    #[arg(long)]
+    pub(crate) output: Option<PathBuf>,
+    /// PNG stability map.
+    #[arg(long)]
+    pub(crate) png: Option<PathBuf>,
+    /// Instead of a map: the largest stable macro step, by bisection in [--h-low, --h-high]
+    /// (thesis: of the physical system given by --m1 --c1 --d1 --m2 --c2 --d2 --cc --dc).
+    #[arg(long)]
+    pub(crate) max_step: bool,
+    /// With a system file: the spectral radius over a grid of two parameters, --x and --y.
+    #[arg(long)]
+    pub(crate) map: bool,
+    /// --map: the first axis, PARAMETER=LOW:HIGH, PARAMETER `component.parameter` or a
+    /// named parameter of the file's "stability" section.
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) x: Option<String>,
+    /// --map: the second axis, PARAMETER=LOW:HIGH.
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) y: Option<String>,
+    /// With a system file: the spectral radius at --points macro steps spaced geometrically
+    /// in [--h-low, --h-high].
+    #[arg(long)]
+    pub(crate) scan: bool,
+    /// With a system file: the macro step of the map (or of the spectral radius) instead of
+    /// the file's experiment.stepSize.
+    #[arg(long)]
+    pub(crate) step_size: Option<f64>,
+    /// Thesis, --max-step: mass 1 [default: 1].
+    #[arg(long)]
+    pub(crate) m1: Option<f64>,
+    /// Thesis, --max-step: stiffness of mass 1 [default: 1000].
+    #[arg(long)]
+    pub(crate) c1: Option<f64>,
+    /// Thesis, --max-step: damping of mass 1 [default: 10].
+    #[arg(long)]
+    pub(crate) d1: Option<f64>,
+    /// Thesis, --max-step: mass 2 [default: 1].
+    #[arg(long)]
+    pub(crate) m2: Option<f64>,
+    /// Thesis, --max-step: stiffness of mass 2 [default: 1000].
+    #[arg(long)]
+    pub(crate) c2: Option<f64>,
+    /// Thesis, --max-step: damping of mass 2 [default: 10].
+    #[arg(long)]
+    pub(crate) d2: Option<f64>,
+    /// Thesis, --max-step: coupling stiffness [default: 1000].
+    #[arg(long)]
+    pub(crate) cc: Option<f64>,
+    /// Thesis, --max-step: coupling damping [default: 10].
+    #[arg(long)]
+    pub(crate) dc: Option<f64>,
+    /// --max-step, --scan: the smallest macro step [default: 1e-4].
+    #[arg(long)]
+    pub(crate) h_low: Option<f64>,
+    /// --max-step, --scan: the largest macro step [default: 1].
+    #[arg(long)]
+    pub(crate) h_high: Option<f64>,
+}
+
+pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
+    use cosimo::analysis::linear::{
+        is_stable, write_map_csv, write_scan_csv, Axis, LinearAnalyser, MapPoint,
+    };
+    use cosimo::analysis::stability::{
+        constraint_map, max_stable_step, symmetric_map, Decomposition, Scheme, TestFmus, TwoMass,
+    };
+    use cosimo::master::implicit::Extension;
+    // The first of `options` that was given is refused: "OPTION why".
+    let refuse = |options: &[(&str, bool)], why: &str| match options.iter().find(|o| o.1) {
+        Some((option, _)) => Err(Error::Usage(format!("{option} {why}"))),
+        None => Ok(()),
+    };
+    let physical = [
+        ("--m1", args.m1.is_some()),
+        ("--c1", args.c1.is_some()),
+        ("--d1", args.d1.is_some()),
+        ("--m2", args.m2.is_some()),
+        ("--c2", args.c2.is_some()),
+        ("--d2", args.d2.is_some()),
+        ("--cc", args.cc.is_some()),
+        ("--dc", args.dc.is_some()),
+    ];
+    let bounds = [
+        ("--h-low", args.h_low.is_some()),
+        ("--h-high", args.h_high.is_some()),
+    ];
+    let (h_low, h_high) = (args.h_low.unwrap_or(1e-4), args.h_high.unwrap_or(1.0));
+    let points = args.points.unwrap_or(21);
+    let extension = args.extension.as_deref().map(|e| match e {
+        "derivative" => Extension::Derivative,
+        "integral" => Extension::Integral,
+        _ => Extension::None,
+    });
+    let stable = |rho: f64| if is_stable(rho) { "stable" } else { "unstable" };
+    let draw = |path: &Path, title: &str, axes: (&str, &str), map: &[MapPoint]| {
+        let points: Vec<(f64, f64, bool)> = map.iter().map(|p| (p.x, p.y, p.stable())).collect();
+        cosimo::results::plot::plot_stability_map(path, title, axes, &points)?;
+        eprintln!("map: {}", path.display());
+        Ok::<(), Error>(())
+    };
+
+    if let Some(path) = &args.system {
+        // A user's system: its own algorithm (unless --algorithm, --order or --extension
+        // change it) at its own macro step.
+        let thesis = [
+            ("--decomposition", args.decomposition.is_some()),
+            ("--ratios", args.ratios.is_some()),
+            ("--plane", args.plane.is_some()),
+            ("--fmus", args.fmus.is_some()),
+        ];
+        refuse(
+            &[&thesis[..], &physical[..]].concat(),
+            "belongs to the stability thesis' two-mass study, which runs without a system file; with a system file, set parameters in the file or map them with --map --x ... --y ...",
+        )?;
+        let studies = [
+            ("--max-step", args.max_step),
+            ("--map", args.map),
+            ("--scan", args.scan),
+        ];
+        if studies.iter().filter(|s| s.1).count() > 1 {
+            return Err(Error::Usage(
+                "--max-step, --map and --scan are separate studies: choose one".into(),
+            ));
+        }
+        if !args.map {
+            refuse(
+                &[("--x", args.x.is_some()), ("--y", args.y.is_some())],
+                "gives an axis of --map; add --map",
+            )?;
+            refuse(
+                &[("--png", args.png.is_some())],
+                "draws the map of --map; add --map --x ... --y ...",
+            )?;
+        }
+        if args.max_step || args.scan {
+            refuse(
+                &[("--step-size", args.step_size.is_some())],
+                "fixes the macro step, which --max-step and --scan vary; give --h-low and --h-high instead",
+            )?;
+        } else {
+            refuse(
+                &bounds,
+                "bounds the macro step of --max-step or --scan; add one of them",
+            )?;
+        }
+        if !args.map && !args.scan {
+            refuse(
+                &[
+                    ("--points", args.points.is_some()),
+                    ("--output", args.output.is_some()),
+                ],
+                "applies to --map or --scan; add one of them",
+            )?;
+        }
+        let (mut system, study) = cosimo::analysis::study::read(path)?;
+        system.experiment = Overrides {
+            algorithm: args.algorithm.as_deref().and_then(AlgorithmKind::parse),
+            extrapolation_order: args.order,
+            extension,
+            step: args.step_size,
+            ..Overrides::default()
+        }
+        .apply(&system.experiment, Labels::SYSTEM_FILE)
+        .map_err(Error::Usage)?;
+        let mut analyser = LinearAnalyser::new(&system, &study)?;
+        if args.max_step {
+            let h = analyser.max_stable_step(h_low, h_high, 1e-3)?;
+            println!("largest stable macro step: {h:.6e} s");
+        } else if args.scan {
+            let scan = analyser.step_scan(h_low, h_high, points)?;
+            for (h, rho) in &scan {
+                println!("H = {h:.6e} s: spectral radius {rho:.9} ({})", stable(*rho));
+            }
+            if let Some(path) = &args.output {
+                write_scan_csv(path, &scan)?;
+            }
+        } else if args.map {
+            let axis = |option: &str, text: &Option<String>| match text {
+                Some(text) => Axis::parse(text).map_err(|e| Error::Usage(format!("{option} {e}"))),
+                None => Err(Error::Usage(format!(
+                    "--map needs {option} PARAMETER=LOW:HIGH (both --x and --y)"
+                ))),
+            };
+            let (x, y) = (axis("--x", &args.x)?, axis("--y", &args.y)?);
+            let map = analyser.parameter_map(&x, &y, points)?;
+            let count = map.iter().filter(|p| p.stable()).count();
+            println!(
+                "{count} of {} grid points stable (spectral radius <= 1) at H = {:e} s",
+                map.len(),
+                analyser.step()
+            );
+            let axes = (x.parameter.as_str(), y.parameter.as_str());
+            if let Some(out) = &args.output {
+                write_map_csv(out, axes, &map)?;
+            }
+            if let Some(png) = &args.png {
+                let title = format!(
+                    "{}, {} k = {}, H = {:e} s",
+                    path.file_name().unwrap_or_default().to_string_lossy(),
+                    system.experiment.algorithm.kind(),
+                    system.experiment.algorithm.extrapolation_order(),
+                    analyser.step()
+                );
+                draw(png, &title, axes, &map)?;
+            }
+        } else {
+            println!("state vector: {}", analyser.describe());
+            let rho = analyser.spectral_radius()?;
+            println!(
+                "spectral radius at H = {:e} s: {rho:.9} ({})",
+                analyser.step(),
+                stable(rho)
+            );
+        }
+        return Ok(());
+    }
+
+    // The stability thesis' two-mass oscillator.
+    refuse(
+        &[
+            ("--map", args.map),
+            ("--x", args.x.is_some()),
+            ("--y", args.y.is_some()),
+            ("--scan", args.scan),
+            ("--step-size", args.step_size.is_some()),
+        ],
+        "studies a system file: cosimo stability SYSTEM.json ...",
+    )?;
+    let algorithm = args.algorithm.as_deref().unwrap_or("jacobi");
+    let order = args.order.unwrap_or(0);
+    let constraint = algorithm == "constraint";
+    if constraint {
+        refuse(
+            &[("--decomposition", args.decomposition.is_some())],
+            "cuts the two-mass oscillator for applied-force coupling; --algorithm constraint studies the rigidly coupled model",
+        )?;
+        refuse(
+            &[("--max-step", args.max_step)],
+            "analyses applied-force coupling; draw a map for --algorithm constraint",
+        )?;
+    } else {
+        refuse(
+            &[("--ratios", args.ratios.is_some())],
+            "applies to --algorithm constraint only (the Appendix A ratios of the rigidly coupled model)",
+        )?;
+    }
+    if algorithm != "implicit" {
+        refuse(
+            &[("--extension", args.extension.is_some())],
+            "applies to the implicit algorithm only; add --algorithm implicit",
+        )?;
+    }
+    if args.max_step {
+        refuse(
+            &[
+                ("--plane", args.plane.is_some()),
+                ("--points", args.points.is_some()),
+                ("--output", args.output.is_some()),
+                ("--png", args.png.is_some()),
+            ],
+            "belongs to a map; --max-step finds one macro step",
+        )?;
+    } else {
+        refuse(
+            &[&physical[..], &bounds[..]].concat(),
+            "gives the physical system of --max-step; add --max-step",
+        )?;
+    }
+    let decomposition = args.decomposition.as_deref().unwrap_or("ff");
+    let scheme = Scheme {
+        decomposition: match decomposition {
+            "fd" => Decomposition::ForceDisplacement,
+            "dd" => Decomposition::DisplacementDisplacement,
+            _ => Decomposition::ForceForce,
+        },
+        algorithm: AlgorithmKind::parse(algorithm).unwrap_or(AlgorithmKind::Jacobi),
+        order,
+        extension: extension.unwrap_or(Extension::None),
+    };
+    let fmus = TestFmus::in_folder(args.fmus.as_deref().unwrap_or(Path::new("target/fmus")));
+    if args.max_step {
+        let model = TwoMass {
+            m1: args.m1.unwrap_or(1.0),
+            c1: args.c1.unwrap_or(1000.0),
+            d1: args.d1.unwrap_or(10.0),
+            m2: args.m2.unwrap_or(1.0),
+            c2: args.c2.unwrap_or(1000.0),
+            d2: args.d2.unwrap_or(10.0),
+            cc: args.cc.unwrap_or(1000.0),
+            dc: args.dc.unwrap_or(10.0),
+        };
+        let h = max_stable_step(&fmus, &model, scheme, h_low, h_high, 1e-3)?;
+        println!("largest stable macro step: {h:.6e} s");
+        return Ok(());
+    }
+    let implicit_plane = args.plane.as_deref() == Some("implicit");
+    let ratios = args.ratios.clone().unwrap_or_else(|| vec![1.0; 3]);
+    let map = if constraint {
+        if (order != 2 && order != 3) || ratios.len() != 3 {
+            return Err(Error::Usage(
+                "--algorithm constraint needs --order 2 or 3 and --ratios alpha_m,alpha_Lr,alpha_Li".into(),
+            ));
+        }
+        // The index-1 paper's squares: [-10, 0] x [0, 10] (--plane explicit) or
+        // [-1000, 0] x [0, 1000] (--plane implicit).
+        let size = if implicit_plane { 1000.0 } else { 10.0 };
+        let ratios = (ratios[0], ratios[1], ratios[2]);
+        constraint_map(&fmus, order, ratios, (-size, 0.0), (0.0, size), points)?
+    } else {
+        let (re, im) = if implicit_plane {
+            ((-2.0, -0.02), (0.0, 10.0))
+        } else {
+            ((-1.0, -0.02), (0.0, 2.0))
+        };
+        symmetric_map(&fmus, scheme, re, im, points)?
+    };
+    let count = map.iter().filter(|p| p.stable()).count();
+    println!(
+        "{count} of {} grid points stable (spectral radius <= 1)",
+        map.len()
+    );
+    if let Some(path) = &args.output {
+        write_map_csv(path, ("lambda_re", "lambda_im"), &map)?;
+    }
+    if let Some(path) = &args.png {
+        let title = if constraint {
+            format!(
+                "index-1 constraint coupling k = {order}, rigid link, ratios ({})",
+                ratios
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            format!(
+                "{} {algorithm} k = {order}, symmetric two-mass oscillator",
+                decomposition.to_uppercase()
+            )
+        };
+        let axes = (
+            "Λr1 (real part of H·λ of subsystem 1)",
+            "Λi1 (imaginary part)",
+        );
+        draw(path, &title, axes, &map)?;
+    }
+    Ok(())
+}
