@@ -958,3 +958,64 @@ fn every_check_option_takes_effect_or_is_refused_for_every_input_kind() {
         failures.join("\n")
     );
 }
+
+/// `inspect` and `plot` refuse what they would otherwise ignore.
+#[test]
+fn inspect_and_plot_refuse_options_that_would_not_take_effect() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let osc = fmu("Oscillator", 2).display().to_string();
+    let refused = |args: &[&str], message: &str| {
+        let output = cosimo(args);
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    };
+    refused(
+        &["inspect", &osc, "--ssd", "SystemStructure.ssd"],
+        "--ssd chooses the .ssd file of an SSP",
+    );
+    let csv = dir.path().join("r.csv");
+    std::fs::write(&csv, "time,x\n0,1\n1,2\n").expect("writes a result file");
+    let csv = csv.display().to_string();
+    let png = dir.path().join("p.png").display().to_string();
+    refused(
+        &["plot", &csv, "--variable", "x", "-o", &png, "--y-min", "0"],
+        "give both or neither",
+    );
+    refused(
+        &[
+            "plot",
+            &csv,
+            "--variable",
+            "x",
+            "-o",
+            &png,
+            "--label",
+            "a",
+            "--label",
+            "b",
+        ],
+        "one label per file at most",
+    );
+    let output = cosimo([
+        "plot",
+        &csv,
+        "--variable",
+        "x",
+        "-o",
+        &png,
+        "--y-min",
+        "0",
+        "--y-max",
+        "3",
+        "--label",
+        "a",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(std::path::Path::new(&png).is_file(), "the plot is written");
+}

@@ -108,6 +108,11 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
     if is_ssp(&args.fmu) {
         return inspect_ssp(args);
     }
+    if args.ssd.is_some() {
+        return Err(Error::Usage(
+            "--ssd chooses the .ssd file of an SSP, but the target is not an SSP".into(),
+        ));
+    }
     let fmu = Fmu::open(&args.fmu)?;
     if args.json {
         let json = summary::json(fmu.description(), &args.fmu);

@@ -35,6 +35,18 @@ pub(crate) struct PlotArgs {
 
 pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
     use cosimo::results::plot::{plot_series, Series};
+    if args.y_min.is_some() != args.y_max.is_some() {
+        return Err(Error::Usage(
+            "--y-min and --y-max clip the value axis together: give both or neither".into(),
+        ));
+    }
+    if args.labels.len() > args.files.len() {
+        return Err(Error::Usage(format!(
+            "{} --label for {} result files: give one label per file at most",
+            args.labels.len(),
+            args.files.len()
+        )));
+    }
     let mut series = Vec::with_capacity(args.files.len());
     for (i, file) in args.files.iter().enumerate() {
         let table = Table::read(file)?;
