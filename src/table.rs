@@ -1,7 +1,9 @@
-//! A numeric table read from CSV: input signals for a run, or reference results for a check.
+//! A table read from CSV: input signals for a run, or reference results for a check.
 //!
 //! The first column is time (non-decreasing; a repeated time marks a discontinuity, the later
-//! row being the value from then on). Booleans may be written `true` / `false` or `1` / `0`.
+//! row being the value from then on). Booleans may be written `true` / `false` or `1` / `0`;
+//! arrays as space-separated numbers in one cell (as cosimo writes them); any other cell makes
+//! its column text (String inputs).
 
 use std::path::{Path, PathBuf};
 
@@ -16,13 +18,35 @@ pub enum Interpolation {
     Hold,
 }
 
+/// What the cells of a column hold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    /// Numbers and Booleans (as 1 / 0).
+    Numbers(Vec<f64>),
+    /// Arrays: cells of space-separated numbers (the format cosimo writes FMI 3 arrays in).
+    Arrays(Vec<Vec<f64>>),
+    /// Text: a column with a cell that is neither a number nor a Boolean nor an array.
+    Text(Vec<String>),
+}
+
+impl Column {
+    /// A word for the kind, for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Column::Numbers(_) => "numbers",
+            Column::Arrays(_) => "arrays",
+            Column::Text(_) => "text",
+        }
+    }
+}
+
 /// A table of signals over time, column-major.
 #[derive(Debug, Clone)]
 pub struct Table {
     path: PathBuf,
     columns: Vec<String>,
     time: Vec<f64>,
-    values: Vec<Vec<f64>>,
+    data: Vec<Column>,
 }
 
 impl Table {
@@ -32,7 +56,9 @@ impl Table {
         Table::parse(&text, path)
     }
 
-    /// Parse CSV text; `path` names it in error messages.
+    /// Parse CSV text; `path` names it in error messages. A column holds numbers when every
+    /// cell is a number or Boolean, arrays when some cell holds several space-separated
+    /// numbers, and text otherwise.
     pub fn parse(text: &str, path: &Path) -> Result<Table> {
         let bad = |message: String| Error::Usage(format!("{}: {message}", path.display()));
         let mut reader = csv::ReaderBuilder::new()
@@ -51,7 +77,7 @@ impl Table {
         }
         let columns: Vec<String> = header.iter().skip(1).map(str::to_string).collect();
         let mut time = Vec::new();
-        let mut values = vec![Vec::new(); columns.len()];
+        let mut cells: Vec<Vec<String>> = vec![Vec::new(); columns.len()];
         for (row, record) in reader.records().enumerate() {
             let line = row + 2;
             let record = record.map_err(|e| bad(format!("line {line}: {e}")))?;
@@ -77,23 +103,18 @@ impl Table {
             }
             time.push(t);
             for (column, cell) in record.iter().skip(1).enumerate() {
-                let value = parse_cell(cell).ok_or_else(|| {
-                    bad(format!(
-                        "line {line}, column \"{}\": \"{cell}\" is not a number or Boolean",
-                        columns[column]
-                    ))
-                })?;
-                values[column].push(value);
+                cells[column].push(cell.to_string());
             }
         }
         if time.is_empty() {
             return Err(bad("the table has a header but no rows".into()));
         }
+        let data = cells.into_iter().map(classify).collect();
         Ok(Table {
             path: path.to_path_buf(),
             columns,
             time,
-            values,
+            data,
         })
     }
 
@@ -117,27 +138,117 @@ impl Table {
         &self.time
     }
 
-    /// All values of one column.
-    pub fn values(&self, column: usize) -> &[f64] {
-        &self.values[column]
+    /// The cells of one column.
+    pub fn data(&self, column: usize) -> &Column {
+        &self.data[column]
     }
 
-    /// The value of `column` at time `t`; before the first or after the last row the end value
-    /// is held.
-    pub fn value_at(&self, column: usize, t: f64, interpolation: Interpolation) -> f64 {
-        let values = &self.values[column];
+    /// All values of a column of numbers (empty for arrays and text: see [`Table::data`]).
+    pub fn values(&self, column: usize) -> &[f64] {
+        match &self.data[column] {
+            Column::Numbers(values) => values,
+            _ => &[],
+        }
+    }
+
+    /// The rows around time `t`: the last row at or before it (`None` before the first row)
+    /// and the first row after it (`None` after the last row).
+    fn rows_around(&self, t: f64) -> (Option<usize>, Option<usize>) {
         // Index of the first row strictly after t: rows before it are at or before t.
         let after = self.time.partition_point(|&row_time| row_time <= t);
-        if after == 0 {
-            return values[0];
-        }
-        if after == self.time.len() || interpolation == Interpolation::Hold {
-            return values[after - 1];
-        }
-        let (t0, t1) = (self.time[after - 1], self.time[after]);
-        let (v0, v1) = (values[after - 1], values[after]);
-        v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+        (
+            after.checked_sub(1),
+            (after < self.time.len()).then_some(after),
+        )
     }
+
+    /// Where `t` falls: the row to take and, for linear interpolation, the next row with the
+    /// weight of the next row. Before the first or after the last row the end row is held.
+    fn position(&self, t: f64, interpolation: Interpolation) -> (usize, Option<(usize, f64)>) {
+        match self.rows_around(t) {
+            (None, _) => (0, None),
+            (Some(row), None) => (row, None),
+            (Some(row), Some(_)) if interpolation == Interpolation::Hold => (row, None),
+            (Some(row), Some(next)) => {
+                let (t0, t1) = (self.time[row], self.time[next]);
+                (row, Some((next, (t - t0) / (t1 - t0))))
+            }
+        }
+    }
+
+    /// The value of a column of numbers at time `t` (NaN for other columns); before the first
+    /// or after the last row the end value is held.
+    pub fn value_at(&self, column: usize, t: f64, interpolation: Interpolation) -> f64 {
+        let Column::Numbers(values) = &self.data[column] else {
+            return f64::NAN;
+        };
+        match self.position(t, interpolation) {
+            (row, None) => values[row],
+            (row, Some((next, w))) => {
+                let (v0, v1) = (values[row], values[next]);
+                v0 + (v1 - v0) * w
+            }
+        }
+    }
+
+    /// The array of a column of arrays (or numbers, as one element) at time `t`, into `out`
+    /// (cleared first); elementwise interpolation needs equal lengths, else the earlier row
+    /// is held.
+    pub fn array_at(
+        &self,
+        column: usize,
+        t: f64,
+        interpolation: Interpolation,
+        out: &mut Vec<f64>,
+    ) {
+        out.clear();
+        match &self.data[column] {
+            Column::Numbers(_) => out.push(self.value_at(column, t, interpolation)),
+            Column::Arrays(rows) => match self.position(t, interpolation) {
+                (row, Some((next, w))) if rows[row].len() == rows[next].len() => out.extend(
+                    rows[row]
+                        .iter()
+                        .zip(&rows[next])
+                        .map(|(v0, v1)| v0 + (v1 - v0) * w),
+                ),
+                (row, _) => out.extend_from_slice(&rows[row]),
+            },
+            Column::Text(_) => {}
+        }
+    }
+
+    /// The text of a column at time `t` (held: text does not interpolate).
+    pub fn text_at(&self, column: usize, t: f64) -> Option<&str> {
+        let (row, _) = self.position(t, Interpolation::Hold);
+        match &self.data[column] {
+            Column::Text(rows) => rows.get(row).map(String::as_str),
+            _ => None,
+        }
+    }
+
+    /// The file line of row `row` (1 is the header).
+    pub fn line_of_row(row: usize) -> usize {
+        row + 2
+    }
+}
+
+/// The kind of a column from its cells.
+fn classify(cells: Vec<String>) -> Column {
+    let numbers: Option<Vec<f64>> = cells.iter().map(|c| parse_cell(c)).collect();
+    if let Some(numbers) = numbers {
+        return Column::Numbers(numbers);
+    }
+    let arrays: Option<Vec<Vec<f64>>> = cells.iter().map(|c| parse_array(c)).collect();
+    if let Some(arrays) = arrays {
+        return Column::Arrays(arrays);
+    }
+    Column::Text(cells)
+}
+
+/// Space-separated numbers (or Booleans), at least one.
+fn parse_array(cell: &str) -> Option<Vec<f64>> {
+    let values: Option<Vec<f64>> = cell.split_whitespace().map(parse_cell).collect();
+    values.filter(|v| !v.is_empty())
 }
 
 fn parse_cell(cell: &str) -> Option<f64> {
@@ -184,10 +295,6 @@ mod tests {
                 .to_string()
         };
         assert_eq!(
-            err("time,u\n0,1\n1,x\n"),
-            "in.csv: line 3, column \"u\": \"x\" is not a number or Boolean"
-        );
-        assert_eq!(
             err("time,u\n1,1\n0,1\n"),
             "in.csv: line 3: time 0 is before the previous row's 1; rows must be in time order"
         );
@@ -196,5 +303,25 @@ mod tests {
             "in.csv: the table has a header but no rows"
         );
         assert!(err("time,u\n0,1,2\n").contains("line 2 has 3 cells"));
+    }
+
+    #[test]
+    fn columns_of_arrays_and_text_are_kept_whole() {
+        let t = table("time,a,s,n\n0,1 2 3,on,1\n1,3 4 5,off,2\n");
+        assert_eq!(
+            t.data(0),
+            &Column::Arrays(vec![vec![1.0, 2.0, 3.0], vec![3.0, 4.0, 5.0]])
+        );
+        assert_eq!(t.data(1).kind(), "text");
+        assert_eq!(t.data(2), &Column::Numbers(vec![1.0, 2.0]));
+        let mut a = Vec::new();
+        t.array_at(0, 0.5, Interpolation::Linear, &mut a);
+        assert_eq!(a, [2.0, 3.0, 4.0]);
+        t.array_at(0, 0.5, Interpolation::Hold, &mut a);
+        assert_eq!(a, [1.0, 2.0, 3.0]);
+        assert_eq!(t.text_at(1, 0.99), Some("on"));
+        assert_eq!(t.text_at(1, 1.0), Some("off"));
+        assert!(t.value_at(1, 0.5, Interpolation::Hold).is_nan());
+        assert!(t.values(1).is_empty());
     }
 }

@@ -58,6 +58,14 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
                 table.columns().join(", ")
             ))
         })?;
+        if !matches!(table.data(column), cosimo::table::Column::Numbers(_)) {
+            return Err(Error::Usage(format!(
+                "{}: column \"{}\" holds {}; plot draws numbers",
+                file.display(),
+                args.variable,
+                table.data(column).kind()
+            )));
+        }
         let label = args
             .labels
             .get(i)

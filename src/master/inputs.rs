@@ -1,21 +1,31 @@
-//! Inputs driven from a table (`--input-file`), as fmusim and FMPy do: Float inputs
-//! interpolated linearly, discrete inputs held, set before every `doStep` at its start time and
-//! again at events.
+//! Inputs driven from a table (`--input-file`), in the FMPy / fmusim convention: continuous
+//! Float inputs interpolated linearly, discrete ones (and every other type) held, arrays as
+//! space-separated numbers in one cell, String inputs from text columns; set before every
+//! `doStep` at its start time and again at events.
 
 use std::sync::Arc;
 
-use crate::fmu::description::{Causality, StartValue, Variable, VariableType};
-use crate::fmu::values::set_value;
+use crate::fmu::description::{Causality, StartValue, Variability, Variable, VariableType};
+use crate::fmu::values::{element_count, set_value};
 use crate::fmu::{ModelDescription, Slave};
-use crate::table::{Interpolation, Table};
+use crate::table::{Column, Interpolation, Table};
 use crate::{Error, Result};
+
+/// How one column reaches one input.
+#[derive(Clone)]
+struct Binding {
+    column: usize,
+    variable: Variable,
+    interpolation: Interpolation,
+    /// Elements of an array input (0: a scalar).
+    elements: usize,
+}
 
 /// The table's columns that drive the inputs of one component.
 #[derive(Clone, Default)]
 pub struct TableInputs {
     table: Option<Arc<Table>>,
-    /// (table column, variable, interpolation)
-    bindings: Vec<(usize, Variable, Interpolation)>,
+    bindings: Vec<Binding>,
 }
 
 impl TableInputs {
@@ -25,8 +35,9 @@ impl TableInputs {
     }
 
     /// Bind `columns` (table column index, variable name) to inputs of an FMU with this
-    /// description; a name that is no input (or of a type a table cannot drive) is an error
-    /// naming the file, the column and the inputs there are.
+    /// description. A name that is no input, a type a table cannot drive, or a cell that does
+    /// not fit the input (text for a number, an array of the wrong length) is an error naming
+    /// the file, the line and the column.
     pub fn new(
         description: &ModelDescription,
         table: &Arc<Table>,
@@ -34,6 +45,7 @@ impl TableInputs {
     ) -> Result<TableInputs> {
         let mut bindings = Vec::with_capacity(columns.len());
         for &(column, name) in columns {
+            let column_name = &table.columns()[column];
             let variable = description
                 .variable(name)
                 .filter(|v| v.causality == Causality::Input)
@@ -45,9 +57,8 @@ impl TableInputs {
                         .map(|v| v.name.as_str())
                         .collect();
                     Error::Usage(format!(
-                        "{}: column \"{}\" matches no input of {}; its inputs are: {}",
+                        "{}: column \"{column_name}\" matches no input of {}; its inputs are: {}",
                         table.path().display(),
-                        table.columns()[column],
                         description.model_name,
                         if inputs.is_empty() {
                             "(none)".to_string()
@@ -56,24 +67,36 @@ impl TableInputs {
                         }
                     ))
                 })?;
-            if variable.is_array()
-                || matches!(
-                    variable.var_type,
-                    VariableType::String | VariableType::Binary | VariableType::Clock
-                )
-            {
+            if matches!(
+                variable.var_type,
+                VariableType::Binary | VariableType::Clock
+            ) {
                 return Err(Error::Usage(format!(
-                    "{}: input \"{name}\" is of type {:?}, which an input file cannot drive (only scalar numbers and Booleans)",
+                    "{}: input \"{name}\" is of type {:?}, which an input file cannot drive (numbers, Booleans, Strings and their arrays can)",
                     table.path().display(),
                     variable.var_type
                 )));
             }
-            let interpolation = if variable.var_type.is_float() {
+            let elements = if variable.is_array() {
+                element_count(description, variable)?
+            } else {
+                0
+            };
+            check_cells(table, column, variable, elements)?;
+            // Only continuous Float signals are interpolated; discrete ones change at rows.
+            let interpolation = if variable.var_type.is_float()
+                && variable.variability == Variability::Continuous
+            {
                 Interpolation::Linear
             } else {
                 Interpolation::Hold
             };
-            bindings.push((column, variable.clone(), interpolation));
+            bindings.push(Binding {
+                column,
+                variable: variable.clone(),
+                interpolation,
+                elements,
+            });
         }
         Ok(TableInputs {
             table: (!bindings.is_empty()).then(|| table.clone()),
@@ -91,19 +114,127 @@ impl TableInputs {
         let Some(table) = &self.table else {
             return Ok(());
         };
-        for (column, variable, interpolation) in &self.bindings {
-            let x = table.value_at(*column, t, *interpolation);
-            let value = match variable.var_type {
-                VariableType::Float32 | VariableType::Float64 => StartValue::Float(vec![x]),
-                VariableType::Boolean => StartValue::Bool(vec![x != 0.0]),
-                VariableType::UInt8
-                | VariableType::UInt16
-                | VariableType::UInt32
-                | VariableType::UInt64 => StartValue::UInt(vec![x.round().max(0.0) as u64]),
-                _ => StartValue::Int(vec![x.round() as i64]),
+        for b in &self.bindings {
+            let vr = [b.variable.value_reference];
+            let value = match (b.variable.var_type, b.elements) {
+                // The common case without allocation.
+                (VariableType::Float64, 0) => {
+                    let x = table.value_at(b.column, t, b.interpolation);
+                    slave.set_float64(&vr, &[x])?;
+                    continue;
+                }
+                (VariableType::String, _) => {
+                    let text = match table.data(b.column) {
+                        Column::Text(_) => table.text_at(b.column, t).unwrap_or("").to_string(),
+                        _ => number_text(table.value_at(b.column, t, Interpolation::Hold)),
+                    };
+                    StartValue::String(vec![text; b.elements.max(1)])
+                }
+                (_, 0) => scalar_value(
+                    b.variable.var_type,
+                    table.value_at(b.column, t, b.interpolation),
+                ),
+                (var_type, _) => {
+                    let mut values = Vec::with_capacity(b.elements);
+                    table.array_at(b.column, t, b.interpolation, &mut values);
+                    array_value(var_type, &values)
+                }
             };
-            set_value(slave, variable, &value)?;
+            set_value(slave, &b.variable, &value)?;
         }
         Ok(())
+    }
+}
+
+/// Every cell of the column fits the input; else the first line that does not, named.
+fn check_cells(table: &Table, column: usize, variable: &Variable, elements: usize) -> Result<()> {
+    let fail = |row: usize, what: String| {
+        Err(Error::Usage(format!(
+            "{}: line {}, column \"{}\": {what}",
+            table.path().display(),
+            Table::line_of_row(row),
+            table.columns()[column]
+        )))
+    };
+    let wanted = if elements == 0 {
+        format!("one {:?} value", variable.var_type)
+    } else {
+        format!("{elements} space-separated values")
+    };
+    if variable.var_type == VariableType::String {
+        // Text, or numbers taken as their text.
+        return match table.data(column) {
+            Column::Arrays(rows) => match rows.iter().position(|r| r.len() != 1) {
+                Some(row) => fail(
+                    row,
+                    format!(
+                        "a String input takes one text, not {} values",
+                        rows[row].len()
+                    ),
+                ),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        };
+    }
+    match table.data(column) {
+        Column::Numbers(_) if elements <= 1 => Ok(()),
+        Column::Numbers(_) => fail(0, format!("input \"{}\" takes {wanted}", variable.name)),
+        Column::Arrays(rows) => {
+            let n = elements.max(1);
+            match rows.iter().position(|r| r.len() != n) {
+                Some(row) => fail(
+                    row,
+                    format!(
+                        "{} values, but input \"{}\" takes {wanted}",
+                        rows[row].len(),
+                        variable.name
+                    ),
+                ),
+                None => Ok(()),
+            }
+        }
+        Column::Text(cells) => {
+            let row = cells
+                .iter()
+                .position(|c| c.split_whitespace().any(|x| x.parse::<f64>().is_err()))
+                .unwrap_or(0);
+            fail(
+                row,
+                format!(
+                    "\"{}\" is not a number, but input \"{}\" takes {wanted}",
+                    cells[row], variable.name
+                ),
+            )
+        }
+    }
+}
+
+/// A number as the text a String input receives (integers without a fraction).
+fn number_text(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A scalar of a numeric or Boolean type from a table value.
+fn scalar_value(var_type: VariableType, x: f64) -> StartValue {
+    array_value(var_type, &[x])
+}
+
+/// Values of a numeric or Boolean type from table values (integers rounded).
+fn array_value(var_type: VariableType, xs: &[f64]) -> StartValue {
+    match var_type {
+        VariableType::Float32 | VariableType::Float64 => StartValue::Float(xs.to_vec()),
+        VariableType::Boolean => StartValue::Bool(xs.iter().map(|&x| x != 0.0).collect()),
+        VariableType::UInt8
+        | VariableType::UInt16
+        | VariableType::UInt32
+        | VariableType::UInt64 => {
+            StartValue::UInt(xs.iter().map(|&x| x.round().max(0.0) as u64).collect())
+        }
+        _ => StartValue::Int(xs.iter().map(|&x| x.round() as i64).collect()),
     }
 }
