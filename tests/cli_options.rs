@@ -1019,3 +1019,49 @@ fn inspect_and_plot_refuse_options_that_would_not_take_effect() {
     );
     assert!(std::path::Path::new(&png).is_file(), "the plot is written");
 }
+
+/// `--ignore-units FROM=TO` marks a connection of any system; one FMU alone has none.
+#[test]
+fn ignore_units_marks_a_connection_or_is_refused() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let out = dir.path().join("out.csv").display().to_string();
+    let osc2 = fmu("Oscillator", 2).display().to_string();
+    let osc3 = fmu("Oscillator", 3).display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--stop-time", "0.01", "--output-file", &out];
+        args.extend(extra);
+        let output = cosimo(&args);
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).to_string(),
+        )
+    };
+    let (code, stderr) = run(&[&osc2, "--ignore-units", "a.x=b.F"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("one FMU alone has none"), "{stderr}");
+    let m1 = format!("m1={osc2}");
+    let m2 = format!("m2={osc3}");
+    let (code, stderr) = run(&[
+        &m1,
+        &m2,
+        "--connect",
+        "m1.x=m2.F",
+        "--ignore-units",
+        "m1.v=m2.F",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no such connection FROM=TO; its connections are: m1.x=m2.F"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&[
+        &m1,
+        &m2,
+        "--connect",
+        "m1.x=m2.F",
+        "--ignore-units",
+        "m1.x=m2.F",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+}

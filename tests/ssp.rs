@@ -802,6 +802,28 @@ fn a_connector_in_mm_fed_from_one_in_m_gets_the_conversion_and_incompatible_unit
          differ; connect connectors of compatible units (or set suppressUnitConversion=\"true\" if \
          the values are meant to pass unchanged)"
     );
+
+    // suppressUnitConversion: the SSP's units and the FMUs' pass the value unchanged.
+    let suppressed = connect.replace(
+        "<ssd:Connection ",
+        "<ssd:Connection suppressUnitConversion=\"true\" ",
+    );
+    let text = osc_and_feedthrough(
+        &[(
+            "Float64_continuous_input",
+            "input",
+            "<ssc:Real unit=\"s\"/>",
+        )],
+        &suppressed,
+        "",
+    );
+    let imported = import(&[("SystemStructure.ssd", &text)]);
+    let c = &imported.system.connections[0];
+    assert!(
+        c.ignore_units,
+        "suppressUnitConversion reaches the connection"
+    );
+    assert_eq!((c.factor, c.offset), (1.0, 0.0));
 }
 
 const SIGNALS_SSB: &str = r#"<?xml version="1.0" encoding="UTF-8"?>

@@ -83,7 +83,7 @@ const FULL: &str = r#"{
   "connections": [
     { "from": "a.y", "to": "b.u" },
     { "from": "b.sub.y", "to": "a.u", "factor": 2, "offset": -1, "extrapolationOrder": 2,
-      "description": "feedback" }
+      "description": "feedback", "ignoreUnits": true }
   ],
   "experiment": { "startTime": 1, "stopTime": 3, "stepSize": 0.5, "outputInterval": 1,
     "algorithm": "gauss-seidel", "extrapolationOrder": 1, "parallel": false, "tolerance": 1e-6,
@@ -140,6 +140,7 @@ fn a_full_file_parses_into_the_system() {
                 value_map: Vec::new(),
                 half_step: false,
                 source_integral: None,
+                ignore_units: true,
             },
         ],
         experiment: Experiment {

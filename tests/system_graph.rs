@@ -722,12 +722,24 @@ fn connections_apply_unit_conversion_before_factor_and_offset() {
         (r.connections[0].scale, r.connections[0].shift),
         (0.002, 1.0)
     );
-    let e = resolve(&sys, vec![src, force]).unwrap_err().to_string();
+    let e = resolve(&sys, vec![src.clone(), force.clone()])
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "connection src.p -> dst.p: unit \"mm\" of p (Src) and unit \"N\" of p (Force) have \
-         different dimensions (m vs kg.m.s-2); connect variables of compatible units"
+         different dimensions (m vs kg.m.s-2); connect variables of compatible units, or mark \
+         the connection \"ignoreUnits\": true (SSP: suppressUnitConversion=\"true\"; command \
+         line: --ignore-units src.p=dst.p) to pass the value unchanged"
     );
+    // The override: the value passes unchanged (then factor and offset), with a warning.
+    sys.connections[0].ignore_units = true;
+    let r = resolve(&sys, vec![src.clone(), force]).unwrap();
+    assert_eq!((r.connections[0].scale, r.connections[0].shift), (2.0, 1.0));
+    // It also suppresses a conversion between units of the same dimension.
+    let dst = model("m", "input", "Dst");
+    let r = resolve(&sys, vec![src, dst]).unwrap();
+    assert_eq!((r.connections[0].scale, r.connections[0].shift), (2.0, 1.0));
 }
 
 #[test]

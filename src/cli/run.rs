@@ -28,6 +28,11 @@ pub(crate) struct RunArgs {
     /// Connect an output to an input: `component.output=component.input` (repeatable).
     #[arg(long = "connect", value_name = "FROM=TO")]
     pub(crate) connections: Vec<String>,
+    /// Let this connection (`component.output=component.input`, of the system file, the SSP
+    /// or --connect) join variables whose units differ in dimension: the value passes
+    /// unchanged, with a warning (repeatable).
+    #[arg(long = "ignore-units", value_name = "FROM=TO")]
+    pub(crate) ignore_units: Vec<String>,
     /// The .ssd file of an SSP to run (default: SystemStructure.ssd).
     #[arg(long)]
     pub(crate) ssd: Option<String>,
@@ -149,6 +154,26 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
             (loaded.system, loaded.labels, loaded.file, loaded.package)
         }
     };
+    for pair in &args.ignore_units {
+        let found = pair.split_once('=').and_then(|(from, to)| {
+            system
+                .connections
+                .iter()
+                .position(|c| c.from.to_string() == from.trim() && c.to.to_string() == to.trim())
+        });
+        let Some(index) = found else {
+            let known: Vec<String> = system
+                .connections
+                .iter()
+                .map(|c| format!("{}={}", c.from, c.to))
+                .collect();
+            return Err(Error::Usage(format!(
+                "--ignore-units {pair}: the system has no such connection FROM=TO; its connections are: {}",
+                known.join(", ")
+            )));
+        };
+        system.connections[index].ignore_units = true;
+    }
     if args.fmi_version.is_some() {
         return Err(Error::Usage(
             "--fmi-version checks the version of one FMU; a system's FMUs may be of either version"
@@ -383,6 +408,11 @@ impl Progress {
 }
 
 fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
+    if !args.ignore_units.is_empty() {
+        return Err(Error::Usage(
+            "--ignore-units marks a connection of a system; one FMU alone has none".into(),
+        ));
+    }
     let path = fmu.source().to_path_buf();
     let path = path.as_path();
     let md = fmu.description().clone();

@@ -346,6 +346,9 @@ struct ConnectionEntry {
     half_step: bool,
     /// Integral-extended coupling: the source's output that integrates this source over time.
     source_integral: Option<String>,
+    /// Pass the value unchanged even when the units differ in dimension (with a warning).
+    #[serde(default)]
+    ignore_units: bool,
 }
 
 /// One `valueMap` entry: a source value and the target value it becomes.
@@ -718,6 +721,7 @@ impl SystemFile {
                     .collect(),
                 half_step: c.half_step,
                 source_integral: c.source_integral,
+                ignore_units: c.ignore_units,
             })
             .collect();
         Ok(System {

@@ -89,6 +89,11 @@ pub struct Connection {
     /// integral over time of this connection's source (e.g. `x_int` for a position `x`, or
     /// `x` for a velocity `v`), so the master knows the source's integral over a macro step.
     pub source_integral: Option<String>,
+    /// Connect even when the two variables' units differ in dimension: the value passes
+    /// unchanged and a warning is logged (the file's `ignoreUnits`, SSP's
+    /// `suppressUnitConversion`, the CLI's `--ignore-units`). Units of the same dimension are
+    /// still converted unless this is set.
+    pub ignore_units: bool,
 }
 
 impl Connection {
@@ -103,6 +108,7 @@ impl Connection {
             value_map: Vec::new(),
             half_step: false,
             source_integral: None,
+            ignore_units: false,
         }
     }
 }

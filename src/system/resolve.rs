@@ -265,8 +265,24 @@ pub fn resolve(
             ));
         }
         let (mut scale, mut shift) = if from.var_type.is_float() && to.var_type.is_float() {
-            units::conversion((fmd, from), (tmd, to))
-                .map_err(|m| Error::Usage(format!("{at}: {m}")))?
+            match units::conversion((fmd, from), (tmd, to)) {
+                Ok(conversion) if !c.ignore_units => conversion,
+                Ok(_) => (1.0, 0.0),
+                Err(m) if c.ignore_units => {
+                    log::warn!(
+                        "{at}: {m}; the connection ignores units: the value passes unchanged"
+                    );
+                    (1.0, 0.0)
+                }
+                Err(m) => {
+                    return Err(Error::Usage(format!(
+                        "{at}: {m}, or mark the connection \"ignoreUnits\": true (SSP: \
+                         suppressUnitConversion=\"true\"; command line: --ignore-units \
+                         {}={}) to pass the value unchanged",
+                        c.from, c.to
+                    )))
+                }
+            }
         } else {
             (1.0, 0.0)
         };

@@ -1487,6 +1487,10 @@ impl Importer<'_> {
                 let source_integral = chain
                     .iter()
                     .find_map(|&i| self.edges[i].source_integral.clone());
+                // SSP's suppressUnitConversion: the values pass unchanged, at the FMUs too.
+                let ignore_units = chain
+                    .iter()
+                    .any(|&i| self.edges[i].suppress_unit_conversion);
                 // Value maps along the chain, composed in order (unmapped values pass).
                 let mut value_map: Vec<(String, String)> = Vec::new();
                 for &i in &chain {
@@ -1522,6 +1526,7 @@ impl Importer<'_> {
                     value_map,
                     half_step,
                     source_integral,
+                    ignore_units,
                 });
             } else if let Some(a) = self.nodes[source].value.clone() {
                 // A system parameter passed on to a component's connector.
