@@ -352,6 +352,8 @@ fn refused(args: &[&str], expected: &str) {
 
 #[test]
 fn options_that_do_not_apply_are_refused_and_named() {
+    // Some refusals come after the system file is read against its FMUs.
+    fmu_pack::packed_fmus().expect("the FMUs pack");
     // The thesis' study (no system file): none of these reaches an FMU.
     refused(
         &["--ratios", "1,1,10"],
