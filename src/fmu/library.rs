@@ -67,8 +67,13 @@ impl FmuLibrary {
         }
         // SAFETY: loading a library runs its initialisers; an FMU binary is trusted code by
         // the nature of co-simulation (we are about to call into it anyway).
-        let library = unsafe { libloading::Library::new(binary_path) }
-            .map_err(|e| binary_error(format!("cannot load the shared library: {e}")))?;
+        let library = unsafe { libloading::Library::new(binary_path) }.map_err(|e| {
+            let message = e.to_string();
+            binary_error(format!(
+                "cannot load the shared library: {message}{}",
+                load_hint(&message)
+            ))
+        })?;
         let functions = match description.fmi_version {
             FmiVersion::Fmi2 => FmiFunctions::Fmi2(Box::new(Fmi2Functions::load(
                 &library,
@@ -152,4 +157,35 @@ impl FmuLibrary {
     pub(crate) fn unregister_instance(&self) {
         self.live_instances.fetch_sub(1, Ordering::AcqRel);
     }
+}
+
+/// What to do about a failed load, from the loader's message: the missing symbol or library
+/// named, and the usual cause.
+pub fn load_hint(message: &str) -> String {
+    if let Some(symbol) = message
+        .split("undefined symbol: ")
+        .nth(1)
+        .map(|rest| rest.split_whitespace().next().unwrap_or(rest))
+    {
+        if symbol.starts_with("_Py") || symbol.starts_with("Py") {
+            return format!(
+                "; the FMU needs the Python runtime's symbol {symbol}: it was exported by a \
+                 Python-based tool and expects libpython in the process. Start cosimo with the \
+                 exporter's Python library preloaded, e.g. LD_PRELOAD=$(python3 -c \"import \
+                 sysconfig, os; print(os.path.join(sysconfig.get_config_var('LIBDIR'), \
+                 sysconfig.get_config_var('LDLIBRARY')))\") cosimo run ..."
+            );
+        }
+        return format!(
+            "; the symbol {symbol} is provided by none of the libraries the FMU loads: a \
+             library it depends on is missing or of another version (`ldd -r` on the binary \
+             lists what is unresolved)"
+        );
+    }
+    if message.contains("cannot open shared object file") {
+        return "; a library the FMU depends on is not installed or not on the library path \
+                (`ldd` on the binary shows which)"
+            .to_string();
+    }
+    String::new()
 }
