@@ -1190,11 +1190,6 @@ fn bad_references() {
         .1,
         "InitialUnknown (valueReference 2): attribute \"dependencies\" = \"x\" is not a value reference (an unsigned 32-bit integer)"
     );
-    let xml = fmi3_with_variables(r#"    <Float64 name="x" valueReference="1" clocks="1"/>"#);
-    assert_eq!(
-        parse_err(&xml).1,
-        "Float64 \"x\": attribute \"clocks\" refers to \"x\", which is not a Clock"
-    );
     let xml = fmi3_with_variables(
         r#"    <Float64 name="x" valueReference="1"><Dimension valueReference="4"/></Float64>"#,
     );
@@ -1587,5 +1582,34 @@ fn inspect_and_run_take_an_fmu_with_an_empty_unit_name() {
     assert!(
         stderr.contains(&expected),
         "should warn with\n  {expected}\nbut said:\n{stderr}"
+    );
+}
+
+#[test]
+fn clocks_that_name_no_clock_are_ignored_with_a_warning() {
+    // The schema types "clocks" as a list of value references; one that names a variable of
+    // another type is dropped (a name that resolves to nothing stays an error).
+    let xml = fmi3_with_variables(
+        "    <Clock name=\"c\" valueReference=\"1\" causality=\"input\" intervalVariability=\"triggered\"/>\n    <Float64 name=\"x\" valueReference=\"2\" clocks=\"2 1\"/>",
+    );
+    let origin = "clocks/fmi3/modelDescription.xml";
+    let (md, warnings) = parse_warned(&xml, origin);
+    assert_eq!(md.variables[1].clocks, [0]);
+    assert_warnings(
+        &warnings,
+        origin,
+        &[(
+            4,
+            "Float64 \"x\": attribute \"clocks\" refers to \"x\", which is not a Clock; the reference is ignored",
+        )],
+    );
+    let xml = fmi3_with_variables(r#"    <Float64 name="x" valueReference="1" clocks="7"/>"#);
+    assert_eq!(
+        parse_err(&xml),
+        (
+            3,
+            "Float64 \"x\": attribute \"clocks\" = \"7\" is not the value reference of any variable"
+                .to_string()
+        )
     );
 }

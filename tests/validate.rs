@@ -600,6 +600,22 @@ fn dependency_kinds_must_match_the_dependencies() {
 }
 
 #[test]
+fn clocks_must_name_clock_variables() {
+    // The parser drops such a reference with a warning; validate says it is wrong.
+    let f = broken(
+        FMI3,
+        "variability=\"discrete\"/>",
+        "variability=\"discrete\" clocks=\"1\"/>",
+    );
+    assert_eq!(errors_of(&f), ["references"]);
+    assert_eq!(f[0].line, Some(9));
+    assert_eq!(
+        f[0].message,
+        "\"count\": clocks refers to \"x\", which is not a Clock"
+    );
+}
+
+#[test]
 fn the_project_fmus_are_valid_and_export_what_they_declare() {
     for packed in fmu_pack::packed_fmus().unwrap() {
         let findings = validate(&packed.path).unwrap();

@@ -883,19 +883,24 @@ fn model_variables<'a>(
         }
         resolved.push((derivative, previous, clocks));
     }
-    for (i, (derivative, previous, clocks)) in resolved.into_iter().enumerate() {
-        for &c in &clocks {
-            if variables[c].var_type != VariableType::Clock {
+    for (i, (derivative, previous, mut clocks)) in resolved.into_iter().enumerate() {
+        // The schema types `clocks` as value references only: one naming a variable of another
+        // type is kept out of the list (cosimo schedules no clocks), with a warning.
+        clocks.retain(|&c| {
+            let clock = variables[c].var_type == VariableType::Clock;
+            if !clock {
                 let p = &pending[i];
-                return Err(Fail::new(
+                w.push(Fail::new(
                     p.element.line,
                     format!(
-                        "{}: attribute \"clocks\" refers to \"{}\", which is not a Clock",
+                        "{}: attribute \"clocks\" refers to \"{}\", which is not a Clock; \
+                         the reference is ignored",
                         p.label, variables[c].name
                     ),
                 ));
             }
-        }
+            clock
+        });
         let v = &mut variables[i];
         v.derivative = derivative;
         v.previous = previous;
