@@ -1121,13 +1121,6 @@ fn bad_references() {
         "Unknown in <InitialUnknowns>: missing attribute \"index\""
     );
     let xml = structure(
-        "<ModelStructure><Outputs><Unknown index=\"1\" dependencies=\"1\" dependenciesKind=\"dependent fixed\"/></Outputs></ModelStructure>",
-    );
-    assert_eq!(
-        parse_err(&xml).1,
-        "Unknown in <Outputs> (index 1): attribute \"dependenciesKind\" lists 2 kinds for 1 dependencies"
-    );
-    let xml = structure(
         "<ModelStructure><Outputs><Unknown index=\"1\" dependencies=\"1\" dependenciesKind=\"linear\"/></Outputs></ModelStructure>",
     );
     assert_eq!(
@@ -1197,11 +1190,6 @@ fn bad_references() {
         .1,
         "InitialUnknown (valueReference 2): attribute \"dependencies\" = \"x\" is not a value reference (an unsigned 32-bit integer)"
     );
-    let xml = fmi3_with_variables(r#"    <Float64 name="x" valueReference="1" clocks="1"/>"#);
-    assert_eq!(
-        parse_err(&xml).1,
-        "Float64 \"x\": attribute \"clocks\" refers to \"x\", which is not a Clock"
-    );
     let xml = fmi3_with_variables(
         r#"    <Float64 name="x" valueReference="1"><Dimension valueReference="4"/></Float64>"#,
     );
@@ -1242,6 +1230,386 @@ fn duplicates() {
         (
             6,
             "ScalarVariable \"x\": duplicate variable name (first declared on line 5)".to_string()
+        )
+    );
+}
+
+// ------------------------------------------------------------------------------------------
+// What the schema allows loads, with a warning naming file, line, element and attribute
+
+/// Every warning logged in this test process (a process-wide logger that keeps each message).
+fn logged() -> &'static std::sync::Mutex<Vec<String>> {
+    struct Keep;
+    static LOGGED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    impl log::Log for Keep {
+        fn enabled(&self, metadata: &log::Metadata) -> bool {
+            metadata.level() <= log::Level::Warn
+        }
+        fn log(&self, record: &log::Record) {
+            if let Ok(mut all) = LOGGED.lock() {
+                all.push(format!("{}: {}", record.level(), record.args()));
+            }
+        }
+        fn flush(&self) {}
+    }
+    static INIT: std::sync::Once = std::sync::Once::new();
+    INIT.call_once(|| {
+        if log::set_boxed_logger(Box::new(Keep)).is_ok() {
+            log::set_max_level(log::LevelFilter::Warn);
+        }
+    });
+    &LOGGED
+}
+
+/// Parse `xml` named `origin` (unique per test: the parser says each warning once per process),
+/// expecting success; returns the description and the warnings logged for `origin` (without
+/// the "WARN: " prefix).
+fn parse_warned(xml: &str, origin: &str) -> (ModelDescription, Vec<String>) {
+    let logged = logged();
+    let md = from_str(xml, Path::new(origin)).unwrap_or_else(|e| panic!("{e}"));
+    let prefix = format!("WARN: {origin}:");
+    let warnings = logged
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|w| w.starts_with(&prefix))
+        .map(|w| w["WARN: ".len()..].to_string())
+        .collect();
+    (md, warnings)
+}
+
+/// Assert that `warnings` are exactly one per `(line, start)`, each beginning with
+/// "`origin`:`line`: `start`".
+fn assert_warnings(warnings: &[String], origin: &str, expected: &[(usize, &str)]) {
+    assert_eq!(warnings.len(), expected.len(), "{warnings:#?}");
+    for (line, start) in expected {
+        let head = format!("{origin}:{line}: {start}");
+        assert!(
+            warnings.iter().any(|w| w.starts_with(&head)),
+            "no warning starting with\n  {head}\nin {warnings:#?}"
+        );
+    }
+}
+
+/// FMI 2: every name the schema types `xs:normalizedString` (use="required"), empty.
+const EMPTY_NAMES2: &str = r#"<?xml version="1.0"?>
+<fmiModelDescription fmiVersion="2.0" modelName="M" guid="{g}">
+  <ModelExchange modelIdentifier=""/>
+  <CoSimulation modelIdentifier="M"/>
+  <UnitDefinitions>
+    <Unit name="">
+      <DisplayUnit name="" factor="2"/>
+    </Unit>
+  </UnitDefinitions>
+  <TypeDefinitions>
+    <SimpleType name="">
+      <Enumeration>
+        <Item name="" value="1"/>
+      </Enumeration>
+    </SimpleType>
+  </TypeDefinitions>
+  <LogCategories>
+    <Category name=""/>
+  </LogCategories>
+  <ModelVariables>
+    <ScalarVariable name="" valueReference="1"><Real unit="" displayUnit=""/></ScalarVariable>
+    <ScalarVariable name="mode" valueReference="1"><Enumeration declaredType=""/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure/>
+</fmiModelDescription>
+"#;
+
+#[test]
+fn fmi2_empty_names_load_with_warnings() {
+    let origin = "empty-names/fmi2/modelDescription.xml";
+    let (md, warnings) = parse_warned(EMPTY_NAMES2, origin);
+    assert_eq!(md.model_exchange_identifier.as_deref(), Some(""));
+    assert_eq!(md.co_simulation_identifier(), Some("M"));
+    assert_eq!(md.units.len(), 1);
+    assert_eq!(md.units[0].name, "");
+    assert_eq!(md.units[0].display_units[0].name, "");
+    assert_eq!(md.units[0].display_units[0].factor, 2.0);
+    assert_eq!(md.type_definitions[0].name, "");
+    assert_eq!(md.type_definitions[0].items[0].name, "");
+    assert_eq!(md.type_definitions[0].items[0].value, 1);
+    assert_eq!(md.log_categories[0].name, "");
+    assert_eq!(md.variables[0].name, "");
+    assert_eq!(md.variables[0].unit.as_deref(), Some(""));
+    assert_eq!(md.variables[1].declared_type.as_deref(), Some(""));
+    assert_warnings(
+        &warnings,
+        origin,
+        &[
+            (3, "ModelExchange: attribute \"modelIdentifier\" is empty (the FMI schema allows it); it names the Model Exchange binary, which cosimo does not load"),
+            (6, "Unit: attribute \"name\" is empty (the FMI schema allows it); variables can only refer to this unit with unit=\"\""),
+            (7, "DisplayUnit of Unit \"\": attribute \"name\" is empty (the FMI schema allows it); "),
+            (11, "SimpleType: attribute \"name\" is empty (the FMI schema allows it); variables can only declare this type with declaredType=\"\""),
+            (13, "Item of SimpleType \"\" (Enumeration): attribute \"name\" is empty (the FMI schema allows it); "),
+            (18, "Category: attribute \"name\" is empty (the FMI schema allows it); "),
+            (21, "ScalarVariable: attribute \"name\" is empty (the FMI schema allows it); connections, start values, inputs and result columns name variables"),
+        ],
+    );
+    // Said once per process: a second parse (a sweep opens the FMU for every run) is quiet.
+    let (_, again) = parse_warned(EMPTY_NAMES2, origin);
+    assert_eq!(again.len(), warnings.len());
+}
+
+#[test]
+fn fmi3_empty_names_load_with_warnings() {
+    let xml = r#"<fmiModelDescription fmiVersion="3.0" modelName="M" instantiationToken="t">
+  <ModelExchange modelIdentifier=""/>
+  <CoSimulation modelIdentifier="M"/>
+  <ScheduledExecution modelIdentifier=" "/>
+  <UnitDefinitions>
+    <Unit name=""><DisplayUnit name="" inverse="true"/></Unit>
+  </UnitDefinitions>
+  <TypeDefinitions>
+    <Float64Type name="" unit=""/>
+    <EnumerationType name="Mode"><Item name="" value="-1"/></EnumerationType>
+  </TypeDefinitions>
+  <LogCategories><Category name=""/></LogCategories>
+  <ModelVariables>
+    <Float64 name="" valueReference="1" declaredType=""/>
+    <Enumeration name="mode" valueReference="2" declaredType="Mode" start="-1"/>
+  </ModelVariables>
+</fmiModelDescription>"#;
+    let origin = "empty-names/fmi3/modelDescription.xml";
+    let (md, warnings) = parse_warned(xml, origin);
+    assert_eq!(md.model_exchange_identifier.as_deref(), Some(""));
+    assert_eq!(md.scheduled_execution_identifier.as_deref(), Some(" "));
+    assert_eq!(md.units[0].name, "");
+    assert!(md.units[0].display_units[0].inverse);
+    assert_eq!(md.type_definitions[0].name, "");
+    assert_eq!(md.type_definitions[1].items[0].name, "");
+    assert_eq!(md.log_categories[0].name, "");
+    let x = &md.variables[0];
+    assert_eq!(x.name, "");
+    // The type named "" is found, and its unit inherited.
+    assert_eq!(x.unit.as_deref(), Some(""));
+    assert_eq!(md.variables[1].start, Some(StartValue::Int(vec![-1])));
+    assert_warnings(
+        &warnings,
+        origin,
+        &[
+            (2, "ModelExchange: attribute \"modelIdentifier\" is empty"),
+            (4, "ScheduledExecution: attribute \"modelIdentifier\" is empty (the FMI schema allows it); it names the Scheduled Execution binary"),
+            (6, "Unit: attribute \"name\" is empty"),
+            (6, "DisplayUnit of Unit \"\": attribute \"name\" is empty"),
+            (9, "Float64Type: attribute \"name\" is empty"),
+            (10, "Item of EnumerationType \"Mode\": attribute \"name\" is empty"),
+            (12, "Category: attribute \"name\" is empty"),
+            (14, "Float64: attribute \"name\" is empty"),
+        ],
+    );
+}
+
+#[test]
+fn an_empty_co_simulation_model_identifier_is_still_an_error() {
+    // The schema allows it, but it names the library cosimo loads: the FMU is unusable.
+    let xml = MINIMAL2.replace(r#"modelIdentifier="M""#, r#"modelIdentifier="""#);
+    assert_eq!(
+        parse_err(&xml),
+        (
+            3,
+            "CoSimulation: attribute \"modelIdentifier\" is empty; it names the FMU's shared \
+             library (binaries/<platform>/<modelIdentifier> with .so, .dll or .dylib), without \
+             which the Co-Simulation interface cannot be loaded"
+                .to_string()
+        )
+    );
+    let xml = r#"<fmiModelDescription fmiVersion="3.0" modelName="M" instantiationToken="t">
+  <CoSimulation modelIdentifier=" "/>
+</fmiModelDescription>"#;
+    let (line, message) = parse_err(xml);
+    assert_eq!(line, 2);
+    assert!(
+        message.starts_with("CoSimulation: attribute \"modelIdentifier\" is empty"),
+        "{message}"
+    );
+}
+
+#[test]
+fn dependency_kinds_that_do_not_match_the_dependencies_are_ignored_with_a_warning() {
+    // FMI 2: two kinds for one dependency; kinds without dependencies.
+    let xml = MINIMAL2.replace(
+        "<ModelStructure/>",
+        "<ModelStructure>\n    <Outputs><Unknown index=\"1\" dependencies=\"1\" dependenciesKind=\"dependent fixed\"/></Outputs>\n    <Derivatives><Unknown index=\"1\" dependenciesKind=\"constant\"/></Derivatives>\n    <InitialUnknowns><Unknown index=\"1\" dependencies=\"1\" dependenciesKind=\"fixed\"/></InitialUnknowns>\n  </ModelStructure>",
+    );
+    let origin = "kinds/fmi2/modelDescription.xml";
+    let (md, warnings) = parse_warned(&xml, origin);
+    let ms = &md.model_structure;
+    assert_eq!(ms.outputs[0].dependencies, Some(vec![0]));
+    assert_eq!(ms.outputs[0].dependencies_kind, None);
+    assert_eq!(ms.continuous_state_derivatives[0].dependencies, None);
+    assert_eq!(ms.continuous_state_derivatives[0].dependencies_kind, None);
+    // A matching list is kept.
+    assert_eq!(
+        ms.initial_unknowns[0].dependencies_kind,
+        Some(vec![DependencyKind::Fixed])
+    );
+    assert_warnings(
+        &warnings,
+        origin,
+        &[
+            (8, "Unknown in <Outputs> (index 1): attribute \"dependenciesKind\" lists 2 kinds for 1 dependencies; the kinds are ignored (each dependency counts as \"dependent\")"),
+            (9, "Unknown in <Derivatives> (index 1): attribute \"dependenciesKind\" lists 1 kinds for 0 dependencies; the kinds are ignored"),
+        ],
+    );
+
+    // FMI 3.
+    let xml = r#"<fmiModelDescription fmiVersion="3.0" modelName="M" instantiationToken="t">
+  <ModelVariables>
+    <Float64 name="u" valueReference="1" causality="input" start="0"/>
+    <Float64 name="y" valueReference="2" causality="output"/>
+  </ModelVariables>
+  <ModelStructure>
+    <Output valueReference="2" dependencies="1" dependenciesKind="constant tunable"/>
+  </ModelStructure>
+</fmiModelDescription>"#;
+    let origin = "kinds/fmi3/modelDescription.xml";
+    let (md, warnings) = parse_warned(xml, origin);
+    assert_eq!(md.output_dependencies(1), Some(&[0][..]));
+    assert_eq!(md.model_structure.outputs[0].dependencies_kind, None);
+    assert_warnings(
+        &warnings,
+        origin,
+        &[(
+            7,
+            "Output (valueReference 2): attribute \"dependenciesKind\" lists 2 kinds for 1 dependencies",
+        )],
+    );
+}
+
+/// Unpack `fmu` into `dir`, rewriting its modelDescription.xml with `edit`.
+fn unpack_edited(fmu: &Path, dir: &Path, edit: impl Fn(&str) -> String) {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(fmu).unwrap()).unwrap();
+    zip.extract(dir).unwrap();
+    let md = dir.join("modelDescription.xml");
+    let text = std::fs::read_to_string(&md).unwrap();
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit changed nothing");
+    std::fs::write(&md, edited).unwrap();
+}
+
+/// Zip the folder `dir` into the archive `fmu`.
+fn pack(dir: &Path, fmu: &Path) {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(fmu).unwrap());
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let name = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            zip.start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            zip.write_all(&std::fs::read(&path).unwrap()).unwrap();
+        }
+    }
+    zip.finish().unwrap();
+}
+
+/// Run cosimo in `dir`; (exit code, stderr).
+fn cosimo_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("COSIMO_LOG")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn inspect_and_run_take_an_fmu_with_an_empty_unit_name() {
+    // As FMUs published on PyPI have it: <Unit name=""/>, used by a variable's unit="".
+    let empty_unit = |md: &str| {
+        md.replacen(
+            "<Unit name=\"s\"/>",
+            "<Unit name=\"s\"/>\n    <Unit name=\"\"/>",
+            1,
+        )
+    };
+    let warning = "Unit: attribute \"name\" is empty (the FMI schema allows it); variables can \
+                   only refer to this unit with unit=\"\"";
+    let dir = tempfile::tempdir().unwrap();
+
+    // FMI 2, packed as a .fmu: warnings name the file inside the archive the user gave.
+    let unpacked = dir.path().join("unpacked2");
+    unpack_edited(&fmu_pack::fmu_path("Dahlquist", 2), &unpacked, |md| {
+        empty_unit(md).replacen(
+            "<Real start=\"1.0\"/>",
+            "<Real unit=\"\" start=\"1.0\"/>",
+            1,
+        )
+    });
+    pack(&unpacked, &dir.path().join("empty-unit.fmu"));
+    let (code, stderr) = cosimo_in(dir.path(), &["run", "empty-unit.fmu"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let expected = format!("empty-unit.fmu/modelDescription.xml:7: {warning}");
+    assert_eq!(
+        stderr.matches(&expected).count(),
+        1,
+        "should warn once with\n  {expected}\nbut said:\n{stderr}"
+    );
+    assert!(dir.path().join("Dahlquist_out.csv").is_file());
+
+    // FMI 3, an unpacked folder.
+    unpack_edited(
+        &fmu_pack::fmu_path("Dahlquist", 3),
+        &dir.path().join("empty-unit3"),
+        |md| empty_unit(md).replacen("name=\"x0\"", "name=\"x0\" unit=\"\"", 1),
+    );
+    let (code, stderr) = cosimo_in(dir.path(), &["inspect", "empty-unit3"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let expected = format!(
+        "{}:7: {warning}",
+        Path::new("empty-unit3")
+            .join("modelDescription.xml")
+            .display()
+    );
+    assert!(
+        stderr.contains(&expected),
+        "should warn with\n  {expected}\nbut said:\n{stderr}"
+    );
+}
+
+#[test]
+fn clocks_that_name_no_clock_are_ignored_with_a_warning() {
+    // The schema types "clocks" as a list of value references; one that names a variable of
+    // another type is dropped (a name that resolves to nothing stays an error).
+    let xml = fmi3_with_variables(
+        "    <Clock name=\"c\" valueReference=\"1\" causality=\"input\" intervalVariability=\"triggered\"/>\n    <Float64 name=\"x\" valueReference=\"2\" clocks=\"2 1\"/>",
+    );
+    let origin = "clocks/fmi3/modelDescription.xml";
+    let (md, warnings) = parse_warned(&xml, origin);
+    assert_eq!(md.variables[1].clocks, [0]);
+    assert_warnings(
+        &warnings,
+        origin,
+        &[(
+            4,
+            "Float64 \"x\": attribute \"clocks\" refers to \"x\", which is not a Clock; the reference is ignored",
+        )],
+    );
+    let xml = fmi3_with_variables(r#"    <Float64 name="x" valueReference="1" clocks="7"/>"#);
+    assert_eq!(
+        parse_err(&xml),
+        (
+            3,
+            "Float64 \"x\": attribute \"clocks\" = \"7\" is not the value reference of any variable"
+                .to_string()
         )
     );
 }

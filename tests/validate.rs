@@ -261,6 +261,360 @@ fn every_finding_is_reported_not_just_the_first() {
     );
 }
 
+/// The findings of `rule` as (severity, line, message).
+fn of_rule<'a>(findings: &'a [Finding], rule: &str) -> Vec<(Severity, Option<usize>, &'a str)> {
+    findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| (f.severity, f.line, f.message.as_str()))
+        .collect()
+}
+
+#[test]
+fn empty_names_of_units_types_items_and_categories_are_warnings() {
+    // The schema types them xs:normalizedString: empty loads, but nothing can refer to it.
+    let xml = FMI2.replacen(
+        "  <DefaultExperiment",
+        r#"  <UnitDefinitions>
+    <Unit name=""><DisplayUnit name=""/></Unit>
+  </UnitDefinitions>
+  <TypeDefinitions>
+    <SimpleType name=""><Enumeration><Item name="" value="1"/></Enumeration></SimpleType>
+  </TypeDefinitions>
+  <LogCategories><Category name=""/></LogCategories>
+  <DefaultExperiment"#,
+        1,
+    );
+    let f = validate_xml(&xml);
+    assert_eq!(errors_of(&f), Vec::<&str>::new(), "{f:#?}");
+    assert_eq!(
+        of_rule(&f, "names"),
+        [
+            (
+                Severity::Warning,
+                Some(5),
+                "a <Unit> has an empty \"name\": variables can refer to it only with unit=\"\""
+            ),
+            (
+                Severity::Warning,
+                Some(5),
+                "a <DisplayUnit> of unit \"\" has an empty \"name\": variables can select it only with displayUnit=\"\""
+            ),
+            (
+                Severity::Warning,
+                Some(8),
+                "a <SimpleType> has an empty \"name\": variables can declare it only with declaredType=\"\""
+            ),
+            (
+                Severity::Warning,
+                Some(8),
+                "an enumeration <Item> of type \"\" has an empty \"name\": its value can be shown and set only by number"
+            ),
+            (
+                Severity::Warning,
+                Some(10),
+                "a log <Category> has an empty \"name\": it can be selected for logging only by the empty name"
+            ),
+        ]
+    );
+
+    let xml = FMI3.replacen(
+        "  <ModelVariables>",
+        r#"  <UnitDefinitions><Unit name=" "/></UnitDefinitions>
+  <TypeDefinitions>
+    <Float64Type name=""/>
+    <EnumerationType name="E"><Item name="" value="1"/></EnumerationType>
+  </TypeDefinitions>
+  <ModelVariables>"#,
+        1,
+    );
+    let f = validate_xml(&xml);
+    assert_eq!(errors_of(&f), Vec::<&str>::new(), "{f:#?}");
+    let names: Vec<_> = of_rule(&f, "names")
+        .into_iter()
+        .map(|(s, line, m)| (s, line, m.split(':').next().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (Severity::Warning, Some(4), "a <Unit> has an empty \"name\""),
+            (
+                Severity::Warning,
+                Some(6),
+                "a <Float64Type> has an empty \"name\""
+            ),
+            (
+                Severity::Warning,
+                Some(7),
+                "an enumeration <Item> of type \"E\" has an empty \"name\""
+            ),
+        ]
+    );
+    // A missing name is against the schema: an error.
+    let f = validate_xml(&xml.replacen("<Float64Type name=\"\"/>", "<Float64Type/>", 1));
+    assert_eq!(errors_of(&f), ["attributes"]);
+    assert_eq!(
+        of_rule(&f, "attributes"),
+        [(Severity::Error, Some(6), "a <Float64Type> has no \"name\"")]
+    );
+}
+
+#[test]
+fn an_empty_variable_name_is_an_error_of_the_naming_convention() {
+    // Loads (the schema allows it), but both naming conventions need at least one character.
+    let f = broken(FMI2, "name=\"n\"", "name=\"\"");
+    assert_eq!(errors_of(&f), ["naming-convention"]);
+    assert_eq!(f[0].line, Some(11));
+    assert_eq!(
+        f[0].message,
+        "a <ScalarVariable> (valueReference 1) has an empty name: both naming conventions need \
+         at least one character, and connections, start values and results name variables"
+    );
+    // The variable is still checked (its other findings are reported too).
+    let f = broken(FMI3, "name=\"b\"", "name=\"\"");
+    assert_eq!(errors_of(&f), ["naming-convention"]);
+    assert!(f[0]
+        .message
+        .starts_with("a <Boolean> (valueReference 6) has an empty name"));
+    let f = broken(
+        FMI3,
+        "name=\"b\" valueReference=\"6\" causality=\"parameter\" variability=\"fixed\" start=\"true\"",
+        "name=\"\" valueReference=\"6\" causality=\"parameter\" variability=\"fixed\"",
+    );
+    assert_eq!(errors_of(&f), ["naming-convention", "start"]);
+}
+
+#[test]
+fn names_against_the_structured_naming_convention_are_warnings() {
+    let structured = |names: &[&str]| -> Vec<Finding> {
+        let vars: String = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                format!(
+                    "    <Float64 name=\"{n}\" valueReference=\"{}\"/>\n",
+                    i + 10
+                )
+            })
+            .collect();
+        let xml = FMI3
+            .replacen(
+                "instantiationToken=\"{1}\"",
+                "instantiationToken=\"{1}\" variableNamingConvention=\"structured\"",
+                1,
+            )
+            .replacen(
+                "  </ModelVariables>",
+                &format!("{vars}  </ModelVariables>"),
+                1,
+            );
+        validate_xml(&xml)
+    };
+    // Valid structured names (FMI 2.0 section 2.2.9, FMI 3.0 section 2.4.7.5.1).
+    let valid = [
+        "a",
+        "_a1.b_2",
+        "a[1]",
+        "a[1,2].b[3]",
+        "'a b'.c",
+        "'#1 \\' x'",
+        "der(a.b)",
+        "der(a,2)",
+        "der('q')",
+    ];
+    assert_eq!(structured(&valid), [], "{valid:?}");
+    let invalid = [
+        ("1a", "unexpected '1' at character 1"),
+        ("a b", "unexpected ' ' at character 2"),
+        ("a..b", "unexpected '.' at character 3"),
+        ("a[]", "unexpected ']' at character 3"),
+        ("a[1", "unexpected end"),
+        ("''", "unexpected '\\'' at character 2"),
+        (
+            "'a\\q'",
+            "an invalid escape in a quoted name at character 3",
+        ),
+        ("der(a", "unexpected end"),
+        ("der(der(a))", "unexpected '(' at character 8"),
+        ("a.", "unexpected end"),
+        ("ä", "unexpected 'ä' at character 1"),
+    ];
+    for (name, problem) in invalid {
+        let f = structured(&[name]);
+        assert_eq!(errors_of(&f), Vec::<&str>::new(), "{name}: {f:?}");
+        assert_eq!(f.len(), 1, "{name}: {f:?}");
+        assert_eq!(f[0].rule, "naming-convention");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(f[0].line, Some(11));
+        assert_eq!(
+            f[0].message,
+            format!(
+                "\"{name}\" is not a structured name (variableNamingConvention=\"structured\"): \
+                 {problem}"
+            ),
+            "{name}"
+        );
+    }
+    // Flat names: anything but carriage return, line feed and tab.
+    let f = broken(FMI2, "name=\"k\"", "name=\"k&#9;1\"");
+    assert_eq!(errors_of(&f), Vec::<&str>::new());
+    assert_eq!(
+        of_rule(&f, "naming-convention"),
+        [(
+            Severity::Warning,
+            Some(10),
+            "\"k\t1\" is not a flat name (variableNamingConvention=\"flat\"): it contains the \
+             control character '\\t'"
+        )]
+    );
+    assert_eq!(
+        validate_xml(&FMI2.replacen("name=\"k\"", "name=\"k 1 ä\"", 1)),
+        []
+    );
+}
+
+#[test]
+fn units_and_display_units_must_be_defined() {
+    // Not a schema rule (FMPy checks it): a warning, the values cannot be converted.
+    let f = broken(
+        FMI2,
+        "<Real start=\"1\" min=\"0\"/>",
+        "<Real start=\"1\" min=\"0\" unit=\"N/m\"/>",
+    );
+    assert_eq!(errors_of(&f), Vec::<&str>::new());
+    assert_eq!(
+        of_rule(&f, "units"),
+        [(
+            Severity::Warning,
+            Some(10),
+            "\"k\": unit \"N/m\" is not defined in <UnitDefinitions>; connections cannot convert \
+             its values to other units"
+        )]
+    );
+    let with_units = FMI2.replacen(
+        "  <DefaultExperiment",
+        "  <UnitDefinitions><Unit name=\"N/m\"><DisplayUnit name=\"kN/m\" factor=\"0.001\"/></Unit></UnitDefinitions>\n  <DefaultExperiment",
+        1,
+    );
+    let f = broken(
+        &with_units,
+        "<Real start=\"1\" min=\"0\"/>",
+        "<Real start=\"1\" min=\"0\" unit=\"N/m\" displayUnit=\"kN/m\"/>",
+    );
+    assert_eq!(f, []);
+    let f = broken(
+        &with_units,
+        "<Real start=\"1\" min=\"0\"/>",
+        "<Real start=\"1\" min=\"0\" unit=\"N/m\" displayUnit=\"N/mm\"/>",
+    );
+    assert_eq!(
+        of_rule(&f, "units"),
+        [(
+            Severity::Warning,
+            Some(11),
+            "\"k\": display unit \"N/mm\" is not a <DisplayUnit> of unit \"N/m\""
+        )]
+    );
+    // FMI 3: a type's unit is checked once, at the type; a variable's own display unit against
+    // the unit it inherits.
+    let xml = FMI3
+        .replacen(
+            "  <ModelVariables>",
+            "  <UnitDefinitions><Unit name=\"m\"/></UnitDefinitions>\n  <TypeDefinitions>\n    <Float64Type name=\"Force\" unit=\"N\"/>\n    <Float64Type name=\"Length\" unit=\"m\"/>\n  </TypeDefinitions>\n  <ModelVariables>",
+            1,
+        )
+        .replacen(
+            "<Float64 name=\"u\" valueReference=\"3\"",
+            "<Float64 name=\"u\" valueReference=\"3\" declaredType=\"Force\"",
+            1,
+        )
+        .replacen(
+            "<Float64 name=\"x\" valueReference=\"1\"",
+            "<Float64 name=\"x\" valueReference=\"1\" declaredType=\"Length\" displayUnit=\"mm\"",
+            1,
+        );
+    let f = validate_xml(&xml);
+    assert_eq!(errors_of(&f), Vec::<&str>::new());
+    assert_eq!(
+        of_rule(&f, "units"),
+        [
+            (
+                Severity::Warning,
+                Some(6),
+                "type \"Force\": unit \"N\" is not defined in <UnitDefinitions>; connections \
+                 cannot convert its values to other units"
+            ),
+            (
+                Severity::Warning,
+                Some(11),
+                "\"x\": display unit \"mm\" is not a <DisplayUnit> of unit \"m\""
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_empty_model_identifier() {
+    // Model Exchange: cosimo loads the file, but the interface's binary cannot be named.
+    let xml = FMI2.replacen(
+        "  <CoSimulation",
+        "  <ModelExchange modelIdentifier=\"\"/>\n  <CoSimulation",
+        1,
+    );
+    let f = validate_xml(&xml);
+    assert_eq!(errors_of(&f), ["interface"]);
+    assert_eq!(f[0].line, Some(3));
+    assert_eq!(
+        f[0].message,
+        "<ModelExchange> has an empty \"modelIdentifier\": it must name the interface's binary \
+         (a C identifier)"
+    );
+    let f = broken(FMI3, "modelIdentifier=\"M\"", "modelIdentifier=\" \"");
+    assert_eq!(errors_of(&f), ["interface"]);
+    assert!(
+        f[0].message.ends_with("; cosimo cannot load the FMU"),
+        "{}",
+        f[0]
+    );
+}
+
+#[test]
+fn dependency_kinds_must_match_the_dependencies() {
+    // The parser ignores kinds that do not match (with a warning); validate says it is wrong.
+    let f = broken(
+        FMI2,
+        "dependencies=\"2 4\"",
+        "dependencies=\"2 4\" dependenciesKind=\"dependent\"",
+    );
+    assert_eq!(errors_of(&f), ["dependencies"]);
+    assert_eq!(
+        f[0].message,
+        "\"der(x)\": dependenciesKind lists 1 kinds for 2 dependencies"
+    );
+    let f = broken(
+        FMI3,
+        "<Output valueReference=\"5\"/>",
+        "<Output valueReference=\"5\" dependenciesKind=\"constant\"/>",
+    );
+    assert_eq!(errors_of(&f), ["dependencies"]);
+}
+
+#[test]
+fn clocks_must_name_clock_variables() {
+    // The parser drops such a reference with a warning; validate says it is wrong.
+    let f = broken(
+        FMI3,
+        "variability=\"discrete\"/>",
+        "variability=\"discrete\" clocks=\"1\"/>",
+    );
+    assert_eq!(errors_of(&f), ["references"]);
+    assert_eq!(f[0].line, Some(9));
+    assert_eq!(
+        f[0].message,
+        "\"count\": clocks refers to \"x\", which is not a Clock"
+    );
+}
+
 #[test]
 fn the_project_fmus_are_valid_and_export_what_they_declare() {
     for packed in fmu_pack::packed_fmus().unwrap() {

@@ -38,7 +38,8 @@ impl Fmu {
     /// Open a `.fmu` file or an unpacked FMU folder and parse its model description.
     pub fn open(path: &Path) -> Result<Fmu> {
         let archive = FmuArchive::open(path)?;
-        let description = description::from_file(&archive.model_description_path()?)
+        let shown_as = archive.source().join("modelDescription.xml");
+        let description = description::from_file_as(&archive.model_description_path()?, &shown_as)
             .map_err(|e| archive.name_by_source(e))?;
         Ok(Fmu {
             archive: Arc::new(archive),

@@ -315,15 +315,27 @@ pub fn validate_xml(xml: &str) -> Vec<Finding> {
         );
     }
     for interface in &interfaces {
-        if interface
-            .attr("modelIdentifier")
-            .is_none_or(|m| m.trim().is_empty())
-        {
-            f.error(
+        match interface.attr("modelIdentifier") {
+            None => f.error(
                 "interface",
                 interface.line,
                 format!("<{}> has no \"modelIdentifier\"", interface.name),
-            );
+            ),
+            Some(m) if m.trim().is_empty() => f.error(
+                "interface",
+                interface.line,
+                format!(
+                    "<{}> has an empty \"modelIdentifier\": it must name the interface's \
+                     binary (a C identifier){}",
+                    interface.name,
+                    if interface.name == "CoSimulation" {
+                        "; cosimo cannot load the FMU"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+            Some(_) => {}
         }
     }
     if let Some(de) = root.child("DefaultExperiment") {
@@ -352,6 +364,9 @@ pub fn validate_xml(xml: &str) -> Vec<Finding> {
     }
 
     let vars = variables(&root, version, &mut f);
+    definition_names(&root, version, &mut f);
+    naming_convention(&root, &vars, &mut f);
+    units(&root, &vars, version, &mut f);
     unique(&vars, version, &mut f);
     for v in &vars {
         combinations(v, version, &mut f);
@@ -398,7 +413,8 @@ fn variables<'a>(root: &'a Node, version: FmiVersion, f: &mut Findings) -> Vec<V
                 (node, node.name.clone())
             }
         };
-        let Some(name) = node.attr("name").filter(|n| !n.is_empty()) else {
+        // (an empty name is kept: naming_convention reports it)
+        let Some(name) = node.attr("name") else {
             f.error(
                 "attributes",
                 node.line,
@@ -437,6 +453,322 @@ fn variables<'a>(root: &'a Node, version: FmiVersion, f: &mut Findings) -> Vec<V
         });
     }
     vars
+}
+
+/// The type definition elements with their names: FMI 2 `SimpleType` (its attributes on the
+/// Real/Integer/... child), FMI 3 `Float64Type` and the like.
+fn type_definitions(root: &Node, version: FmiVersion) -> Vec<(&Node, &Node)> {
+    let Some(td) = root.child("TypeDefinitions") else {
+        return Vec::new();
+    };
+    match version {
+        FmiVersion::Fmi2 => td
+            .children_named("SimpleType")
+            .filter_map(|st| {
+                st.children
+                    .iter()
+                    .find(|c| FMI2_TYPES.contains(&c.name.as_str()))
+                    .map(|typed| (st, typed))
+            })
+            .collect(),
+        FmiVersion::Fmi3 => td
+            .children
+            .iter()
+            .filter(|t| {
+                t.name
+                    .strip_suffix("Type")
+                    .is_some_and(|base| FMI3_TYPES.contains(&base))
+            })
+            .map(|t| (t, t))
+            .collect(),
+    }
+}
+
+/// Names of units, display units, types, enumeration items and log categories: required by the
+/// schema, which allows them empty (suspicious: nothing can refer to them by name).
+fn definition_names(root: &Node, version: FmiVersion, f: &mut Findings) {
+    let mut check = |node: &Node, what: String, consequence: &str| match node.attr("name") {
+        None => f.error("attributes", node.line, format!("{what} has no \"name\"")),
+        Some(name) if name.trim().is_empty() => f.warning(
+            "names",
+            node.line,
+            format!("{what} has an empty \"name\": {consequence}"),
+        ),
+        Some(_) => {}
+    };
+    for unit in root
+        .child("UnitDefinitions")
+        .into_iter()
+        .flat_map(|u| u.children_named("Unit"))
+    {
+        check(
+            unit,
+            "a <Unit>".into(),
+            "variables can refer to it only with unit=\"\"",
+        );
+        let of = format!("of unit \"{}\"", unit.attr("name").unwrap_or_default());
+        for display in unit.children_named("DisplayUnit") {
+            check(
+                display,
+                format!("a <DisplayUnit> {of}"),
+                "variables can select it only with displayUnit=\"\"",
+            );
+        }
+    }
+    for (definition, typed) in type_definitions(root, version) {
+        check(
+            definition,
+            format!("a <{}>", definition.name),
+            "variables can declare it only with declaredType=\"\"",
+        );
+        let of = format!(
+            "of type \"{}\"",
+            definition.attr("name").unwrap_or_default()
+        );
+        for item in typed.children_named("Item") {
+            check(
+                item,
+                format!("an enumeration <Item> {of}"),
+                "its value can be shown and set only by number",
+            );
+        }
+    }
+    for category in root
+        .child("LogCategories")
+        .into_iter()
+        .flat_map(|c| c.children_named("Category"))
+    {
+        check(
+            category,
+            "a log <Category>".into(),
+            "it can be selected for logging only by the empty name",
+        );
+    }
+}
+
+/// Variable names against `variableNamingConvention`: an empty name is an error (both
+/// conventions need at least one character, and cosimo names variables in connections, start
+/// values and results); other violations are warnings (cosimo does not parse names).
+fn naming_convention(root: &Node, vars: &[Var<'_>], f: &mut Findings) {
+    let convention = root.attr("variableNamingConvention").unwrap_or("flat");
+    for v in vars {
+        if v.name.is_empty() {
+            f.error(
+                "naming-convention",
+                v.node.line,
+                format!(
+                    "a <{}>{} has an empty name: both naming conventions need at least one \
+                     character, and connections, start values and results name variables",
+                    v.node.name,
+                    v.vr.map_or(String::new(), |vr| format!(" (valueReference {vr})"))
+                ),
+            );
+            continue;
+        }
+        let problem = if convention.trim() == "structured" {
+            structured_name(&v.name).err()
+        } else {
+            v.name
+                .chars()
+                .find(|c| matches!(c, '\r' | '\n' | '\t'))
+                .map(|c| format!("it contains the control character {c:?}"))
+        };
+        if let Some(problem) = problem {
+            f.warning(
+                "naming-convention",
+                v.node.line,
+                format!(
+                    "\"{}\" is not a {} name (variableNamingConvention=\"{}\"): {problem}",
+                    v.name,
+                    if convention.trim() == "structured" {
+                        "structured"
+                    } else {
+                        "flat"
+                    },
+                    convention
+                ),
+            );
+        }
+    }
+}
+
+/// Check `name` against the grammar of structured names (FMI 2.0 section 2.2.9, FMI 3.0
+/// section 2.4.7.5.1): `identifier | "der(" identifier ["," unsignedInteger] ")"`, an identifier
+/// being dot-separated names (letters, digits, `_`, or 'quoted') each with optional array indices.
+fn structured_name(name: &str) -> std::result::Result<(), String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut at = 0;
+    let at_char = |at: usize| -> String {
+        match chars.get(at) {
+            Some(c) => format!("unexpected {c:?} at character {}", at + 1),
+            None => "unexpected end".to_string(),
+        }
+    };
+    let digits = |at: &mut usize| -> bool {
+        let start = *at;
+        while chars.get(*at).is_some_and(char::is_ascii_digit) {
+            *at += 1;
+        }
+        *at > start
+    };
+    let identifier = |at: &mut usize| -> std::result::Result<(), String> {
+        loop {
+            match chars.get(*at) {
+                Some(c) if c.is_ascii_alphabetic() || *c == '_' => {
+                    while chars
+                        .get(*at)
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    {
+                        *at += 1;
+                    }
+                }
+                Some('\'') => {
+                    *at += 1;
+                    let start = *at;
+                    loop {
+                        match chars.get(*at) {
+                            Some('\'') if *at > start => break,
+                            Some('\\') => {
+                                if !chars.get(*at + 1).is_some_and(|c| {
+                                    matches!(c, '\'' | '"' | '?' | '\\' | 'a' | 'b' | 'f')
+                                        || matches!(c, 'n' | 'r' | 't' | 'v')
+                                }) {
+                                    return Err(format!(
+                                        "an invalid escape in a quoted name at character {}",
+                                        *at + 1
+                                    ));
+                                }
+                                *at += 2;
+                            }
+                            Some(c)
+                                if (c.is_ascii_graphic() || *c == ' ')
+                                    && !matches!(c, '\'' | '`') =>
+                            {
+                                *at += 1
+                            }
+                            _ => return Err(at_char(*at)),
+                        }
+                    }
+                    *at += 1;
+                }
+                _ => return Err(at_char(*at)),
+            }
+            if chars.get(*at) == Some(&'[') {
+                loop {
+                    *at += 1;
+                    if !digits(at) {
+                        return Err(at_char(*at));
+                    }
+                    match chars.get(*at) {
+                        Some(',') => continue,
+                        Some(']') => {
+                            *at += 1;
+                            break;
+                        }
+                        _ => return Err(at_char(*at)),
+                    }
+                }
+            }
+            if chars.get(*at) == Some(&'.') {
+                *at += 1;
+            } else {
+                return Ok(());
+            }
+        }
+    };
+    if name.starts_with("der(") {
+        at = 4;
+        identifier(&mut at)?;
+        if chars.get(at) == Some(&',') {
+            at += 1;
+            if !digits(&mut at) {
+                return Err(at_char(at));
+            }
+        }
+        if chars.get(at) != Some(&')') {
+            return Err(at_char(at));
+        }
+        at += 1;
+    } else {
+        identifier(&mut at)?;
+    }
+    if at < chars.len() {
+        return Err(at_char(at));
+    }
+    Ok(())
+}
+
+/// `unit` and `displayUnit` of types and variables name units of `UnitDefinitions` (FMPy
+/// checks this too). A warning: the file loads, but cosimo cannot convert values of an undefined
+/// unit to other units, and display units are not used.
+fn units(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) {
+    let defined: HashMap<&str, Vec<&str>> = root
+        .child("UnitDefinitions")
+        .into_iter()
+        .flat_map(|u| u.children_named("Unit"))
+        .filter_map(|u| {
+            let displays = u
+                .children_named("DisplayUnit")
+                .filter_map(|d| d.attr("name"))
+                .collect();
+            u.attr("name").map(|name| (name, displays))
+        })
+        .collect();
+    let mut check = |line: usize, what: &str, unit: Option<&str>, display: Option<&str>| {
+        if let Some(unit) = unit.filter(|u| !defined.contains_key(u)) {
+            f.warning(
+                "units",
+                line,
+                format!(
+                    "{what}: unit \"{unit}\" is not defined in <UnitDefinitions>; connections \
+                     cannot convert its values to other units"
+                ),
+            );
+            return;
+        }
+        if let Some(display) = display {
+            let known = unit
+                .and_then(|u| defined.get(u))
+                .is_some_and(|displays| displays.contains(&display));
+            if !known {
+                f.warning(
+                    "units",
+                    line,
+                    format!(
+                        "{what}: display unit \"{display}\" is not a <DisplayUnit> of {}",
+                        unit.map_or("its unit (it has none)".to_string(), |u| format!(
+                            "unit \"{u}\""
+                        ))
+                    ),
+                );
+            }
+        }
+    };
+    let mut type_units: HashMap<&str, Option<&str>> = HashMap::new();
+    for (definition, typed) in type_definitions(root, version) {
+        let name = definition.attr("name").unwrap_or_default();
+        type_units.insert(name, typed.attr("unit"));
+        check(
+            definition.line,
+            &format!("type \"{name}\""),
+            typed.attr("unit"),
+            typed.attr("displayUnit"),
+        );
+    }
+    for v in vars {
+        let own = v.typed.attr("unit");
+        let inherited = v
+            .typed
+            .attr("declaredType")
+            .and_then(|t| type_units.get(t).copied().flatten());
+        let display = v.typed.attr("displayUnit");
+        match own {
+            // A unit of the declared type was checked with the type.
+            None if display.is_none() || inherited.is_some_and(|u| !defined.contains_key(u)) => {}
+            None => check(v.node.line, &format!("\"{}\"", v.name), inherited, display),
+            Some(_) => check(v.node.line, &format!("\"{}\"", v.name), own, display),
+        }
+    }
 }
 
 fn unique(vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) {

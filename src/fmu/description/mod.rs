@@ -4,31 +4,60 @@ mod model;
 mod parse;
 mod xml;
 
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Mutex;
 
 use crate::{Error, Result};
 
 pub use model::*;
 
-/// Parse a modelDescription.xml file. `path` is used in error messages.
+/// Parse a modelDescription.xml file. `path` is used in error and warning messages.
 pub fn from_file(path: &Path) -> Result<ModelDescription> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    from_file_as(path, path)
+}
+
+/// Parse the modelDescription.xml file at `path`, naming it `shown_as` in error and warning
+/// messages (e.g. `model.fmu/modelDescription.xml` for a file extracted from `model.fmu`).
+pub fn from_file_as(path: &Path, shown_as: &Path) -> Result<ModelDescription> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(shown_as, e))?;
     let text = decode(&bytes).map_err(|(line, message)| Error::ModelDescription {
-        path: path.to_path_buf(),
+        path: shown_as.to_path_buf(),
         line,
         message,
     })?;
-    from_str(&text, path)
+    from_str(&text, shown_as)
 }
 
-/// Parse XML text; `origin` names the file in error messages.
+/// Parse XML text; `origin` names the file in error and warning messages.
+///
+/// What the FMI schema allows but is questionable (an empty unit name, dependency kinds that do
+/// not match the dependencies, ...) loads: each such finding is logged as a warning naming the
+/// file, the line, the element and the attribute (`cosimo validate` reports them too).
 pub fn from_str(xml: &str, origin: &Path) -> Result<ModelDescription> {
     let xml = xml.strip_prefix('\u{feff}').unwrap_or(xml);
-    parse::parse(xml).map_err(|f| Error::ModelDescription {
+    let (description, warnings) = parse::parse(xml).map_err(|f| Error::ModelDescription {
         path: origin.to_path_buf(),
         line: f.line,
         message: f.message,
-    })
+    })?;
+    for w in warnings {
+        warn_once(format!("{}:{}: {}", origin.display(), w.line, w.message));
+    }
+    Ok(description)
+}
+
+/// Log a warning unless this process logged the same text before (a sweep opens the same FMU
+/// for every run; its warnings are said once).
+fn warn_once(text: String) {
+    static SAID: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let first = SAID
+        .lock()
+        .map(|mut said| said.insert(text.clone()))
+        .unwrap_or(true);
+    if first {
+        log::warn!("{text}");
+    }
 }
 
 /// The file's text: UTF-8 (with or without a byte-order mark) or declared ISO-8859-1.

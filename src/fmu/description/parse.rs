@@ -66,8 +66,13 @@ const FMI3_TYPES: &[(&str, VariableType)] = &[
     ("Clock", VariableType::Clock),
 ];
 
-/// Parse the text of a `modelDescription.xml`.
-pub(super) fn parse(xml: &str) -> R<ModelDescription> {
+/// What the schema allows but is questionable, each at its line: the file loads, and these are
+/// logged.
+pub(super) type Warnings = Vec<Fail>;
+
+/// Parse the text of a `modelDescription.xml`; also returns the warnings.
+pub(super) fn parse(xml: &str) -> R<(ModelDescription, Warnings)> {
+    let mut w = Warnings::new();
     let root = parse_tree(xml)?;
     if root.name != "fmiModelDescription" {
         return Err(Fail::new(
@@ -92,25 +97,36 @@ pub(super) fn parse(xml: &str) -> R<ModelDescription> {
         .child("CoSimulation")
         .map(|e| co_simulation(e, version))
         .transpose()?;
-    let model_exchange_identifier = root
-        .child("ModelExchange")
-        .map(|e| req_nonempty(e, "ModelExchange", "modelIdentifier").map(str::to_string))
-        .transpose()?;
-    let scheduled_execution_identifier = root
-        .child("ScheduledExecution")
-        .map(|e| req_nonempty(e, "ScheduledExecution", "modelIdentifier").map(str::to_string))
-        .transpose()?;
+    let mut unused_identifier = |label: &str, what: &str| -> R<Option<String>> {
+        let Some(e) = root.child(label) else {
+            return Ok(None);
+        };
+        let id = named(
+            e,
+            label,
+            "modelIdentifier",
+            &format!(
+                "it names the {what} binary, which cosimo does not load (it drives the \
+                 Co-Simulation interface)"
+            ),
+            &mut w,
+        )?;
+        Ok(Some(id.to_string()))
+    };
+    let model_exchange_identifier = unused_identifier("ModelExchange", "Model Exchange")?;
+    let scheduled_execution_identifier =
+        unused_identifier("ScheduledExecution", "Scheduled Execution")?;
 
     let units = match root.child("UnitDefinitions") {
-        Some(e) => units(e)?,
+        Some(e) => units(e, &mut w)?,
         None => Vec::new(),
     };
     let (type_definitions, type_elements) = match root.child("TypeDefinitions") {
-        Some(e) => type_definitions(e, version)?,
+        Some(e) => type_definitions(e, version, &mut w)?,
         None => (Vec::new(), HashMap::new()),
     };
     let log_categories = match root.child("LogCategories") {
-        Some(e) => log_categories(e)?,
+        Some(e) => log_categories(e, &mut w)?,
         None => Vec::new(),
     };
     let default_experiment = root
@@ -126,7 +142,7 @@ pub(super) fn parse(xml: &str) -> R<ModelDescription> {
         elements: &type_elements,
     };
     let (variables, by_vr) = match root.child("ModelVariables") {
-        Some(e) => model_variables(e, version, &types)?,
+        Some(e) => model_variables(e, version, &types, &mut w)?,
         None => (Vec::new(), HashMap::new()),
     };
     let refs = Refs {
@@ -135,11 +151,11 @@ pub(super) fn parse(xml: &str) -> R<ModelDescription> {
         by_vr: &by_vr,
     };
     let model_structure = match root.child("ModelStructure") {
-        Some(e) => model_structure(e, &refs)?,
+        Some(e) => model_structure(e, &refs, &mut w)?,
         None => ModelStructure::default(),
     };
 
-    Ok(ModelDescription {
+    let description = ModelDescription {
         fmi_version: version,
         fmi_version_string: version_string,
         model_name: model_name.to_string(),
@@ -161,7 +177,8 @@ pub(super) fn parse(xml: &str) -> R<ModelDescription> {
         default_experiment,
         variables,
         model_structure,
-    })
+    };
+    Ok((description, w))
 }
 
 fn fmi_version(root: &Element, v: &str) -> R<FmiVersion> {
@@ -197,12 +214,22 @@ fn req<'a>(e: &'a Element, label: &str, name: &str) -> R<&'a str> {
         .ok_or_else(|| Fail::new(e.line, format!("{label}: missing attribute \"{name}\"")))
 }
 
-fn req_nonempty<'a>(e: &'a Element, label: &str, name: &str) -> R<&'a str> {
+/// Attribute `name` of `e`, which the schema requires as an `xs:normalizedString`: an empty value
+/// is allowed there, so it is kept, with a warning that says what it costs (`consequence`).
+fn named<'a>(
+    e: &'a Element,
+    label: &str,
+    name: &str,
+    consequence: &str,
+    w: &mut Warnings,
+) -> R<&'a str> {
     let v = req(e, label, name)?;
     if v.trim().is_empty() {
-        return Err(Fail::new(
+        w.push(Fail::new(
             e.line,
-            format!("{label}: attribute \"{name}\" is empty"),
+            format!(
+                "{label}: attribute \"{name}\" is empty (the FMI schema allows it); {consequence}"
+            ),
         ));
     }
     Ok(v)
@@ -465,8 +492,18 @@ fn co_simulation(e: &Element, version: FmiVersion) -> R<CoSimulation> {
             ],
         ),
     };
+    let model_identifier = req(e, l, "modelIdentifier")?;
+    if model_identifier.trim().is_empty() {
+        // The schema allows it, but the interface cosimo drives is then unusable.
+        return Err(Fail::new(
+            e.line,
+            "CoSimulation: attribute \"modelIdentifier\" is empty; it names the FMU's shared \
+             library (binaries/<platform>/<modelIdentifier> with .so, .dll or .dylib), without \
+             which the Co-Simulation interface cannot be loaded",
+        ));
+    }
     Ok(CoSimulation {
-        model_identifier: req_nonempty(e, l, "modelIdentifier")?.to_string(),
+        model_identifier: model_identifier.to_string(),
         needs_execution_tool: flag(e, l, "needsExecutionTool")?,
         can_handle_variable_communication_step_size: flag(
             e,
@@ -513,10 +550,16 @@ fn co_simulation(e: &Element, version: FmiVersion) -> R<CoSimulation> {
     })
 }
 
-fn units(e: &Element) -> R<Vec<Unit>> {
+fn units(e: &Element, w: &mut Warnings) -> R<Vec<Unit>> {
     let mut units = Vec::new();
     for u in e.children_named("Unit") {
-        let name = req_nonempty(u, "Unit", "name")?;
+        let name = named(
+            u,
+            "Unit",
+            "name",
+            "variables can only refer to this unit with unit=\"\"",
+            w,
+        )?;
         let label = format!("Unit \"{name}\"");
         let base_unit = match u.child("BaseUnit") {
             None => None,
@@ -540,7 +583,13 @@ fn units(e: &Element) -> R<Vec<Unit>> {
         };
         let mut display_units = Vec::new();
         for d in u.children_named("DisplayUnit") {
-            let dname = req_nonempty(d, &format!("DisplayUnit of {label}"), "name")?;
+            let dname = named(
+                d,
+                &format!("DisplayUnit of {label}"),
+                "name",
+                "variables can only select this display unit with displayUnit=\"\"",
+                w,
+            )?;
             let dl = format!("DisplayUnit \"{dname}\" of {label}");
             display_units.push(DisplayUnit {
                 name: dname.to_string(),
@@ -561,13 +610,14 @@ fn units(e: &Element) -> R<Vec<Unit>> {
 /// The type definitions and, by name, the element that carries each one's attributes.
 type TypeDefs<'a> = (Vec<TypeDefinition>, HashMap<String, &'a Element>);
 
-fn type_definitions(e: &Element, version: FmiVersion) -> R<TypeDefs<'_>> {
+fn type_definitions<'a>(e: &'a Element, version: FmiVersion, w: &mut Warnings) -> R<TypeDefs<'a>> {
+    let consequence = "variables can only declare this type with declaredType=\"\"";
     let mut defs = Vec::new();
     let mut elements = HashMap::new();
     match version {
         FmiVersion::Fmi2 => {
             for st in e.children_named("SimpleType") {
-                let name = req_nonempty(st, "SimpleType", "name")?;
+                let name = named(st, "SimpleType", "name", consequence, w)?;
                 let label = format!("SimpleType \"{name}\"");
                 let (te, vt) = fmi2_type_child(st).ok_or_else(|| {
                     Fail::new(
@@ -585,6 +635,7 @@ fn type_definitions(e: &Element, version: FmiVersion) -> R<TypeDefs<'_>> {
                     te,
                     &tlabel,
                     version,
+                    w,
                 )?);
                 elements.insert(name.to_string(), te);
             }
@@ -599,7 +650,7 @@ fn type_definitions(e: &Element, version: FmiVersion) -> R<TypeDefs<'_>> {
                 else {
                     continue;
                 };
-                let name = req_nonempty(te, &te.name, "name")?;
+                let name = named(te, &te.name, "name", consequence, w)?;
                 let label = format!("{} \"{name}\"", te.name);
                 defs.push(type_definition(
                     name,
@@ -608,6 +659,7 @@ fn type_definitions(e: &Element, version: FmiVersion) -> R<TypeDefs<'_>> {
                     te,
                     &label,
                     version,
+                    w,
                 )?);
                 elements.insert(name.to_string(), te);
             }
@@ -632,10 +684,17 @@ fn type_definition(
     te: &Element,
     label: &str,
     version: FmiVersion,
+    w: &mut Warnings,
 ) -> R<TypeDefinition> {
     let mut items = Vec::new();
     for item in te.children_named("Item") {
-        let iname = req_nonempty(item, &format!("Item of {label}"), "name")?;
+        let iname = named(
+            item,
+            &format!("Item of {label}"),
+            "name",
+            "the value is shown by number, and a start value can only name it by number",
+            w,
+        )?;
         let il = format!("Item \"{iname}\" of {label}");
         items.push(EnumerationItem {
             name: iname.to_string(),
@@ -688,11 +747,12 @@ fn clock_attributes(e: &Element, label: &str, fallback: Option<&Element>) -> R<C
     })
 }
 
-fn log_categories(e: &Element) -> R<Vec<LogCategory>> {
+fn log_categories(e: &Element, w: &mut Warnings) -> R<Vec<LogCategory>> {
     e.children_named("Category")
         .map(|c| {
+            let consequence = "the category can only be selected for logging by the empty name";
             Ok(LogCategory {
-                name: req_nonempty(c, "Category", "name")?.to_string(),
+                name: named(c, "Category", "name", consequence, w)?.to_string(),
                 description: opt_string(c, "description"),
             })
         })
@@ -734,14 +794,15 @@ fn model_variables<'a>(
     e: &'a Element,
     version: FmiVersion,
     types: &Types<'_>,
+    w: &mut Warnings,
 ) -> R<(Vec<Variable>, HashMap<ValueReference, usize>)> {
     let mut variables = Vec::new();
     let mut pending: Vec<Pending<'a>> = Vec::new();
     for child in &e.children {
         let parsed = match version {
-            FmiVersion::Fmi2 if child.name == "ScalarVariable" => Some(fmi2_variable(child)?),
+            FmiVersion::Fmi2 if child.name == "ScalarVariable" => Some(fmi2_variable(child, w)?),
             FmiVersion::Fmi3 => match FMI3_TYPES.iter().find(|(n, _)| *n == child.name) {
-                Some((_, vt)) => Some(fmi3_variable(child, *vt, types)?),
+                Some((_, vt)) => Some(fmi3_variable(child, *vt, types, w)?),
                 None => None,
             },
             _ => None,
@@ -822,19 +883,24 @@ fn model_variables<'a>(
         }
         resolved.push((derivative, previous, clocks));
     }
-    for (i, (derivative, previous, clocks)) in resolved.into_iter().enumerate() {
-        for &c in &clocks {
-            if variables[c].var_type != VariableType::Clock {
+    for (i, (derivative, previous, mut clocks)) in resolved.into_iter().enumerate() {
+        // The schema types `clocks` as value references only: one naming a variable of another
+        // type is kept out of the list (cosimo schedules no clocks), with a warning.
+        clocks.retain(|&c| {
+            let clock = variables[c].var_type == VariableType::Clock;
+            if !clock {
                 let p = &pending[i];
-                return Err(Fail::new(
+                w.push(Fail::new(
                     p.element.line,
                     format!(
-                        "{}: attribute \"clocks\" refers to \"{}\", which is not a Clock",
+                        "{}: attribute \"clocks\" refers to \"{}\", which is not a Clock; \
+                         the reference is ignored",
                         p.label, variables[c].name
                     ),
                 ));
             }
-        }
+            clock
+        });
         let v = &mut variables[i];
         v.derivative = derivative;
         v.previous = previous;
@@ -858,9 +924,14 @@ fn default_variability(vt: VariableType) -> Variability {
     }
 }
 
-fn fmi2_variable(sv: &Element) -> R<(Variable, Pending<'_>)> {
+/// What an empty variable name costs.
+const EMPTY_VARIABLE_NAME: &str = "connections, start values, inputs and result columns name \
+    variables, and this one has no name to give (both FMI naming conventions need at least one \
+    character)";
+
+fn fmi2_variable<'a>(sv: &'a Element, w: &mut Warnings) -> R<(Variable, Pending<'a>)> {
     let version = FmiVersion::Fmi2;
-    let name = req_nonempty(sv, "ScalarVariable", "name")?;
+    let name = named(sv, "ScalarVariable", "name", EMPTY_VARIABLE_NAME, w)?;
     let label = format!("ScalarVariable \"{name}\"");
     let value_reference = req_parse(sv, &label, "valueReference", VR_WHAT)?;
     let (te, vt) = fmi2_type_child(sv).ok_or_else(|| {
@@ -919,9 +990,10 @@ fn fmi3_variable<'a>(
     e: &'a Element,
     vt: VariableType,
     types: &Types<'_>,
+    w: &mut Warnings,
 ) -> R<(Variable, Pending<'a>)> {
     let version = FmiVersion::Fmi3;
-    let name = req_nonempty(e, &e.name, "name")?;
+    let name = named(e, &e.name, "name", EMPTY_VARIABLE_NAME, w)?;
     let label = format!("{} \"{name}\"", e.name);
     let value_reference = req_parse(e, &label, "valueReference", VR_WHAT)?;
 
@@ -1104,7 +1176,7 @@ impl Refs<'_> {
     }
 }
 
-fn model_structure(e: &Element, refs: &Refs<'_>) -> R<ModelStructure> {
+fn model_structure(e: &Element, refs: &Refs<'_>, w: &mut Warnings) -> R<ModelStructure> {
     let mut ms = ModelStructure::default();
     match refs.version {
         FmiVersion::Fmi2 => {
@@ -1115,7 +1187,8 @@ fn model_structure(e: &Element, refs: &Refs<'_>) -> R<ModelStructure> {
             ] {
                 for g in e.children_named(group) {
                     for u in g.children_named("Unknown") {
-                        list.push(unknown(u, &format!("Unknown in <{group}>"), "index", refs)?);
+                        let label = format!("Unknown in <{group}>");
+                        list.push(unknown(u, &label, "index", refs, w)?);
                     }
                 }
             }
@@ -1130,14 +1203,14 @@ fn model_structure(e: &Element, refs: &Refs<'_>) -> R<ModelStructure> {
                     "EventIndicator" => &mut ms.event_indicators,
                     _ => continue,
                 };
-                list.push(unknown(u, &u.name, "valueReference", refs)?);
+                list.push(unknown(u, &u.name, "valueReference", refs, w)?);
             }
         }
     }
     Ok(ms)
 }
 
-fn unknown(u: &Element, label: &str, key: &str, refs: &Refs<'_>) -> R<Unknown> {
+fn unknown(u: &Element, label: &str, key: &str, refs: &Refs<'_>, w: &mut Warnings) -> R<Unknown> {
     let value = req(u, label, key)?;
     let variable = refs.one(u.line, label, key, value)?;
     let label = format!("{label} ({key} {})", value.trim());
@@ -1145,7 +1218,7 @@ fn unknown(u: &Element, label: &str, key: &str, refs: &Refs<'_>) -> R<Unknown> {
         Some(v) => Some(refs.list(u.line, &label, "dependencies", v)?),
         None => None,
     };
-    let dependencies_kind = match u.attr("dependenciesKind") {
+    let mut dependencies_kind = match u.attr("dependenciesKind") {
         None => None,
         Some(v) => {
             let mut kinds = Vec::new();
@@ -1171,13 +1244,17 @@ fn unknown(u: &Element, label: &str, key: &str, refs: &Refs<'_>) -> R<Unknown> {
     if let Some(kinds) = &dependencies_kind {
         let deps = dependencies.as_ref().map_or(0, Vec::len);
         if kinds.len() != deps {
-            return Err(Fail::new(
+            // The schema cannot tie the two lists together; the dependencies stand without kinds.
+            w.push(Fail::new(
                 u.line,
                 format!(
-                    "{label}: attribute \"dependenciesKind\" lists {} kinds for {deps} dependencies",
+                    "{label}: attribute \"dependenciesKind\" lists {} kinds for {deps} \
+                     dependencies; the kinds are ignored (each dependency counts as \
+                     \"dependent\")",
                     kinds.len()
                 ),
             ));
+            dependencies_kind = None;
         }
     }
     Ok(Unknown {
