@@ -277,9 +277,17 @@ pub fn text(md: &ModelDescription, source: &Path) -> String {
         let _ = writeln!(out, "{}", text.trim_end());
     };
     line(&header);
-    for row in &rows {
+    for (row, v) in rows.iter().zip(&md.variables) {
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
         line(&cells);
+        // FMI 3 aliases: other names of the variable above, usable wherever a name is.
+        for alias in &v.aliases {
+            let described = alias
+                .description
+                .as_deref()
+                .map_or(String::new(), |d| format!(" ({d})"));
+            line(&[&format!("  alias {}{described}", alias.name)]);
+        }
     }
     out
 }
@@ -304,6 +312,7 @@ pub fn json(md: &ModelDescription, source: &Path) -> Value {
                 ("unit", v.unit.as_ref().map(|u| json!(u))),
                 ("declaredType", v.declared_type.as_ref().map(|u| json!(u))),
                 ("description", v.description.as_ref().map(|d| json!(d))),
+                ("aliases", (!v.aliases.is_empty()).then(|| json!(v.aliases))),
                 (
                     "dimensions",
                     v.is_array().then(|| {

@@ -877,7 +877,8 @@ fn recordings(
     selected: &[String],
     bare_names: bool,
 ) -> Result<Vec<(usize, Recording)>> {
-    let mut chosen: Vec<Vec<usize>> = vec![Vec::new(); resolved.components.len()];
+    // Per component: (variable index, the name asked for: an FMI 3 alias names its column).
+    let mut chosen: Vec<Vec<(usize, Option<String>)>> = vec![Vec::new(); resolved.components.len()];
     if selected.is_empty() {
         for (i, comp) in resolved.components.iter().enumerate() {
             chosen[i] = comp
@@ -886,7 +887,7 @@ fn recordings(
                 .iter()
                 .enumerate()
                 .filter(|(_, v)| v.causality == Causality::Output)
-                .map(|(j, _)| j)
+                .map(|(j, _)| (j, None))
                 .collect();
         }
     } else if bare_names {
@@ -898,7 +899,7 @@ fn recordings(
                     md.model_name
                 ))
             })?;
-            chosen[0].push(j);
+            chosen[0].push((j, Some(name.clone())));
         }
     } else {
         for name in selected {
@@ -929,7 +930,7 @@ fn recordings(
                         comp.name, comp.description.model_name, endpoint.variable
                     ))
                 })?;
-            chosen[i].push(j);
+            chosen[i].push((j, Some(endpoint.variable.clone())));
         }
     }
     chosen
@@ -938,8 +939,17 @@ fn recordings(
         .filter(|(_, vars)| !vars.is_empty())
         .map(|(i, vars)| {
             let md = &resolved.components[i].description;
-            let refs: Vec<&crate::fmu::description::Variable> =
-                vars.iter().map(|&j| &md.variables[j]).collect();
+            let named: Vec<crate::fmu::description::Variable> = vars
+                .into_iter()
+                .map(|(j, asked)| {
+                    let mut variable = md.variables[j].clone();
+                    if let Some(alias) = asked {
+                        variable.name = alias;
+                    }
+                    variable
+                })
+                .collect();
+            let refs: Vec<&crate::fmu::description::Variable> = named.iter().collect();
             Ok((i, Recording::new(md, &refs)?))
         })
         .collect()

@@ -360,6 +360,17 @@ pub struct Variable {
     pub alias: Option<String>,
     /// Clock attributes (FMI 3 Clock variables only).
     pub clock: Option<ClockAttributes>,
+    /// FMI 3 `<Alias>` children: other names of this variable.
+    pub aliases: Vec<Alias>,
+}
+
+/// An FMI 3 `<Alias>`: another name of a variable, with its own description and display unit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Alias {
+    pub name: String,
+    pub description: Option<String>,
+    pub display_unit: Option<String>,
 }
 
 impl Variable {
@@ -439,12 +450,19 @@ pub struct ModelStructure {
 impl ModelDescription {
     /// The variable with this name, if any.
     pub fn variable(&self, name: &str) -> Option<&Variable> {
-        self.variables.iter().find(|v| v.name == name)
+        self.variable_index(name).map(|i| &self.variables[i])
     }
 
-    /// Index of the variable with this name, if any.
+    /// Index of the variable with this name, or with an FMI 3 `<Alias>` of this name.
     pub fn variable_index(&self, name: &str) -> Option<usize> {
-        self.variables.iter().position(|v| v.name == name)
+        self.variables
+            .iter()
+            .position(|v| v.name == name)
+            .or_else(|| {
+                self.variables
+                    .iter()
+                    .position(|v| v.aliases.iter().any(|a| a.name == name))
+            })
     }
 
     /// Model identifier of the Co-Simulation interface, if the FMU has one.

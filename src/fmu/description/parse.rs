@@ -975,6 +975,7 @@ fn fmi2_variable<'a>(sv: &'a Element, w: &mut Warnings) -> R<(Variable, Pending<
         )?,
         alias: opt_string(sv, "alias"),
         clock: None,
+        aliases: Vec::new(),
     };
     Ok((
         variable,
@@ -1078,6 +1079,24 @@ fn fmi3_variable<'a>(
         )?,
         alias: None,
         clock,
+        aliases: e
+            .children_named("Alias")
+            .map(|a| {
+                Ok(super::model::Alias {
+                    name: a
+                        .attr("name")
+                        .ok_or_else(|| {
+                            Fail::new(
+                                a.line,
+                                format!("Alias of {label}: missing attribute \"name\""),
+                            )
+                        })?
+                        .to_string(),
+                    description: opt_string(a, "description"),
+                    display_unit: opt_string(a, "displayUnit"),
+                })
+            })
+            .collect::<std::result::Result<_, Fail>>()?,
     };
     Ok((
         variable,

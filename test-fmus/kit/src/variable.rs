@@ -329,6 +329,8 @@ pub struct Variable {
     pub declared_type: Option<EnumerationType>,
     /// For a continuous state: the model may reinitialise it at events (`reinit="true"`).
     pub reinit: bool,
+    /// FMI 3 `<Alias>` names of this variable (FMI 2 has no such element: left out there).
+    pub aliases: Vec<String>,
 }
 
 macro_rules! ctor {
@@ -360,6 +362,7 @@ impl Variable {
             intermediate_update: false,
             declared_type: None,
             reinit: false,
+            aliases: Vec::new(),
         }
     }
 
@@ -486,6 +489,12 @@ impl Variable {
     /// FMI 3: the input is refreshed through the intermediate-update callback during a step.
     pub fn intermediate_update(mut self) -> Self {
         self.intermediate_update = true;
+        self
+    }
+
+    /// Another name of this variable (an FMI 3 `<Alias>`; FMI 2 descriptions leave it out).
+    pub fn alias(mut self, name: &str) -> Self {
+        self.aliases.push(name.to_owned());
         self
     }
 

@@ -349,16 +349,20 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
             Some(Start::Binary(b)) => b.iter().map(|x| hex(x)).collect(),
             _ => Vec::new(),
         };
-        if v.dims.is_empty() && starts.is_empty() {
+        if v.dims.is_empty() && starts.is_empty() && v.aliases.is_empty() {
             o.push_str("/>\n");
             continue;
         }
         o.push_str(">\n");
+        // The FMI 3.0 schema's order (as FMPy validates it): Dimension, Start, then Alias.
         for d in &v.dims {
             let _ = writeln!(o, "      <Dimension start=\"{d}\"/>");
         }
         for s in starts {
             let _ = writeln!(o, "      <Start value=\"{s}\"/>");
+        }
+        for a in &v.aliases {
+            let _ = writeln!(o, "      <Alias name=\"{}\"/>", esc(a));
         }
         let _ = writeln!(o, "    </{}>", v.ty.fmi3_name());
     }

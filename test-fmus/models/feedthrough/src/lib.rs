@@ -153,7 +153,7 @@ impl Model for Feedthrough {
                 .description("A tunable parameter"),
         );
         let [i, o] = pair(7, VarType::Float64, "Float64_continuous");
-        vars.extend([i.start(0.0), o]);
+        vars.extend([i.start(0.0).alias("u"), o.alias("y")]);
         let [i, o] = pair(9, VarType::Float64, "Float64_discrete");
         vars.extend([i.discrete().start(0.0), o.discrete()]);
         for (vr, ty, name) in [
@@ -195,6 +195,7 @@ impl Model for Feedthrough {
         vars.push(
             Variable::float64(FLOAT64_ARRAY_OUTPUT, "Float64_array_output")
                 .output()
+                .alias("matrix_output")
                 .dims(&MATRIX)
                 .depends_on(&[FLOAT64_ARRAY_INPUT]),
         );
