@@ -308,3 +308,160 @@ fn fmus_that_fail_in_do_step() {
         }
     }
 }
+
+/// Run cosimo in `dir` with `--log-fmi-calls --quiet` and `FMU_KIT_ABORT_ON_MISUSE=1`: a call
+/// the kit's FMU receives after it returned Fatal (freeing included) aborts the process, so
+/// the exit status shows it. Returns the exit code (`None`: killed by a signal) and stderr.
+fn cosimo_strict(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(args)
+        .args(["--log-fmi-calls", "--quiet"])
+        .current_dir(dir)
+        .env_remove("COSIMO_LOG")
+        .env("FMU_KIT_ABORT_ON_MISUSE", "1")
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The traced calls of `instance` in cosimo's stderr after the first line containing `from`.
+fn calls_after<'a>(stderr: &'a str, instance: &str, from: &str) -> Vec<&'a str> {
+    let prefix = format!("] {instance}: fmi");
+    stderr
+        .lines()
+        .skip_while(|l| !l.contains(from))
+        .skip(1)
+        .filter(|l| l.contains(&prefix))
+        .collect()
+}
+
+#[test]
+fn after_fatal_no_call_reaches_the_fmu_and_after_error_only_free() {
+    let dir = temp_dir();
+    for version in [2, 3] {
+        let faulty = fmu("Faulty", version);
+        let faulty = faulty.to_str().unwrap();
+        for (failure, status) in [("2", "Error"), ("3", "Fatal")] {
+            let label = format!("FMI {version}, failure {failure}");
+            let (code, stderr) = cosimo_strict(
+                dir.path(),
+                &[
+                    "run",
+                    faulty,
+                    "--start-value",
+                    &format!("failure={failure}"),
+                    "--output-file",
+                    "f.csv",
+                ],
+            );
+            // Exit 1 with the FMU's message: neither a crash nor the kit's abort.
+            assert_eq!(code, Some(1), "{label}:\n{stderr}");
+            let lines: Vec<&str> = stderr.lines().collect();
+            for want in [
+                format!("error: simulation failed at t = 0.4: Faulty: fmi{version}DoStep failed with status {status}; the FMU logged:"),
+                format!("  [{status}] logStatusError: fmi{version}DoStep: simulated failure ({status}) requested by parameter failure at t = 0.5"),
+            ] {
+                assert!(lines.contains(&want.as_str()), "{label}: no line\n{want}\nin\n{stderr}");
+            }
+            assert!(!stderr.contains("FMI misuse"), "{label}:\n{stderr}");
+            let after = calls_after(&stderr, "Faulty", "DoStep(currentCommunicationPoint=0.4,");
+            match status {
+                // Freed without fmi*Terminate (not allowed after Error).
+                "Error" => assert_eq!(
+                    after,
+                    [format!("[INFO ] Faulty: fmi{version}FreeInstance()")],
+                    "{label}:\n{stderr}"
+                ),
+                // Not even freed.
+                _ => {
+                    assert_eq!(after.len(), 1, "{label}:\n{stderr}");
+                    assert!(
+                        after[0].contains(&format!(
+                            "fmi{version}FreeInstance not called: fmi{version}DoStep of instance \"Faulty\" returned Fatal"
+                        )),
+                        "{label}:\n{stderr}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fatal_component_of_a_system_is_never_called_again_nor_its_twin() {
+    // `faulty` and `twin` share one FMU file, so one loaded library: Fatal corrupts "all FMU
+    // instances" (FMI 2.0 §2.1.3, FMI 3.0 §2.2.3). `osc` is another FMU and is cleaned up.
+    let dir = temp_dir();
+    let osc = format!("osc={}", fmu("Oscillator", 3).display());
+    for version in [2, 3] {
+        let faulty_fmu = fmu("Faulty", version);
+        let faulty = format!("faulty={}", faulty_fmu.display());
+        let twin = format!("twin={}", faulty_fmu.display());
+        for parallel in [false, true] {
+            let label = format!("FMI {version}, parallel {parallel}");
+            let mut args = vec![
+                "run",
+                &osc,
+                &faulty,
+                &twin,
+                "--connect",
+                "faulty.x=osc.F",
+                "--start-value",
+                "faulty.failure=3",
+                "--algorithm",
+                "jacobi",
+                "--stop-time",
+                "1",
+                "--step-size",
+                "0.01",
+                "--output-file",
+                "s.csv",
+            ];
+            if parallel {
+                args.push("--parallel");
+            }
+            let (code, stderr) = cosimo_strict(dir.path(), &args);
+            assert_eq!(code, Some(1), "{label}:\n{stderr}");
+            let want = format!(
+                "error: simulation failed at t = 0.49: faulty: fmi{version}DoStep failed with status Fatal; the FMU logged:"
+            );
+            assert!(
+                stderr.lines().any(|l| l == want),
+                "{label}: no line\n{want}\nin\n{stderr}"
+            );
+            assert!(!stderr.contains("FMI misuse"), "{label}:\n{stderr}");
+            let fatal = "-> Fatal";
+            let not_freed = format!("fmi{version}FreeInstance not called: fmi{version}DoStep of instance \"faulty\" returned Fatal");
+            assert_eq!(
+                calls_after(&stderr, "faulty", fatal),
+                [format!("[INFO ] faulty: {not_freed}, after which FMI {version}.0 §{} allows no further call; the instance stays allocated until the process ends", if version == 2 { "2.1.3" } else { "2.2.3" })],
+                "{label}:\n{stderr}"
+            );
+            // The twin: at most its own step of the same macro step, which ran at the same time
+            // on another worker; then nothing, not even fmi*Terminate or fmi*FreeInstance.
+            let twin_after = calls_after(&stderr, "twin", fatal);
+            let (last, steps) = twin_after.split_last().expect("the twin's note");
+            assert!(last.contains(&not_freed), "{label}:\n{stderr}");
+            assert!(
+                steps.len() <= usize::from(parallel)
+                    && steps
+                        .iter()
+                        .all(|l| l.contains("DoStep(currentCommunicationPoint=0.49,")),
+                "{label}:\n{stderr}"
+            );
+            // The oscillator is another FMU: terminated and freed as usual (after the rest of
+            // its own task of that macro step when it ran in parallel).
+            let osc_after = calls_after(&stderr, "osc", fatal);
+            assert!(
+                osc_after.ends_with(&[
+                    "[INFO ] osc: fmi3Terminate() -> OK",
+                    "[INFO ] osc: fmi3FreeInstance()"
+                ]) && (parallel || osc_after.len() == 2),
+                "{label}:\n{stderr}"
+            );
+        }
+    }
+}

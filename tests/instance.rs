@@ -410,6 +410,9 @@ fn configuration_mode_sets_fmi3_structural_parameters_and_is_refused_by_fmi2() {
         matches!(e, Error::Fmi { .. }) && e.to_string().contains("'n'"),
         "{e}"
     );
+    // After that Error only a reset (or freeing) lets the instance go on (FMI 3.0 §2.2.3).
+    assert_eq!(s.state(), SlaveState::Error);
+    s.reset().unwrap();
     assert!(matches!(
         s.exit_configuration_mode(),
         Err(Error::WrongState { .. })
@@ -458,8 +461,22 @@ fn unknown_value_references_fail_with_the_fmu_log() {
             other => panic!("expected Error::Fmi, got {other:?}"),
         }
         assert!(err.to_string().contains("987654"), "{err}");
-        // The instance stays usable after an Error status (not Fatal).
-        s.do_step(0.0, 0.1).unwrap();
+        // After an Error the simulation cannot go on with the instance (FMI 2.0 §2.1.3, FMI
+        // 3.0 §2.2.3): the step is refused before it reaches the FMU, a reset recovers it.
+        assert_eq!(s.state(), SlaveState::Error);
+        match s.do_step(0.0, 0.1) {
+            Err(Error::WrongState {
+                function, state, ..
+            }) => {
+                assert!(function.ends_with("DoStep"), "{function}");
+                assert!(state.starts_with("Error (fmi"), "{state}");
+                assert!(state.contains("returned Error"), "{state}");
+            }
+            other => panic!("FMI {version}: expected WrongState, got {other:?}"),
+        }
+        s.reset().unwrap();
+        assert_eq!(s.state(), SlaveState::Instantiated);
+        s.enter_initialization_mode(None, 0.0, None).unwrap();
     }
 }
 
@@ -660,6 +677,233 @@ fn a_library_without_fmi_functions_is_refused_by_name() {
         assert!(
             text.contains(&format!("does not export fmi{version}")),
             "{text}"
+        );
+    }
+}
+
+/// Collects traced FMI calls as "instance: call".
+fn traced() -> (InstanceOptions, Arc<Mutex<Vec<String>>>) {
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink_lines = lines.clone();
+    let options = InstanceOptions {
+        log_fmi_calls: true,
+        call_sink: Some(Arc::new(move |instance: &str, line: &str| {
+            sink_lines
+                .lock()
+                .unwrap()
+                .push(format!("{instance}: {line}"));
+        })),
+        ..Default::default()
+    };
+    (options, lines)
+}
+
+/// A Faulty instance with `failure` (fail_at = 0.5 s) in step mode at t = 0.
+fn faulty(loaded: &Fmu, name: &str, failure: i32, options: InstanceOptions) -> Box<dyn Slave> {
+    let mut s = loaded
+        .instantiate(name, options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let failure_vr = vr(&*s, "failure");
+    s.set_int32(&[failure_vr], &[failure]).unwrap();
+    s.enter_initialization_mode(None, 0.0, None).unwrap();
+    s.exit_initialization_mode().unwrap();
+    s
+}
+
+/// How many calls the kit's FMU in `loaded` saw after one of its instances returned Fatal
+/// (the kit exports the count; the library is the one cosimo loaded).
+fn calls_after_fatal(loaded: &Fmu) -> usize {
+    let path = loaded.library().unwrap().path().to_path_buf();
+    // SAFETY: the kit's own library, already loaded by cosimo (this only adds a reference);
+    // the symbol has this signature in every kit FMU.
+    unsafe {
+        let library = libloading::Library::new(&path).unwrap();
+        let count: libloading::Symbol<unsafe extern "C" fn() -> usize> =
+            library.get(b"fmu_kit_calls_after_fatal").unwrap();
+        count()
+    }
+}
+
+/// The WrongState error of a call refused after the Fatal of `fatal_instance`'s doStep.
+fn assert_refused_after_fatal<T: std::fmt::Debug>(
+    result: cosimo::Result<T>,
+    version: u8,
+    fatal_instance: &str,
+) {
+    match result {
+        Err(Error::WrongState { state, .. }) => {
+            let want = format!(
+                "Fatal (fmi{version}DoStep of instance \"{fatal_instance}\" returned Fatal"
+            );
+            assert!(state.starts_with(&want), "{state}");
+            assert!(state.contains("allows no further call"), "{state}");
+        }
+        other => panic!("FMI {version}: expected WrongState after Fatal, got {other:?}"),
+    }
+}
+
+#[test]
+fn after_fatal_no_call_reaches_any_instance_of_the_fmu() {
+    for version in VERSIONS {
+        // A private Fmu (its own copy of the library): the Fatal poisons every instance of it.
+        let loaded = Fmu::open(&fmu_pack::fmu_path("Faulty", version)).unwrap();
+        let (options, lines) = traced();
+        let name = format!("fatal_{version}");
+        let twin_name = format!("twin_{version}");
+        let mut s = faulty(&loaded, &name, 3, options.clone());
+        let mut twin = faulty(&loaded, &twin_name, 0, options);
+        let x = vr(&*s, "x");
+        for k in 0..4 {
+            s.do_step(f64::from(k) * 0.1, 0.1).unwrap();
+        }
+        let p = format!("fmi{version}");
+        match s.do_step(0.4, 0.1) {
+            Err(Error::Fmi {
+                function,
+                status,
+                log,
+                ..
+            }) => {
+                assert_eq!(function, format!("{p}DoStep"));
+                assert_eq!(status, FmiStatus::Fatal);
+                assert!(
+                    log.iter()
+                        .any(|l| l.contains("simulated failure (Fatal) requested by parameter")),
+                    "{log:?}"
+                );
+            }
+            other => panic!("FMI {version}: expected the Fatal doStep, got {other:?}"),
+        }
+        let library = loaded.library().unwrap().clone();
+        assert_eq!(
+            library.fatal(),
+            Some(format!("{p}DoStep of instance \"{name}\"").as_str())
+        );
+        let calls = lines.lock().unwrap().len();
+
+        // This instance and every other one of the FMU refuse every call before the FMU.
+        for slave in [&mut s, &mut twin] {
+            assert_eq!(slave.state(), SlaveState::Fatal);
+            assert_refused_after_fatal(slave.do_step(0.5, 0.1), version, &name);
+            assert_refused_after_fatal(slave.get_float64(&[x], &mut [0.0]), version, &name);
+            assert_refused_after_fatal(slave.set_float64(&[x], &[0.0]), version, &name);
+            assert_refused_after_fatal(slave.terminate(), version, &name);
+            assert_refused_after_fatal(slave.reset(), version, &name);
+            assert_refused_after_fatal(slave.save_state(), version, &name);
+        }
+        // No new instance either (fmi*Instantiate is a call too).
+        assert_refused_after_fatal(
+            loaded.instantiate("late", Default::default()).map(|_| ()),
+            version,
+            &name,
+        );
+
+        // Dropping calls nothing: no fmi*Terminate, no fmi*FreeInstance (leaked on purpose).
+        drop(s);
+        drop(twin);
+        let lines = lines.lock().unwrap();
+        let after: Vec<&String> = lines[calls..].iter().collect();
+        assert_eq!(after.len(), 2, "{after:#?}");
+        for line in after {
+            assert!(
+                line.contains(&format!(
+                    "{p}FreeInstance not called: {p}DoStep of instance"
+                )),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            calls_after_fatal(&loaded),
+            0,
+            "the FMU saw calls after Fatal"
+        );
+        // The library stays loaded: the leaked instances hold it.
+        assert!(Arc::strong_count(&library) > 2);
+    }
+}
+
+#[test]
+fn after_an_error_only_reset_restore_or_free_reach_the_fmu() {
+    for version in VERSIONS {
+        let loaded = fmu("Faulty", version);
+        let (options, lines) = traced();
+        let name = format!("error_{version}");
+        let p = format!("fmi{version}");
+        let mut s = faulty(&loaded, &name, 2, options);
+        let (x, failure) = (vr(&*s, "x"), vr(&*s, "failure"));
+        for k in 0..4 {
+            s.do_step(f64::from(k) * 0.1, 0.1).unwrap();
+        }
+        let saved = s.save_state().unwrap();
+        let err = s.do_step(0.4, 0.1).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                Error::Fmi {
+                    status: FmiStatus::Error,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().contains("simulated failure (Error)"),
+            "{err}"
+        );
+        assert_eq!(s.state(), SlaveState::Error);
+
+        // Refused: what the standard does not allow after Error (and what cosimo does not
+        // need: getters give values "usable for debugging only", a state saved now could not
+        // restart the simulation).
+        let refused = |result: cosimo::Result<()>, what: &str| match result {
+            Err(Error::WrongState { state, .. }) => {
+                let want = format!("Error ({p}DoStep returned Error; ");
+                assert!(state.starts_with(&want), "{what}: {state}");
+            }
+            other => panic!("FMI {version}: {what}: expected WrongState, got {other:?}"),
+        };
+        refused(s.do_step(0.4, 0.1).map(|_| ()), "doStep");
+        refused(s.terminate(), "terminate");
+        refused(s.get_float64(&[x], &mut [0.0]), "get");
+        refused(s.set_int32(&[failure], &[0]), "set");
+        refused(s.save_state().map(|_| ()), "save state");
+
+        // Allowed: restoring a state saved before the error; then the run goes on (up to
+        // just before fail_at).
+        s.restore_state(saved).unwrap();
+        assert_eq!(s.state(), SlaveState::StepMode);
+        s.do_step(0.4, 0.05).unwrap();
+        assert!((get(&mut *s, &[x])[0] - 0.45).abs() < 1e-12);
+
+        // Allowed: reset (after the same failure again).
+        s.do_step(0.45, 0.1).unwrap_err();
+        assert_eq!(s.state(), SlaveState::Error);
+        s.reset().unwrap();
+        assert_eq!(s.state(), SlaveState::Instantiated);
+
+        // On drop after an Error: fmi*FreeInstance only (no Terminate, no FreeFMUState: freeing
+        // the instance frees its states, and `saved` is still one).
+        s.set_int32(&[failure], &[2]).unwrap();
+        s.enter_initialization_mode(None, 0.0, None).unwrap();
+        s.exit_initialization_mode().unwrap();
+        for k in 0..4 {
+            s.do_step(f64::from(k) * 0.1, 0.1).unwrap();
+        }
+        s.do_step(0.4, 0.1).unwrap_err();
+        let calls = lines.lock().unwrap().len();
+        drop(s);
+        let lines = lines.lock().unwrap();
+        assert_eq!(
+            lines[calls..],
+            [format!("{name}: {p}FreeInstance()")],
+            "{:#?}",
+            &lines[calls - 1..]
+        );
+        assert!(
+            lines[calls - 1].contains(&format!("{p}DoStep("))
+                && lines[calls - 1].ends_with("-> Error"),
+            "{}",
+            lines[calls - 1]
         );
     }
 }

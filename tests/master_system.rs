@@ -5,9 +5,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use common::systems::*;
 use cosimo::fmu::instance::InstanceOptions;
+use cosimo::fmu::Fmu;
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::results::Table;
 use cosimo::settings::{Algorithm, AlgorithmKind, Experiment};
@@ -300,6 +302,75 @@ fn a_failing_component_is_named_with_the_time_it_failed() {
     // Without a failure the same system runs to the end.
     let (table, _) = run(&faulty_system(3, 0, 0.5, false), &["faulty.x"]);
     assert!((column(&table, "faulty.x").last().unwrap() - 1.0).abs() < 1e-12);
+}
+
+/// How many calls the kit's FMU `fmu` saw after one of its instances returned Fatal.
+fn calls_after_fatal(fmu: &Fmu) -> usize {
+    let path = fmu.library().unwrap().path().to_path_buf();
+    // SAFETY: the kit's library cosimo loaded already (this only adds a reference); every kit
+    // FMU exports this function with this signature.
+    unsafe {
+        let library = libloading::Library::new(&path).unwrap();
+        let count: libloading::Symbol<unsafe extern "C" fn() -> usize> =
+            library.get(b"fmu_kit_calls_after_fatal").unwrap();
+        count()
+    }
+}
+
+#[test]
+fn after_a_fatal_component_the_master_calls_it_no_more_on_any_thread() {
+    for version in [2, 3] {
+        for parallel in [false, true] {
+            let label = format!("FMI {version} parallel {parallel}");
+            let system = faulty_system(version, 3, 0.5, parallel);
+            // The test opens the Faulty FMU itself to ask its library afterwards.
+            let faulty = Arc::new(Fmu::open(&system.components[1].fmu).unwrap());
+            let (sink, calls) = call_trace();
+            let options = RunOptions {
+                instance: InstanceOptions {
+                    log_fmi_calls: true,
+                    call_sink: Some(sink),
+                    ..InstanceOptions::default()
+                },
+                opened: vec![faulty.clone()],
+                threads: 3,
+                ..recording(&["osc.x"])
+            };
+            let error = try_run_with(&system, &options).expect_err("the run fails");
+            assert!(
+                error.contains(&format!(
+                    "faulty: fmi{version}DoStep failed with status Fatal"
+                )),
+                "{label}: {error}"
+            );
+            // The execution, and with it every instance, is dropped (on its worker thread).
+            assert_eq!(calls_after_fatal(&faulty), 0, "{label}");
+            assert_eq!(
+                faulty.library().unwrap().fatal(),
+                Some(format!("fmi{version}DoStep of instance \"faulty\"").as_str()),
+                "{label}"
+            );
+            let calls = calls.lock().unwrap();
+            let after: Vec<&String> = calls
+                .iter()
+                .skip_while(|c| !c.ends_with("-> Fatal"))
+                .skip(1)
+                .filter(|c| c.starts_with("faulty: "))
+                .collect();
+            assert_eq!(after.len(), 1, "{label}: {after:#?}");
+            assert!(
+                after[0].contains(&format!("fmi{version}FreeInstance not called")),
+                "{label}: {after:#?}"
+            );
+            // The other components (other FMUs) are terminated and freed.
+            for (name, p) in [("osc", "fmi3"), ("decay", "fmi2")] {
+                for call in ["Terminate() -> OK", "FreeInstance()"] {
+                    let want = format!("{name}: {p}{call}");
+                    assert!(calls.contains(&want), "{label}: no {want}");
+                }
+            }
+        }
+    }
 }
 
 #[test]

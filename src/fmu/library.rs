@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::description::{FmiVersion, ModelDescription};
 use super::ffi::{Fmi2Functions, Fmi3Functions};
@@ -22,12 +22,19 @@ pub enum FmiFunctions {
 ///
 /// The function pointers stay valid as long as this value lives; instances keep an
 /// `Arc<FmuLibrary>` so the library is unloaded only after the last instance is freed.
+///
+/// It also remembers the first `Fatal` status any of its instances returned: FMI then allows
+/// no further call to *any* instance of the FMU (FMI 2.0 §2.1.3, FMI 3.0 §2.2.3; see
+/// [`crate::fmu::instance`]), so every instance refuses its calls from then on, none is freed
+/// and the library is never unloaded.
 pub struct FmuLibrary {
     path: PathBuf,
     functions: FmiFunctions,
     model_name: String,
     only_once_per_process: bool,
     live_instances: AtomicUsize,
+    /// Which instance and call returned Fatal first, e.g. `fmi2DoStep of instance "a"`.
+    fatal: OnceLock<String>,
     // Declared last so it is dropped (unloaded) after everything else.
     _library: libloading::Library,
 }
@@ -92,6 +99,7 @@ impl FmuLibrary {
             model_name: description.model_name.clone(),
             only_once_per_process: cs.can_be_instantiated_only_once_per_process,
             live_instances: AtomicUsize::new(0),
+            fatal: OnceLock::new(),
             _library: library,
         }))
     }
@@ -135,9 +143,35 @@ impl FmuLibrary {
         self.live_instances.load(Ordering::Acquire)
     }
 
+    /// The call that returned `Fatal` first (`fmi2DoStep of instance "a"`), if one did: no FMI
+    /// function may be called on any instance of this library any more.
+    pub fn fatal(&self) -> Option<&str> {
+        self.fatal.get().map(String::as_str)
+    }
+
+    /// Note that `function` of `instance` returned `Fatal` (the first such call is kept).
+    pub(crate) fn mark_fatal(&self, instance: &str, function: &str) {
+        let _ = self
+            .fatal
+            .set(format!("{function} of instance \"{instance}\""));
+    }
+
     /// Count a new instance; refuses a second live one when the FMU says
-    /// `canBeInstantiatedOnlyOncePerProcess`.
+    /// `canBeInstantiatedOnlyOncePerProcess`, and any after an instance returned `Fatal`.
     pub(crate) fn register_instance(&self, instance: &str) -> Result<()> {
+        if let Some(fatal) = self.fatal() {
+            return Err(Error::WrongState {
+                instance: instance.to_string(),
+                function: match self.fmi_version() {
+                    FmiVersion::Fmi2 => "fmi2Instantiate",
+                    FmiVersion::Fmi3 => "fmi3InstantiateCoSimulation",
+                },
+                state: format!(
+                    "Fatal ({fatal} returned Fatal; FMI allows no further call to any instance \
+                     of this FMU)"
+                ),
+            });
+        }
         let previous = self.live_instances.fetch_add(1, Ordering::AcqRel);
         if self.only_once_per_process && previous > 0 {
             self.live_instances.fetch_sub(1, Ordering::AcqRel);

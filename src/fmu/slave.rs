@@ -59,6 +59,12 @@ pub enum SlaveState {
     StepMode,
     EventMode,
     Terminated,
+    /// A call returned `Error` (FMI 2 state "error"): the simulation cannot go on with this
+    /// instance; only a reset, restoring an FMU state saved before, or freeing it is allowed.
+    Error,
+    /// A call of this or of another instance of the same FMU returned `Fatal` (FMI 2 state
+    /// "fatal"): no FMI function may be called any more, not even to free the instance.
+    Fatal,
 }
 
 /// A co-simulation slave: one instantiated FMU (or something that behaves like one).

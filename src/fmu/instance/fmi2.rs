@@ -1,6 +1,7 @@
 //! The FMI 2.0 Co-Simulation instance.
 
 use std::ffi::{c_char, c_int, c_void};
+use std::mem::ManuallyDrop;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,8 +24,9 @@ pub struct Fmi2Instance {
     core: Core,
     f: Fmi2Functions,
     component: fmi2Component,
-    /// The FMU may keep this pointer for its whole life: boxed, freed after fmi2FreeInstance.
-    _callbacks: Box<fmi2CallbackFunctions>,
+    /// The FMU may keep this pointer for its whole life: boxed, freed after fmi2FreeInstance
+    /// (never after a Fatal, when the instance is not freed).
+    callbacks: ManuallyDrop<Box<fmi2CallbackFunctions>>,
     states: StateTable,
     /// Polynomial inputs sampled at sub-step starts during the next `do_step`.
     sub_step_inputs: Polynomial,
@@ -111,7 +113,7 @@ impl Fmi2Instance {
             core,
             f,
             component,
-            _callbacks: callbacks,
+            callbacks: ManuallyDrop::new(callbacks),
             states: StateTable::default(),
             sub_step_inputs: Polynomial::default(),
             derivative_inputs: Polynomial::default(),
@@ -278,9 +280,11 @@ impl Fmi2Instance {
                 terminate_simulation: false,
             }),
             FmiStatus::Discard => {
+                // The status getters are allowed after Discard (state stepFailed), not after
+                // Error; a getter that fails itself is reported instead of the Discard.
                 let log = self.core.call_log();
-                let last = self.real_status(fmi2LastSuccessfulTime).unwrap_or(t);
-                if self.boolean_status(fmi2Terminated).unwrap_or(false) {
+                let last = self.real_status(fmi2LastSuccessfulTime)?.unwrap_or(t);
+                if self.boolean_status(fmi2Terminated)?.unwrap_or(false) {
                     // The FMU ended the simulation: a regular end, not a failure.
                     Ok(StepResult {
                         reached_time: last,
@@ -302,32 +306,42 @@ impl Fmi2Instance {
         }
     }
 
-    fn real_status(&mut self, kind: fmi2StatusKind) -> Option<f64> {
+    /// `fmi2GetRealStatus`: `None` when the FMU lacks it or cannot say (Discard).
+    fn real_status(&mut self, kind: fmi2StatusKind) -> Result<Option<f64>> {
         const F: &str = "fmi2GetRealStatus";
-        let get = self.f.get_real_status?;
+        let Some(get) = self.f.get_real_status else {
+            return Ok(None);
+        };
         let mut value = 0.0;
         // SAFETY: valid component and out pointer.
         let raw = unsafe { get(self.component, kind, &mut value) };
-        self.core
-            .check(F, raw, || {
-                format!("s={}, value={value}", status_kind_name(kind))
-            })
-            .ok()
-            .map(|_| value)
+        let status = self.core.record(F, raw, || {
+            format!("s={}, value={value}", status_kind_name(kind))
+        });
+        match status {
+            FmiStatus::Ok | FmiStatus::Warning => Ok(Some(value)),
+            FmiStatus::Discard => Ok(None),
+            status => Err(self.core.fmi_error(F, status)),
+        }
     }
 
-    fn boolean_status(&mut self, kind: fmi2StatusKind) -> Option<bool> {
+    /// `fmi2GetBooleanStatus`: `None` when the FMU lacks it or cannot say (Discard).
+    fn boolean_status(&mut self, kind: fmi2StatusKind) -> Result<Option<bool>> {
         const F: &str = "fmi2GetBooleanStatus";
-        let get = self.f.get_boolean_status?;
+        let Some(get) = self.f.get_boolean_status else {
+            return Ok(None);
+        };
         let mut value: fmi2Boolean = fmi2False;
         // SAFETY: valid component and out pointer.
         let raw = unsafe { get(self.component, kind, &mut value) };
-        self.core
-            .check(F, raw, || {
-                format!("s={}, value={value}", status_kind_name(kind))
-            })
-            .ok()
-            .map(|_| value != fmi2False)
+        let status = self.core.record(F, raw, || {
+            format!("s={}, value={value}", status_kind_name(kind))
+        });
+        match status {
+            FmiStatus::Ok | FmiStatus::Warning => Ok(Some(value != fmi2False)),
+            FmiStatus::Discard => Ok(None),
+            status => Err(self.core.fmi_error(F, status)),
+        }
     }
 
     fn state_functions(
@@ -403,7 +417,7 @@ impl Slave for Fmi2Instance {
     }
 
     fn state(&self) -> SlaveState {
-        self.core.state
+        self.core.reported_state()
     }
 
     fn enter_configuration_mode(&mut self) -> Result<()> {
@@ -507,6 +521,7 @@ impl Slave for Fmi2Instance {
         let raw = unsafe { (self.f.reset)(self.component) };
         self.core.check(F, raw, String::new)?;
         self.core.state = SlaveState::Instantiated;
+        self.core.recovered();
         self.clear_polynomials();
         self.derivatives_in_fmu.clear();
         Ok(())
@@ -709,6 +724,7 @@ impl Slave for Fmi2Instance {
         if let Some(saved_in) = saved_in {
             self.core.state = saved_in;
         }
+        self.core.recovered();
         self.clear_polynomials();
         // The restored state may hold input derivatives: zero them before the next step
         // unless a new polynomial replaces them.
@@ -981,27 +997,38 @@ impl Fmi2Instance {
 }
 
 impl Drop for Fmi2Instance {
+    /// Terminate (from step mode), free the saved FMU states and the instance; after an
+    /// `Error` only `fmi2FreeInstance`, after a `Fatal` nothing (see the module documentation).
     fn drop(&mut self) {
-        if !self.core.fatal {
-            if self.core.state == SlaveState::StepMode {
-                if let Err(e) = self.terminate() {
+        if self.core.clean_up_allowed() && self.core.state == SlaveState::StepMode {
+            if let Err(e) = self.terminate() {
+                ::log::warn!("{}: while freeing the instance: {e}", self.core.name);
+            }
+        }
+        if let Some(free_state) = self.f.free_fmu_state {
+            for mut pointer in self.states.drain() {
+                // After an Error, fmi2FreeInstance frees the states too.
+                if !self.core.clean_up_allowed() {
+                    break;
+                }
+                // SAFETY: a state this FMU produced, freed once (drained).
+                let raw = unsafe { free_state(self.component, &mut pointer) };
+                if let Err(e) = self.core.check("fmi2FreeFMUstate", raw, String::new) {
                     ::log::warn!("{}: while freeing the instance: {e}", self.core.name);
                 }
             }
-            if let Some(free_state) = self.f.free_fmu_state {
-                for mut pointer in self.states.drain() {
-                    // SAFETY: a state this FMU produced, freed once (drained).
-                    let raw = unsafe { free_state(self.component, &mut pointer) };
-                    if let Err(e) = self.core.check("fmi2FreeFMUstate", raw, String::new) {
-                        ::log::warn!("{}: while freeing the instance: {e}", self.core.name);
-                    }
-                }
-            }
+        }
+        if self.core.fatal().is_some() {
+            // The callbacks stay allocated (ManuallyDrop): the FMU holds a pointer to them.
+            self.core.leak("fmi2FreeInstance");
+            return;
         }
         // SAFETY: the component is valid and freed exactly once; the callbacks and the
-        // environment are dropped only after this (they are fields dropped after Drop::drop).
+        // environment are freed only after this.
         unsafe { (self.f.free_instance)(self.component) };
         self.core.trace_plain(|| "fmi2FreeInstance()".to_string());
         self.component = std::ptr::null_mut::<c_void>();
+        // SAFETY: dropped exactly once, here, after the FMU that points to them was freed.
+        unsafe { ManuallyDrop::drop(&mut self.callbacks) };
     }
 }

@@ -367,6 +367,15 @@ impl Fmi3Instance {
                  terminateSimulation={terminate}, earlyReturn={early}, lastSuccessfulTime={last}"
             )
         });
+        // A call the intermediate-update callback made within the step failed: that failure
+        // counts as much as the step's own (and is reported when the step itself did not fail).
+        if let Some(failure) = self.core.env().take_callback_failure() {
+            const SET: &str = "fmi3SetFloat64";
+            self.core.note_failure(SET, failure);
+            if !matches!(status, FmiStatus::Error | FmiStatus::Fatal) {
+                return Err(self.core.fmi_error(SET, failure));
+            }
+        }
         match status {
             FmiStatus::Ok | FmiStatus::Warning => Ok(StepResult {
                 reached_time: if early { last } else { t + h },
@@ -481,7 +490,7 @@ impl Slave for Fmi3Instance {
     }
 
     fn state(&self) -> SlaveState {
-        self.core.state
+        self.core.reported_state()
     }
 
     fn enter_configuration_mode(&mut self) -> Result<()> {
@@ -619,6 +628,7 @@ impl Slave for Fmi3Instance {
         self.core.require(F, ANY_STATE)?;
         self.simple_call(F, Some(self.f.reset))?;
         self.core.state = SlaveState::Instantiated;
+        self.core.recovered();
         self.clear_polynomials();
         Ok(())
     }
@@ -876,6 +886,7 @@ impl Slave for Fmi3Instance {
         if let Some(saved_in) = saved_in {
             self.core.state = saved_in;
         }
+        self.core.recovered();
         self.clear_polynomials();
         Ok(())
     }
@@ -1106,29 +1117,40 @@ impl Slave for Fmi3Instance {
 }
 
 impl Drop for Fmi3Instance {
+    /// Terminate (from step or event mode), free the saved FMU states and the instance; after
+    /// an `Error` only `fmi3FreeInstance`, after a `Fatal` nothing (see the module
+    /// documentation).
     fn drop(&mut self) {
         {
             let mut intermediate = lock(&self.core.env().intermediate);
             intermediate.active = false;
         }
-        if !self.core.fatal {
-            if matches!(
+        if self.core.clean_up_allowed()
+            && matches!(
                 self.core.state,
                 SlaveState::StepMode | SlaveState::EventMode
-            ) {
-                if let Err(e) = self.terminate() {
+            )
+        {
+            if let Err(e) = self.terminate() {
+                ::log::warn!("{}: while freeing the instance: {e}", self.core.name);
+            }
+        }
+        if let Some(free_state) = self.f.free_fmu_state {
+            for mut pointer in self.states.drain() {
+                // After an Error, fmi3FreeInstance frees the states too.
+                if !self.core.clean_up_allowed() {
+                    break;
+                }
+                // SAFETY: a state this FMU produced, freed once (drained).
+                let raw = unsafe { free_state(self.instance, &mut pointer) };
+                if let Err(e) = self.core.check("fmi3FreeFMUState", raw, String::new) {
                     ::log::warn!("{}: while freeing the instance: {e}", self.core.name);
                 }
             }
-            if let Some(free_state) = self.f.free_fmu_state {
-                for mut pointer in self.states.drain() {
-                    // SAFETY: a state this FMU produced, freed once (drained).
-                    let raw = unsafe { free_state(self.instance, &mut pointer) };
-                    if let Err(e) = self.core.check("fmi3FreeFMUState", raw, String::new) {
-                        ::log::warn!("{}: while freeing the instance: {e}", self.core.name);
-                    }
-                }
-            }
+        }
+        if self.core.fatal().is_some() {
+            self.core.leak("fmi3FreeInstance");
+            return;
         }
         // SAFETY: the instance is valid and freed exactly once; the environment is dropped only
         // after this (a field, dropped after Drop::drop).

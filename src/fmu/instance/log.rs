@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use super::{CallSink, FmuLogMessage, LogSink, Polynomial};
@@ -81,6 +81,10 @@ pub(crate) struct Environment {
     call_sink: Option<CallSink>,
     /// FMI calls made by callbacks (counted into `call_count`).
     pub callback_calls: AtomicU64,
+    /// The raw status of a call made by a callback that returned `Error`, `Fatal` or a status
+    /// outside the standard's range (0: none since [`Environment::take_callback_failure`]);
+    /// once set, callbacks make no further call.
+    callback_failure: AtomicI32,
     /// FMI 3 intermediate update.
     pub intermediate: Mutex<Intermediate>,
 }
@@ -103,6 +107,7 @@ impl Environment {
             trace,
             call_sink,
             callback_calls: AtomicU64::new(0),
+            callback_failure: AtomicI32::new(0),
             intermediate: Mutex::new(Intermediate {
                 active: false,
                 instance: std::ptr::null_mut(),
@@ -162,6 +167,14 @@ impl Environment {
     /// The kept messages, oldest first.
     pub(crate) fn messages(&self) -> Vec<String> {
         lock(&self.ring).iter().map(|(_, m)| m.clone()).collect()
+    }
+
+    /// The failure a callback's call returned since the last time this was asked, if any.
+    pub(crate) fn take_callback_failure(&self) -> Option<FmiStatus> {
+        match self.callback_failure.swap(0, Ordering::AcqRel) {
+            0 => None,
+            raw => Some(status_from_raw(raw, self.version)),
+        }
     }
 
     /// Emit one traced FMI call.
@@ -263,6 +276,10 @@ pub(crate) unsafe extern "C" fn fmi3_intermediate_update(
         if !state.active || state.polynomial.is_empty() || state.instance.is_null() {
             return;
         }
+        // After an Error or Fatal of an earlier call, no further call (see `instance`).
+        if env.callback_failure.load(Ordering::Acquire) != 0 {
+            return;
+        }
         let (vrs, values) = state
             .polynomial
             .evaluate(intermediate_update_time - state.t0);
@@ -282,6 +299,12 @@ pub(crate) unsafe extern "C" fn fmi3_intermediate_update(
             env.emit_call(&format!(
                 "fmi3SetFloat64(vr={vrs:?}, value={values:?}) -> {status} [intermediate update at t = {intermediate_update_time}]"
             ));
+        }
+        if matches!(
+            status,
+            FmiStatus::Error | FmiStatus::Fatal | FmiStatus::Unknown(_)
+        ) {
+            env.callback_failure.store(raw, Ordering::Release);
         }
         if !matches!(status, FmiStatus::Ok | FmiStatus::Warning) {
             env.log(

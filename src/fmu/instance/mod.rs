@@ -5,6 +5,48 @@
 //! [`Fmi2Instance::recent_log`]). Every FMI status becomes a `Result`, the lifecycle state is
 //! tracked so that calls the standard forbids are refused before they reach the FMU, and the
 //! FMU's log messages are captured for error messages.
+//!
+//! # After `Error` and `Fatal`
+//!
+//! What the standards allow once a call returned `Error` or `Fatal`:
+//!
+//! - FMI 2.0.x §2.1.3 (Status Returned by Functions), `fmi2Error`: "The simulation cannot be
+//!   continued with this FMU instance. If one of the functions returns fmi2Error, it can be
+//!   tried to restart the simulation from a formerly stored FMU state by calling
+//!   fmi2SetFMUstate. This can be done if the capability flag canGetAndSetFMUstate is true and
+//!   fmi2GetFMUstate was called before in non-erroneous state. If not, the simulation cannot be
+//!   continued and fmi2FreeInstance or fmi2Reset must be called afterwards." The table of
+//!   §4.2.4 (state machine of Co-Simulation) lists in its column "error" only
+//!   `fmi2GetTypesPlatform`, `fmi2GetVersion`, `fmi2SetDebugLogging`, `fmi2FreeInstance`,
+//!   `fmi2Reset`, the getters (values "usable for debugging only"), the FMU state functions
+//!   and the directional and output derivatives: no `fmi2Terminate`, `fmi2DoStep`, setter or
+//!   `fmi2Get*Status` (those are for `stepFailed`, the state after `Discard`).
+//! - FMI 2.0.x §2.1.3, `fmi2Fatal`: "the model computations are irreparably corrupted for all
+//!   FMU instances. [...] It is not possible to call any other function for any of the FMU
+//!   instances." The column "fatal" of the §4.2.4 table is empty: not even `fmi2FreeInstance`.
+//! - FMI 3.0 §2.2.3 (Status Returned by Functions), `fmi3Error`: "The call failed. The output
+//!   argument values are undefined and the simulation cannot be continued. [...] If a function
+//!   returns fmi3Error, it is possible to restore a previously retrieved FMU state by calling
+//!   fmi3SetFMUState. Otherwise fmi3FreeInstance or fmi3Reset must be called."
+//! - FMI 3.0 §2.2.3, `fmi3Fatal`: "The state of all instances of the model is irreparably
+//!   corrupted. [...] It is not allowed to call any other function for any instance of the
+//!   FMU."
+//! - The standards' own Co-Simulation code example (FMI 2.0 §4.2.5 "Pseudo Code Example", FMI 3.0
+//!   `docs/examples/c-code/co_simulation.c`) ends with: terminate only if the last status is
+//!   neither Error nor Fatal, free only if it is not Fatal.
+//!
+//! So an instance here, after any call of it returned `Error` (or a status outside the
+//! standard's range), refuses every call with [`Error::WrongState`] except
+//! [`FMI2_AFTER_ERROR`] / [`FMI3_AFTER_ERROR`]; a successful reset or restore of an FMU state
+//! (saved before the error: saving is refused after it) makes it usable again. Dropping it
+//! then frees it without `fmi*Terminate` and without `fmi*FreeFMUState` (`fmi*FreeInstance`
+//! "frees all the allocated memory and other resources that have been allocated by the
+//! functions of the FMU interface"). After any call of *any* instance of the same loaded
+//! library returned `Fatal` ([`FmuLibrary::fatal`]), every call is refused, dropping the
+//! instance calls nothing, and the instance is leaked on purpose: its component, the callback
+//! environment the FMU holds a pointer to, and a reference to the library, which is therefore
+//! never unloaded (unloading code that may still run, e.g. threads an interpreter-based FMU
+//! started, is what crashes a process). The memory stays allocated until the process ends.
 
 use std::any::Any;
 use std::ffi::{c_int, c_void, CString};
@@ -159,27 +201,56 @@ const ANY_STATE: &[SlaveState] = &[
     SlaveState::Terminated,
 ];
 
+/// The FMI 2 functions still called after an `Error` (FMI 2.0 §2.1.3 and the "error" column
+/// of the §4.2.4 table): reset, restoring an FMU state saved before the error, freeing saved
+/// states, debug logging, and `fmi2FreeInstance` (on drop). The getters the table also allows
+/// return values "usable for debugging only" and are refused, so that they are never taken
+/// for results; so is `fmi2GetFMUstate` (a restart needs a state got "in non-erroneous
+/// state").
+pub const FMI2_AFTER_ERROR: &[&str] = &[
+    "fmi2Reset",
+    "fmi2SetFMUstate",
+    "fmi2FreeFMUstate",
+    "fmi2SetDebugLogging",
+];
+
+/// The FMI 3 functions still called after an `Error` (FMI 3.0 §2.2.3): `fmi3SetFMUState` to a
+/// state retrieved before the error, `fmi3Reset`, and `fmi3FreeInstance` (on drop).
+pub const FMI3_AFTER_ERROR: &[&str] = &["fmi3Reset", "fmi3SetFMUState"];
+
 /// The owner of the heap-allocated callback environment (freed on drop, which the instance
-/// types arrange to happen after `fmi*FreeInstance`).
-struct EnvBox(*mut Environment);
+/// types arrange to happen after `fmi*FreeInstance`, or never once leaked).
+struct EnvBox {
+    pointer: *mut Environment,
+    leaked: bool,
+}
 
 impl EnvBox {
     fn new(env: Environment) -> EnvBox {
-        EnvBox(Box::into_raw(Box::new(env)))
+        EnvBox {
+            pointer: Box::into_raw(Box::new(env)),
+            leaked: false,
+        }
     }
     fn get(&self) -> &Environment {
         // SAFETY: the pointer comes from Box::into_raw and is freed only in Drop.
-        unsafe { &*self.0 }
+        unsafe { &*self.pointer }
     }
     fn as_ptr(&self) -> *mut c_void {
-        self.0.cast()
+        self.pointer.cast()
+    }
+    /// Never free the environment (the FMU keeps a pointer to it and was not freed).
+    fn leak(&mut self) {
+        self.leaked = true;
     }
 }
 
 impl Drop for EnvBox {
     fn drop(&mut self) {
-        // SAFETY: allocated by Box::into_raw in `new`, freed exactly once here.
-        drop(unsafe { Box::from_raw(self.0) });
+        if !self.leaked {
+            // SAFETY: allocated by Box::into_raw in `new`, freed exactly once here.
+            drop(unsafe { Box::from_raw(self.pointer) });
+        }
     }
 }
 
@@ -197,8 +268,11 @@ impl Drop for InstanceSlot {
 struct Core {
     name: String,
     description: Arc<ModelDescription>,
+    /// The lifecycle state (kept through an `Error`, for a restore of a deserialised state).
     state: SlaveState,
-    fatal: bool,
+    /// The call that returned `Error`, while the instance is in FMI's error state (until a
+    /// successful reset or restore); `Fatal` is kept on the library, for all its instances.
+    error: Option<&'static str>,
     calls: u64,
     trace: bool,
     /// Log sequence number before the most recent FMI call.
@@ -243,7 +317,7 @@ impl Core {
             trace: options.log_fmi_calls,
             options,
             state: SlaveState::Instantiated,
-            fatal: false,
+            error: None,
             calls: 0,
             call_log_mark: 0,
             log_mark: 0,
@@ -268,16 +342,67 @@ impl Core {
         self.description.co_simulation.as_ref()
     }
 
-    /// Refuse `function` unless the instance is in one of `allowed` (and never failed fatally).
-    fn require(&self, function: &'static str, allowed: &[SlaveState]) -> Result<()> {
-        if self.fatal {
+    /// The state [`Slave::state`] reports: Fatal, Error, or the lifecycle state.
+    fn reported_state(&self) -> SlaveState {
+        if self.fatal().is_some() {
+            SlaveState::Fatal
+        } else if self.error.is_some() {
+            SlaveState::Error
+        } else {
+            self.state
+        }
+    }
+
+    /// The call that returned `Fatal` on any instance of this instance's library, if one did.
+    fn fatal(&self) -> Option<&str> {
+        self.library().fatal()
+    }
+
+    /// The section of the standard that says what may follow Error and Fatal.
+    fn status_section(&self) -> &'static str {
+        match self.version() {
+            FmiVersion::Fmi2 => "FMI 2.0 §2.1.3",
+            FmiVersion::Fmi3 => "FMI 3.0 §2.2.3",
+        }
+    }
+
+    /// Refuse `function` after a `Fatal` (of any instance of the library), and after an
+    /// `Error` unless the standard still allows it (see the module documentation).
+    fn callable(&self, function: &'static str) -> Result<()> {
+        if let Some(fatal) = self.fatal() {
             return Err(Error::WrongState {
                 instance: self.name.clone(),
                 function,
-                state: "Fatal (an earlier call failed fatally; the instance can only be freed)"
-                    .into(),
+                state: format!(
+                    "Fatal ({fatal} returned Fatal; {} allows no further call to any instance \
+                     of this FMU, not even freeing it)",
+                    self.status_section()
+                ),
             });
         }
+        if let Some(failed) = self.error {
+            let (allowed, reset, restore) = match self.version() {
+                FmiVersion::Fmi2 => (FMI2_AFTER_ERROR, "fmi2Reset", "fmi2SetFMUstate"),
+                FmiVersion::Fmi3 => (FMI3_AFTER_ERROR, "fmi3Reset", "fmi3SetFMUState"),
+            };
+            if !allowed.contains(&function) {
+                return Err(Error::WrongState {
+                    instance: self.name.clone(),
+                    function,
+                    state: format!(
+                        "Error ({failed} returned Error; {} then allows only {reset}, \
+                         {restore} to a state saved before, or freeing the instance)",
+                        self.status_section()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuse `function` unless the instance is in one of `allowed` and [`Core::callable`].
+    fn require(&self, function: &'static str, allowed: &[SlaveState]) -> Result<()> {
+        self.callable(function)?;
         if allowed.contains(&self.state) {
             Ok(())
         } else {
@@ -311,10 +436,50 @@ impl Core {
             FmiStatus::Warning => {
                 ::log::warn!("{}: {function} returned Warning", self.name);
             }
-            FmiStatus::Fatal => self.fatal = true,
-            _ => {}
+            _ => self.note_failure(function, status),
         }
         status
+    }
+
+    /// Enter FMI's error state after `Error` (or a status outside the standard's range), or
+    /// poison the library after `Fatal`.
+    fn note_failure(&mut self, function: &'static str, status: FmiStatus) {
+        match status {
+            FmiStatus::Fatal => self.library().mark_fatal(&self.name, function),
+            FmiStatus::Error | FmiStatus::Unknown(_) => {
+                self.error.get_or_insert(function);
+            }
+            FmiStatus::Ok | FmiStatus::Warning | FmiStatus::Discard | FmiStatus::Pending => {}
+        }
+    }
+
+    /// A reset or a restored FMU state succeeded: the instance has left the error state.
+    fn recovered(&mut self) {
+        self.error = None;
+    }
+
+    /// Whether `fmi*Terminate` and `fmi*FreeFMUState` may still be called on drop: neither is
+    /// allowed after an `Error` or a `Fatal`.
+    fn clean_up_allowed(&self) -> bool {
+        self.error.is_none() && self.fatal().is_none()
+    }
+
+    /// After a `Fatal`, on drop: call nothing and keep everything the FMU may still point to
+    /// (the callback environment, and the library, which is never unloaded). `free_instance`
+    /// names the call that is not made, for the call trace.
+    fn leak(&mut self, free_instance: &str) {
+        let fatal = self.fatal().unwrap_or("an earlier call").to_string();
+        std::mem::forget(Arc::clone(self.library()));
+        self.env.leak();
+        let note = format!(
+            "{free_instance} not called: {fatal} returned Fatal, after which {} allows no \
+             further call; the instance stays allocated until the process ends",
+            self.status_section()
+        );
+        if self.trace {
+            self.env().emit_call(&note);
+        }
+        ::log::debug!("{}: {note}", self.name);
     }
 
     /// [`Core::record`], then OK and Warning are success and anything else an error.

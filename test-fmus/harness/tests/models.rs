@@ -556,7 +556,11 @@ fn faulty(fmu: &Extracted) -> Result<(), String> {
                         &inst.log,
                     )?;
                 }
-                (status, want2, messages, inst.log.since(before))
+                let outcome = (status, want2, messages, inst.log.since(before));
+                if status == FATAL {
+                    inst.abandon();
+                }
+                outcome
             } else {
                 let api = fmi3::Api::load(fmu)?;
                 let inst = fmi3::Instance::new(&api, fmu, "faulty")?;
@@ -617,7 +621,11 @@ fn faulty(fmu: &Extracted) -> Result<(), String> {
                         &inst.log,
                     )?;
                 }
-                (status, want3, messages, inst.log.since(before))
+                let outcome = (status, want3, messages, inst.log.since(before));
+                if status == FATAL {
+                    inst.abandon();
+                }
+                outcome
             };
             if status != want {
                 return Err(format!(

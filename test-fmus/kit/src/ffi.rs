@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::instance::{Instance, Phase, SimState, Status};
 use crate::model::Model;
@@ -19,8 +20,35 @@ fn panic_text(p: &(dyn Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// Calls the importer made to an instance after one of its calls returned Fatal.
+static CALLS_AFTER_FATAL: AtomicUsize = AtomicUsize::new(0);
+
+/// How many calls (including `fmi*FreeInstance`) importers made to instances of this FMU
+/// after they returned Fatal; exported as `fmu_kit_calls_after_fatal`, so that a test can
+/// check an importer against FMI 2.0 §2.1.3 / FMI 3.0 §2.2.3 ("It is not possible to call any
+/// other function for any of the FMU instances").
+pub fn calls_after_fatal() -> usize {
+    CALLS_AFTER_FATAL.load(Ordering::SeqCst)
+}
+
+/// Records a call made after Fatal: counts it, says so on stderr (the logger may be gone with
+/// the importer's state) and, when the environment variable `FMU_KIT_ABORT_ON_MISUSE` is set
+/// (and not "0"), aborts the process, so that a test of an importer's command line sees it in
+/// the exit status.
+pub(crate) fn called_after_fatal(func: &str, instance: &str) {
+    CALLS_AFTER_FATAL.fetch_add(1, Ordering::SeqCst);
+    eprintln!(
+        "fmu-kit: FMI misuse: {func} called on instance \"{instance}\" after a call returned \
+         Fatal (FMI 2.0 §2.1.3, FMI 3.0 §2.2.3: no further call is allowed, not even freeing \
+         the instance)"
+    );
+    if std::env::var_os("FMU_KIT_ABORT_ON_MISUSE").is_some_and(|v| !v.is_empty() && v != "0") {
+        std::process::abort();
+    }
+}
+
 /// Runs `f` on the instance behind `c`: Error for NULL or foreign pointers, Error with a log
-/// message if the model panics.
+/// message if the model panics, Fatal (recorded as misuse) after the instance returned Fatal.
 ///
 /// # Safety
 /// `c` must be NULL or an instance pointer of this kit that has not been freed.
@@ -31,10 +59,11 @@ pub(crate) unsafe fn with<M: Model>(
 ) -> c_int {
     let r = catch_unwind(AssertUnwindSafe(|| match Instance::<M>::from_ptr(c) {
         Some(inst) if inst.phase == Phase::Fatal => {
+            called_after_fatal(func, &inst.logger.name.to_string_lossy());
             inst.logger.log_always(
                 Status::Fatal,
                 2,
-                &format!("{func}: the FMU is in a fatal error state; only FreeInstance is allowed"),
+                &format!("{func}: the FMU is in a fatal error state; FMI allows no further call"),
             );
             Status::Fatal
         }

@@ -88,8 +88,22 @@ pub unsafe fn instantiate<M: Model>(
 /// # Safety
 /// `c` must be NULL or an instance of this kit.
 pub unsafe fn free_instance<M: Model>(c: *mut c_void) {
+    free_instance_named::<M>(c, "fmi2FreeInstance")
+}
+
+/// `fmi2FreeInstance` / `fmi3FreeInstance`: frees the instance, except after it returned
+/// Fatal, when the call is recorded as misuse ([`crate::ffi::calls_after_fatal`]) and the
+/// instance is left alone.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub(crate) unsafe fn free_instance_named<M: Model>(c: *mut c_void, func: &str) {
     guard((), || {
         if let Some(inst) = Instance::<M>::from_ptr(c) {
+            if inst.phase == Phase::Fatal {
+                ffi::called_after_fatal(func, &inst.logger.name.to_string_lossy());
+                return;
+            }
             inst.invalidate();
             drop(Box::from_raw(inst as *mut Instance<M>));
         }

@@ -131,7 +131,7 @@ pub unsafe fn instantiate_unsupported(
 /// # Safety
 /// `c` must be NULL or an instance of this kit.
 pub unsafe fn free_instance<M: Model>(c: *mut c_void) {
-    crate::fmi2::free_instance::<M>(c)
+    crate::fmi2::free_instance_named::<M>(c, "fmi3FreeInstance")
 }
 
 /// `fmi3SetDebugLogging`.

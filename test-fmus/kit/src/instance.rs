@@ -58,7 +58,8 @@ pub(crate) enum Phase {
     /// `fmi2Terminated`, FMI 3 Step Mode after `terminateSimulation`): as `Failed`, but FMI 3
     /// may still set inputs and tunable parameters, as in Step Mode.
     TerminationRequested,
-    /// A step returned Fatal; every call except free returns Fatal.
+    /// A step returned Fatal; every call returns Fatal and free frees nothing, each counted
+    /// as misuse ([`crate::ffi::calls_after_fatal`]).
     Fatal,
 }
 
@@ -411,13 +412,15 @@ impl<M: Model> Instance<M> {
         Status::Ok
     }
 
+    /// `fmi*Terminate`; not after an Error (`Failed`): FMI 2.0 §4.2.4 does not list
+    /// `fmi2Terminate` for state "error", FMI 3.0 §2.2.3 allows only `fmi3SetFMUState`,
+    /// `fmi3Reset` and `fmi3FreeInstance` after `fmi3Error`.
     pub(crate) fn terminate(&mut self, func: &str) -> Status {
         if let Err(s) = self.expect(
             func,
             &[
                 Phase::Step,
                 Phase::Event,
-                Phase::Failed,
                 Phase::TerminationRequested,
                 Phase::Initialization,
             ],

@@ -49,7 +49,14 @@
 //!   `fmi2Terminated` true, or FMI 3 OK and `terminateSimulation`; further steps are refused
 //!   until `fmi*Terminate`, a reset or restoring an FMU state;
 //! - a misused call returns Error with a log message naming the function and leaves the
-//!   instance as it was (a failed step moves it to an error state).
+//!   instance as it was (a failed step moves it to an error state, from which only getters,
+//!   restoring an FMU state, reset and free are accepted: no `fmi*Terminate`, FMI 2.0 §4.2.4,
+//!   FMI 3.0 §2.2.3);
+//! - after a step returned Fatal every call returns Fatal and `fmi*FreeInstance` frees
+//!   nothing: FMI allows no further call at all, so each one (free included) is counted as the
+//!   importer's misuse, reported on stderr and readable through the exported
+//!   `fmu_kit_calls_after_fatal()` (with `FMU_KIT_ABORT_ON_MISUSE=1` in the environment the
+//!   process aborts instead).
 
 // `!(x >= m)` is deliberate throughout: NaN must fail every range check.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -105,7 +112,8 @@ pub fn model_description_ptr<M: Model>(
     })
 }
 
-/// Emits every FMI 2 and FMI 3 C function (and `fmu_kit_model_description`) for a model type.
+/// Emits every FMI 2 and FMI 3 C function (and `fmu_kit_model_description`,
+/// `fmu_kit_calls_after_fatal`) for a model type.
 #[macro_export]
 macro_rules! export_fmu {
     ($model:ty) => {
@@ -124,6 +132,12 @@ macro_rules! export_fmu {
             #[no_mangle]
             pub extern "C" fn fmu_kit_model_description(fmi_major_version: c_int) -> *const c_char {
                 $crate::model_description_ptr::<M>(fmi_major_version, &DESCRIPTIONS)
+            }
+
+            /// Calls made to instances of this FMU after they returned Fatal (FMI forbids any).
+            #[no_mangle]
+            pub extern "C" fn fmu_kit_calls_after_fatal() -> usize {
+                $crate::ffi::calls_after_fatal()
             }
 
             // ---------------- FMI 2.0 ----------------

@@ -29,7 +29,8 @@ pub struct StepFailure {
     /// What the step returns: `Warning` (the step completes), `Discard` (the step stops at
     /// `time`, which becomes the last successful time; the instance may continue from there),
     /// `Error` (the step stops at `time`, the instance is unusable until reset or a state is
-    /// restored) or `Fatal` (every later call except free returns Fatal). `Ok` means no failure.
+    /// restored) or `Fatal` (every later call returns Fatal and free frees nothing: FMI allows
+    /// no call after Fatal). `Ok` means no failure.
     /// Ignored when `terminate` is set.
     pub status: Status,
     /// Where the step stops (clamped to the step's interval).

@@ -411,6 +411,12 @@ impl<'a> Instance<'a> {
         self.free_now();
     }
 
+    /// Leave the instance alone after it returned Fatal: FMI allows no further call, not even
+    /// `fmi2FreeInstance`, so it is leaked with the callbacks and log it points to.
+    pub fn abandon(self) {
+        std::mem::forget(self);
+    }
+
     fn free_now(&mut self) {
         if !self.freed {
             self.freed = true;

@@ -4,8 +4,9 @@
 //! in the first `doStep` whose end reaches `fail_at` (default 0.5 s): 0 nothing (default),
 //! 1 Discard (the step stops at `fail_at`, which FMI 2 `fmi2GetRealStatus(fmi2LastSuccessfulTime)`
 //! and FMI 3 `lastSuccessfulTime` report; the instance may continue from there), 2 Error
-//! (the instance is then unusable until reset or a state is restored), 3 Fatal (every later
-//! call except free returns Fatal), 4 request termination (the step stops at `fail_at`; FMI 2
+//! (the instance is then unusable until reset or a state is restored; `fmi*Terminate` is refused),
+//! 3 Fatal (every later call returns Fatal and is counted as the importer's misuse, freeing
+//! included: see `fmu_kit::ffi::calls_after_fatal`), 4 request termination (the step stops at `fail_at`; FMI 2
 //! returns Discard with `fmi2GetBooleanStatus(fmi2Terminated)` true, FMI 3 returns OK with
 //! `terminateSimulation`, `lastSuccessfulTime = fail_at` and `earlyReturn` when `fail_at` is
 //! before the step's end; outputs stay readable, further steps are refused until

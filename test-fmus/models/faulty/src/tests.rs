@@ -206,9 +206,17 @@ fn fmi2_error_and_fatal() {
         let c = fmi2_ready(2);
         assert_eq!(fmi2_run(c).0, ERROR);
         assert_eq!(fmi2DoStep(c, 0.5, 0.1, 1), ERROR, "unusable after Error");
+        assert_eq!(
+            fmi2Terminate(c),
+            ERROR,
+            "no fmi2Terminate in state error (FMI 2.0 §4.2.4)"
+        );
         assert_eq!(fmi2Reset(c), OK, "but it can be reset");
         fmi2FreeInstance(c);
 
+        // Every call after Fatal is refused and counted as misuse, freeing included (which
+        // frees nothing: the instance is leaked, as the standard implies).
+        let before = fmu_kit_calls_after_fatal();
         let c = fmi2_ready(3);
         assert_eq!(fmi2_run(c).0, FATAL);
         let mut x = [0.0];
@@ -218,6 +226,13 @@ fn fmi2_error_and_fatal() {
         let mut last = 0.0;
         assert_eq!(fmi2GetRealStatus(c, LAST_SUCCESSFUL_TIME, &mut last), FATAL);
         fmi2FreeInstance(c);
+        // `>=`: the FMI 3 test may count its own misuse at the same time.
+        assert!(fmu_kit_calls_after_fatal() - before >= 5);
+        assert_eq!(
+            fmi2GetReal(c, [X].as_ptr(), 1, x.as_mut_ptr()),
+            FATAL,
+            "still there after fmi2FreeInstance"
+        );
     }
 }
 
@@ -238,13 +253,16 @@ fn fmi3_each_status_is_returned_and_logged() {
         let mut x = [0.0];
         assert_eq!(fmi3GetFloat64(c, [X].as_ptr(), 1, x.as_mut_ptr(), 1), OK);
         assert_eq!(step3(c, 0.35, 0.1).0, ERROR);
+        assert_eq!(fmi3Terminate(c), ERROR, "no fmi3Terminate after Error");
         fmi3FreeInstance(c);
 
+        let before = fmu_kit_calls_after_fatal();
         let c = fmi3_ready(3, c"fatal");
         assert_eq!(step3(c, 0.0, 1.0).0, FATAL);
         assert_eq!(fmi3GetFloat64(c, [X].as_ptr(), 1, x.as_mut_ptr(), 1), FATAL);
         assert_eq!(fmi3Terminate(c), FATAL);
         fmi3FreeInstance(c);
+        assert!(fmu_kit_calls_after_fatal() - before >= 3);
 
         let log = logged();
         for (tag, status, name) in [
