@@ -215,6 +215,7 @@ pub fn text(md: &ModelDescription, source: &Path) -> String {
                 on.join(", ")
             }
         );
+        let _ = writeln!(out, "  Input polynomials {}", input_polynomials(cs, fmi3));
     }
     let fmt_opt = |x: Option<f64>| x.map_or("-".to_string(), |v| v.to_string());
     match &md.default_experiment {
@@ -367,4 +368,19 @@ pub fn json(md: &ModelDescription, source: &Path) -> Value {
         "units": md.units.iter().map(|u| json!(u.name)).collect::<Vec<_>>(),
         "variables": variables,
     })
+}
+
+/// How the master hands this FMU an input polynomial of degree k, and the coupling order it
+/// can reach with it.
+pub fn input_polynomials(cs: &super::description::CoSimulation, fmi3: bool) -> &'static str {
+    if !fmi3 && cs.can_interpolate_inputs {
+        "input derivatives (fmi2SetRealInputDerivatives): order k + 1"
+    } else if fmi3 && cs.provides_intermediate_update {
+        "intermediate update: order k + 1"
+    } else if cs.can_handle_variable_communication_step_size {
+        "sampled at the midpoints of 8 sub-steps: order k + 1 while the sampling error \
+         (O(H^2 / 64)) stays below the coupling error, at most 2 for small steps"
+    } else {
+        "held at the step's midpoint value (no variable step size): order 2 at most"
+    }
 }
