@@ -516,7 +516,10 @@ fn co_simulation(e: &Element, version: FmiVersion) -> R<CoSimulation> {
 fn units(e: &Element) -> R<Vec<Unit>> {
     let mut units = Vec::new();
     for u in e.children_named("Unit") {
-        let name = req_nonempty(u, "Unit", "name")?;
+        // An empty name is allowed (the schema's normalizedString admits it): FMUs exported
+        // with PythonFMU's component_model declare the dimensionless unit as `name=""` and
+        // refer to it with `unit=""`.
+        let name = req(u, "Unit", "name")?;
         let label = format!("Unit \"{name}\"");
         let base_unit = match u.child("BaseUnit") {
             None => None,
