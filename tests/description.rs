@@ -171,6 +171,32 @@ fn fmi2_units_types_categories_experiment() {
     assert_eq!(de.step_size, Some(0.01));
 }
 
+/// PythonFMU's component_model names the dimensionless unit "" and variables refer to it with
+/// `unit=""` (the MobileCrane FMU of py-crane 0.3.1, issue 14): the schema's normalizedString
+/// admits an empty name, and FMPy reads such files.
+#[test]
+fn fmi2_unit_with_an_empty_name() {
+    let xml = r#"<fmiModelDescription fmiVersion="2.0" modelName="M" guid="g">
+  <CoSimulation modelIdentifier="M"/>
+  <UnitDefinitions>
+    <Unit name="meter"><BaseUnit m="1" factor="1"/></Unit>
+    <Unit name=""><BaseUnit factor="1"/></Unit>
+  </UnitDefinitions>
+  <ModelVariables>
+    <ScalarVariable name="ratio" valueReference="1" causality="output">
+      <Real unit=""/>
+    </ScalarVariable>
+  </ModelVariables>
+  <ModelStructure><Outputs><Unknown index="1"/></Outputs></ModelStructure>
+</fmiModelDescription>"#;
+    let md = from_str(xml, Path::new("m.xml")).expect("an empty unit name parses");
+    let names: Vec<&str> = md.units.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["meter", ""]);
+    let base = md.units[1].base_unit.as_ref().expect("base unit");
+    assert_eq!((base.m, base.kg, base.s, base.factor), (0, 0, 0, 1.0));
+    assert_eq!(md.variables[0].unit.as_deref(), Some(""));
+}
+
 #[test]
 fn fmi2_variables() {
     let md = fmi2();

@@ -64,13 +64,12 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
             };
             let jacobian = DMatrix::identity(m, m) - dphi;
             // Finite differences blur an exactly singular Jacobian into a barely regular one
-            // whose Newton step flies off; judge singularity relative to the Jacobian's scale,
-            // with a margin that covers the differencing error.
+            // whose Newton step flies off; judge singularity on the Jacobian with its rows and
+            // columns scaled to unit size (coupling variables of different units, N and m,
+            // must not look singular), with a margin that covers the differencing error.
             let lu = jacobian.clone().lu();
-            let pivots = lu.u().diagonal().map(f64::abs);
-            let scale = jacobian.amax().max(1.0);
             let margin = if use_directional { 1e-12 } else { 1e-6 };
-            let singular = pivots.min() <= margin * scale;
+            let singular = equilibrated_min_pivot(&jacobian) <= margin;
             let step = (!singular).then(|| lu.solve(&(-residual))).flatten().ok_or_else(|| {
                 failure(
                     exec,
@@ -192,4 +191,58 @@ fn finite_difference_jacobian(
     // Leave the inputs at u, as the caller expects.
     evaluate(exec, connections, u)?;
     Ok(dphi)
+}
+
+/// The smallest pivot of the LU factorisation of `matrix` with every row, then every column
+/// scaled to largest entry 1: a measure of singularity that does not depend on the units of
+/// the coupling variables. A zero row or column gives 0.
+fn equilibrated_min_pivot(matrix: &DMatrix<f64>) -> f64 {
+    let mut scaled = matrix.clone();
+    for mut row in scaled.row_iter_mut() {
+        let largest = row.amax();
+        if largest > 0.0 {
+            row /= largest;
+        }
+    }
+    for mut column in scaled.column_iter_mut() {
+        let largest = column.amax();
+        if largest > 0.0 {
+            column /= largest;
+        }
+    }
+    scaled.lu().u().diagonal().amin()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn singularity_does_not_depend_on_the_units_of_the_coupling_variables() {
+        // [[I, 0], [-S, I]] with spring entries of 1000 (N per m): determinant 1.
+        let coupled = DMatrix::from_row_slice(
+            4,
+            4,
+            &[
+                1.0, 0.0, 0.0, 0.0, //
+                0.0, 1.0, 0.0, 0.0, //
+                -1000.0, -10.0, 1.0, 0.0, //
+                1000.0, 10.0, 0.0, 1.0,
+            ],
+        );
+        // Unscaled, partial pivoting leaves a pivot of 1e-3 next to entries of 1000; scaled,
+        // the matrix is as regular as the identity.
+        let unscaled: f64 = coupled.clone().lu().u().diagonal().amin();
+        assert!((unscaled - 1e-3).abs() < 1e-12, "{unscaled}");
+        assert!((equilibrated_min_pivot(&coupled) - 1.0).abs() < 1e-12);
+        // Scaling a variable (m -> mm) does not change the verdict.
+        let mut mm = coupled.clone();
+        mm.column_mut(0).scale_mut(1e-3);
+        assert!((equilibrated_min_pivot(&mm) - equilibrated_min_pivot(&coupled)).abs() < 1e-12);
+        // A singular Jacobian (two equal rows) stays singular, whatever the scale.
+        let singular = DMatrix::from_row_slice(2, 2, &[1000.0, -1000.0, 1000.0, -1000.0]);
+        assert!(equilibrated_min_pivot(&singular) <= 1e-12);
+        let zero_row = DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(equilibrated_min_pivot(&zero_row), 0.0);
+    }
 }

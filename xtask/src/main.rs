@@ -1,14 +1,33 @@
 //! Developer commands behind `cargo xtask`: the README's two commands.
 //!
 //! - `cargo xtask demo`: build the project's FMUs and run cosimo on the bundled examples.
-//! - `cargo xtask test`: the whole test suite, with the independent importer (FMPy) installed
-//!   into a virtual environment under `target/` first. `.ci/run` calls this.
+//! - `cargo xtask test`: the whole test suite, with the independent importer (FMPy) and the
+//!   exporters of the third-party FMU corpus installed into a virtual environment under
+//!   `target/` first. `.ci/run` calls this.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-/// FMPy version the cross-checks are pinned to, so results do not drift under us.
-const FMPY_VERSION: &str = "0.3.32";
+/// What the test venv holds, pinned so results do not drift under us: FMPy (the independent
+/// importer of the cross-checks), the exporters that build the third-party corpus of
+/// `tests/corpus.rs` (pythonfmu: FMI 2, pythonfmu3: FMI 3; both pack a prebuilt binary shipped
+/// in their wheels, so FMUs are built offline) and what the corpus FMUs import at run time.
+const VENV_REQUIREMENTS: &[&str] = &[
+    "fmpy==0.3.32",
+    "pythonfmu==0.7.0",
+    "pythonfmu3==0.3.4",
+    "numpy==2.4.6",
+    // py-crane's FMUs import scipy and pint from the hosting Python.
+    "scipy==1.17.1",
+    "pint==0.25.3",
+];
+
+/// Wheels whose ready-made FMUs join the corpus (downloaded, not installed: the FMUs are read
+/// from the wheel by `tests/corpus.rs`).
+const CORPUS_WHEELS: &[&str] = &["py-crane==0.3.1"];
+
+/// Bump when the venv's layout changes (the stamp then no longer matches and pip runs again).
+const VENV_LAYOUT: &str = "corpus-1";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -117,34 +136,47 @@ fn demo() -> Result<(), String> {
     Ok(())
 }
 
-/// Install FMPy (once) into target/fmpy-venv and return its python.
+/// Install FMPy, the corpus exporters and their run-time packages (once) into
+/// target/fmpy-venv, download the corpus wheels into target/fmpy-venv/wheels, and return the
+/// venv's python. A stamp file lists what was installed; pip runs again when that changes.
 fn fmpy_python() -> Result<PathBuf, String> {
     let venv = workspace_root().join("target").join("fmpy-venv");
     let python = venv.join("bin").join("python");
-    let stamp = venv.join(format!("fmpy-{FMPY_VERSION}.installed"));
-    if stamp.exists() {
+    let stamp = venv.join("installed.txt");
+    let wanted = format!(
+        "{VENV_LAYOUT}\n{}\n{}\n",
+        VENV_REQUIREMENTS.join("\n"),
+        CORPUS_WHEELS.join("\n")
+    );
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
         return Ok(python);
     }
-    let host_python = ["python3", "python"]
-        .into_iter()
-        .find(|p| Command::new(p).arg("--version").output().is_ok())
-        .ok_or(
-            "no python3 on PATH: FMPy (the independent importer the tests compare with) needs it",
-        )?;
-    let mut create = Command::new(host_python);
-    create.args(["-m", "venv"]).arg(&venv);
-    run(create)?;
-    let mut install = Command::new(&python);
-    install.args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-    ]);
-    install.arg(format!("fmpy=={FMPY_VERSION}"));
+    if !python.exists() {
+        let host_python = ["python3", "python"]
+            .into_iter()
+            .find(|p| Command::new(p).arg("--version").output().is_ok())
+            .ok_or(
+                "no python3 on PATH: FMPy (the independent importer the tests compare with) \
+                 needs it",
+            )?;
+        let mut create = Command::new(host_python);
+        create.args(["-m", "venv"]).arg(&venv);
+        run(create)?;
+    }
+    let pip = |args: &[&str]| {
+        let mut command = Command::new(&python);
+        command.args(["-m", "pip", "--quiet", "--disable-pip-version-check"]);
+        command.args(args);
+        command
+    };
+    let mut install = pip(&["install"]);
+    install.args(VENV_REQUIREMENTS);
     run(install)?;
-    std::fs::write(&stamp, "").map_err(|e| format!("{}: {e}", stamp.display()))?;
+    let wheels = venv.join("wheels");
+    let mut download = pip(&["download", "--no-deps", "--dest"]);
+    download.arg(&wheels).args(CORPUS_WHEELS);
+    run(download)?;
+    std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))?;
     Ok(python)
 }
 
