@@ -153,7 +153,9 @@ impl Model for Feedthrough {
                 .description("A tunable parameter"),
         );
         let [i, o] = pair(7, VarType::Float64, "Float64_continuous");
-        vars.extend([i.start(0.0).alias("u"), o.alias("y")]);
+        // Aliases on inputs only: FMPy 0.3.32's validation expects an output's aliases in
+        // ModelStructure, where FMI 3.0 lists no alias.
+        vars.extend([i.start(0.0).alias("u"), o]);
         let [i, o] = pair(9, VarType::Float64, "Float64_discrete");
         vars.extend([i.discrete().start(0.0), o.discrete()]);
         for (vr, ty, name) in [
@@ -189,13 +191,13 @@ impl Model for Feedthrough {
         vars.push(
             Variable::float64(FLOAT64_ARRAY_INPUT, "Float64_array_input")
                 .input()
+                .alias("matrix_input")
                 .dims(&MATRIX)
                 .start(vec![0.0; n]),
         );
         vars.push(
             Variable::float64(FLOAT64_ARRAY_OUTPUT, "Float64_array_output")
                 .output()
-                .alias("matrix_output")
                 .dims(&MATRIX)
                 .depends_on(&[FLOAT64_ARRAY_INPUT]),
         );
