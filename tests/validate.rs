@@ -150,6 +150,31 @@ fn causality_and_variability_combinations() {
     );
 }
 
+/// FMI 2.0 defaults an omitted variability to continuous whatever the type, so an Integer
+/// without one is continuous, which only Reals may be (FMPy reports it; pythonfmu writes it).
+#[test]
+fn an_fmi2_integer_without_variability_is_continuous() {
+    let f = broken(
+        FMI2,
+        "causality=\"local\" variability=\"discrete\"><Integer/>",
+        "causality=\"local\"><Integer/>",
+    );
+    assert_eq!(errors_of(&f), ["causality-variability"]);
+    assert!(
+        f[0].message
+            .contains("an Integer variable cannot be continuous (only Float variables are) (FMI 2.0 defaults an omitted variability to continuous: declare it discrete)"),
+        "{}",
+        f[0]
+    );
+    // FMI 3 defaults by type: an Int32 without variability is discrete.
+    let f = broken(
+        FMI3,
+        "causality=\"output\" variability=\"discrete\"",
+        "causality=\"output\"",
+    );
+    assert!(errors_of(&f).is_empty(), "{f:?}");
+}
+
 #[test]
 fn initial_combinations() {
     let f = broken(

@@ -442,9 +442,15 @@ fn variables<'a>(root: &'a Node, version: FmiVersion, f: &mut Findings) -> Vec<V
             typed,
             name: name.to_string(),
             vr,
+            // FMI 2's schema defaults variability to "continuous" whatever the type (so an
+            // Integer without it is a finding, as FMPy reports); FMI 3 defaults by type.
             variability: node
                 .attr("variability")
-                .unwrap_or(if is_float { "continuous" } else { "discrete" })
+                .unwrap_or(if is_float || version == FmiVersion::Fmi2 {
+                    "continuous"
+                } else {
+                    "discrete"
+                })
                 .to_string(),
             causality: node.attr("causality").unwrap_or("local").to_string(),
             initial: node.attr("initial").map(str::to_string),
@@ -883,11 +889,17 @@ fn combinations(v: &Var<'_>, version: FmiVersion, f: &mut Findings) {
     }
     let is_float = matches!(v.type_name.as_str(), "Real" | "Float32" | "Float64");
     if va == "continuous" && !is_float && v.type_name != "Clock" {
+        let omitted = if v.node.attr("variability").is_none() {
+            " (FMI 2.0 defaults an omitted variability to continuous: declare it discrete)"
+        } else {
+            ""
+        };
         f.error(
             "causality-variability",
             line,
             format!(
-                "\"{name}\": a {} variable cannot be continuous (only Float variables are)",
+                "\"{name}\": {} {} variable cannot be continuous (only Float variables are){omitted}",
+                if v.type_name.starts_with(['I', 'E', 'U']) { "an" } else { "a" },
                 v.type_name
             ),
         );
