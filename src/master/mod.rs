@@ -33,16 +33,43 @@ pub struct TimeGrid {
 }
 
 impl TimeGrid {
-    /// Times closer than this (relative to the step) are the same communication point.
-    pub fn epsilon(&self) -> f64 {
-        self.step * 1e-9
+    /// How close two times must be to count as the same point near `t`: a billionth of the
+    /// step, or a few units in the last place of `t` where doubles are coarser than that
+    /// (long runs: at t = 1024 s a double's spacing already exceeds 1e-13 s).
+    pub fn tolerance(&self, t: f64) -> f64 {
+        (self.step * 1e-9).max(8.0 * f64::EPSILON * t.abs().max(self.start.abs()))
     }
 
-    /// The next point after `t` on the grid `start + n * interval`, computed from `n` so that
-    /// long runs do not drift.
+    /// The next point after `t` on the grid `start + n * interval`, with `n` counted from the
+    /// start as an integer (never accumulated), so points stay exact on arbitrarily long runs.
     pub fn next_point(&self, t: f64, interval: f64) -> f64 {
-        let n = ((t - self.start + self.epsilon()) / interval).floor() + 1.0;
+        let x = (t - self.start) / interval;
+        // x counts intervals; t itself is only known to a few ulps, which in units of the
+        // interval is 8 eps (|t| + |start|) / interval (2e-9 at t = 1024 s with 1e-4 s).
+        let slack = 1e-9 + 8.0 * f64::EPSILON * (t.abs() + self.start.abs()) / interval;
+        let n = if (x - x.round()).abs() <= slack {
+            x.round() + 1.0
+        } else {
+            x.floor() + 1.0
+        };
         self.start + n * interval
+    }
+
+    /// The macro step from `t` that would like to take `h`, shortened to the next output point
+    /// and the stop time; and whether it ends on the output grid (within the tolerance: a step
+    /// point one ulp before an output point is that output point).
+    pub fn step_from(&self, t: f64, h: f64, next_output: f64) -> (f64, bool) {
+        let h = h.min(next_output - t).min(self.stop - t);
+        let end = t + h;
+        (
+            h,
+            (end - next_output).abs() <= self.tolerance(end) || self.at_stop(end),
+        )
+    }
+
+    /// Whether `t` has reached the stop time.
+    pub fn at_stop(&self, t: f64) -> bool {
+        t >= self.stop - self.tolerance(self.stop)
     }
 }
 
@@ -75,5 +102,57 @@ impl RunStatistics {
     /// Simulated seconds per wall-clock second.
     pub fn real_time_factor(&self, start: f64) -> f64 {
         (self.end_time - start) / self.wall_seconds.max(1e-12)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TimeGrid;
+
+    fn grid(start: f64, step: f64) -> TimeGrid {
+        TimeGrid {
+            start,
+            stop: start + 2e6,
+            step,
+            output_interval: step,
+        }
+    }
+
+    /// Walk `n` steps from point `k0`, taking each step as the run loop does (t + (next - t)),
+    /// and require every point to be exactly start + k h.
+    fn walk(g: &TimeGrid, k0: f64, n: u32) {
+        let mut t = g.start + k0 * g.step;
+        for i in 1..=n {
+            let next = g.next_point(t, g.step);
+            let h = next - t;
+            assert!(h > 0.0, "a zero step at t = {t}");
+            t += h;
+            let exact = g.start + (k0 + f64::from(i)) * g.step;
+            assert_eq!(t, exact, "point {} of the walk from {k0}", i);
+        }
+    }
+
+    #[test]
+    fn long_runs_land_every_point_on_the_grid() {
+        // 1e-3 s steps up to 1e6 s (1e9 steps): segments near the start, around the powers of
+        // two where doubles coarsen, and at the end; from 0 and from 4096 s.
+        for start in [0.0, 4096.0] {
+            let g = grid(start, 1e-3);
+            for k0 in [0.0, 1_023_990.0, 4_095_990.0, 131_071_990.0, 999_990_000.0] {
+                walk(&g, k0, 20_000);
+            }
+        }
+        // The cases: 1e-4 s across 1024 s, 0.01 s across 131072 s.
+        walk(&grid(0.0, 1e-4), 10_239_000.0, 2_000);
+        walk(&grid(0.0, 1e-2), 13_107_100.0, 200);
+    }
+
+    #[test]
+    fn a_time_one_ulp_off_a_point_is_that_point() {
+        let g = grid(0.0, 1e-4);
+        let point: f64 = 10_240_002.0 * 1e-4;
+        for t in [point, point.next_up(), point.next_down()] {
+            assert_eq!(g.next_point(t, g.step), 10_240_003.0 * 1e-4, "{t}");
+        }
     }
 }

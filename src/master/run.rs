@@ -72,20 +72,15 @@ pub fn run(exec: &mut Execution, observers: &mut [&mut dyn Observer]) -> Result<
     algorithm.start(exec).map_err(at(grid.start))?;
     deliver(exec, &mut row, observers, &mut stats).map_err(at(grid.start))?;
 
-    let eps = grid.epsilon();
     let mut next_output = grid.next_point(grid.start, grid.output_interval);
-    while exec.time < grid.stop - eps && !terminate_requested(exec) {
+    while !grid.at_stop(exec.time) && !terminate_requested(exec) {
         let t = exec.time;
-        let h = algorithm
-            .proposed_step(exec, &grid)
-            .min(next_output - t)
-            .min(grid.stop - t);
+        let (h, on_grid) = grid.step_from(t, algorithm.proposed_step(exec, &grid), next_output);
         if algorithm.attempt(exec, h).map_err(at(t))? == Outcome::Rejected {
             continue;
         }
         stats.steps += 1;
         stats.end_time = exec.time;
-        let on_grid = (exec.time - next_output).abs() <= eps || exec.time >= grid.stop - eps;
         if on_grid || terminate_requested(exec) {
             deliver(exec, &mut row, observers, &mut stats).map_err(at(exec.time))?;
             next_output = grid.next_point(exec.time, grid.output_interval);
@@ -94,7 +89,7 @@ pub fn run(exec: &mut Execution, observers: &mut [&mut dyn Observer]) -> Result<
             observer.stepped(exec.time);
         }
     }
-    stats.terminated_early = terminate_requested(exec) && exec.time < grid.stop - eps;
+    stats.terminated_early = terminate_requested(exec) && !grid.at_stop(exec.time);
     exec.terminate().map_err(at(exec.time))?;
     stats.fmi_calls = exec.fmi_calls();
     stats.corrector_iterations = exec.corrector_iterations;
