@@ -11,6 +11,7 @@ use cli::check::{check_command, CheckArgs};
 use cli::inspect::{inspect, InspectArgs};
 use cli::plot::{plot_command, PlotArgs};
 use cli::run::{run, RunArgs};
+use cli::say;
 use cli::stability::{stability_command, StabilityArgs};
 use cli::validate::{validate_command, ValidateArgs};
 
@@ -65,9 +66,13 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`cosimo inspect X.fmu | head`) ends the output, not in an error.
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             // Every error's message already includes its cause.
-            eprintln!("error: {error}");
+            say!("error: {error}");
             ExitCode::from(exit_code(&error))
         }
     }

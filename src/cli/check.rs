@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::say;
+
 use cosimo::Error;
 use std::process::ExitCode;
 
@@ -71,7 +73,7 @@ pub(crate) fn check_command(args: &CheckArgs) -> ExitCode {
     match check(args) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("error: {error}");
+            say!("error: {error}");
             ExitCode::from(exit_code(&error))
         }
     }
@@ -159,7 +161,7 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
     use std::io::Write as _;
     if !args.quiet {
         if json_to_stdout {
-            eprint!("{}", report.text());
+            let _ = write!(std::io::stderr(), "{}", report.text());
         } else {
             let _ = write!(std::io::stdout(), "{}", report.text());
         }
@@ -252,7 +254,7 @@ fn plot_failures(dir: &Path, report: &mut cosimo::results::report::CaseReport) {
         return;
     }
     if let Err(e) = std::fs::create_dir_all(&case_dir) {
-        eprintln!("warning: {}: {e}", case_dir.display());
+        say!("warning: {}: {e}", case_dir.display());
         return;
     }
     for i in failing {
@@ -261,7 +263,7 @@ fn plot_failures(dir: &Path, report: &mut cosimo::results::report::CaseReport) {
         let title = format!("{}: {}", report.name, signal.comparison.name);
         match plot::plot_signal(&path, &title, &signal.comparison) {
             Ok(()) => signal.plot = Some(path.display().to_string()),
-            Err(e) => eprintln!("warning: {e}"),
+            Err(e) => say!("warning: {e}"),
         }
         signal.comparison.trace = None;
     }

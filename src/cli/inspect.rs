@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::{out, say};
+
 use cosimo::fmu::{summary, Fmu};
 use cosimo::system::load::is_ssp;
 use cosimo::system::ssp::{Imported, SspPackage};
@@ -31,7 +33,7 @@ pub(crate) fn import_ssp(
     let imported = package.import(ssd)?;
     if !quiet {
         for warning in &imported.warnings {
-            eprintln!("warning: {warning}");
+            say!("warning: {warning}");
         }
     }
     Ok((package, imported))
@@ -58,48 +60,48 @@ fn inspect_ssp(args: &InspectArgs) -> Result<(), Error> {
             "experiment": { "startTime": system.experiment.start, "stopTime": system.experiment.stop, "stepSize": system.experiment.step },
             "warnings": imported.warnings,
         });
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&json).unwrap_or_default()
         );
         return Ok(());
     }
-    println!("{}", args.fmu.display());
-    println!("  System           {}", imported.name);
+    out!("{}", args.fmu.display());
+    out!("  System           {}", imported.name);
     if let Some(d) = &imported.description {
-        println!("  Description      {d}");
+        out!("  Description      {d}");
     }
-    println!("  SSD files        {}", package.ssd_files().join(", "));
+    out!("  SSD files        {}", package.ssd_files().join(", "));
     let e = &system.experiment;
-    println!(
+    out!(
         "  Experiment       start {}, stop {}, step {}, {}",
         e.start,
         e.stop,
         e.step,
         e.algorithm.kind()
     );
-    println!("\n  Components ({})", system.components.len());
+    out!("\n  Components ({})", system.components.len());
     for c in &system.components {
         let parameters: Vec<String> = c
             .start_values
             .iter()
             .map(|(n, v)| format!("{n}={v}"))
             .collect();
-        println!(
+        out!(
             "    {}  {}  {}",
             c.name,
             c.fmu.display(),
             parameters.join(" ")
         );
     }
-    println!("\n  Connections ({})", system.connections.len());
+    out!("\n  Connections ({})", system.connections.len());
     for c in &system.connections {
         let transform = if c.factor != 1.0 || c.offset != 0.0 {
             format!("  (x {} + {})", c.factor, c.offset)
         } else {
             String::new()
         };
-        println!("    {} -> {}{transform}", c.from, c.to);
+        out!("    {} -> {}{transform}", c.from, c.to);
     }
     Ok(())
 }
@@ -116,12 +118,15 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
     let fmu = Fmu::open(&args.fmu)?;
     if args.json {
         let json = summary::json(fmu.description(), &args.fmu);
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&json).unwrap_or_default()
         );
     } else {
-        print!("{}", summary::text(fmu.description(), &args.fmu));
+        super::write_out(format_args!(
+            "{}",
+            summary::text(fmu.description(), &args.fmu)
+        ))?;
     }
     Ok(())
 }

@@ -9,3 +9,31 @@ pub(crate) mod stability;
 pub(crate) mod validate;
 
 pub(crate) use super::exit_code;
+
+/// Write to stdout: a failed write is an error naming stdout (`> /dev/full`); a closed pipe
+/// (`| head`) is an error too, which `main` ends quietly.
+pub(crate) fn write_out(text: std::fmt::Arguments<'_>) -> Result<(), cosimo::Error> {
+    use std::io::Write;
+    std::io::stdout()
+        .lock()
+        .write_fmt(text)
+        .map_err(|e| cosimo::Error::io("standard output", e))
+}
+
+/// `println!` that returns write errors instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_out(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+pub(crate) use out;
+
+/// `eprintln!` that ignores a closed or full stderr (messages have nowhere else to go) instead
+/// of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use say;

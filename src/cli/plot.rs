@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::say;
+
 use cosimo::results::Table;
 use cosimo::Error;
 
@@ -87,6 +89,6 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
         &series,
         range,
     )?;
-    eprintln!("plot: {}", args.output.display());
+    say!("plot: {}", args.output.display());
     Ok(())
 }

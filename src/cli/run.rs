@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::say;
+
 use cosimo::fmu::description::FmiVersion;
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::values::{check_start_value_allowed, find_variable, parse_value};
@@ -147,7 +149,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         Target::System(loaded) => {
             if !args.quiet {
                 for warning in &loaded.warnings {
-                    eprintln!("warning: {warning}");
+                    say!("warning: {warning}");
                 }
             }
             let loaded = *loaded;
@@ -219,7 +221,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
     progress.finish();
     let stats = result.inspect_err(|e| {
         if let Error::Simulation { time, .. } = e {
-            eprintln!("results up to t = {time} are in {}", output_file.display());
+            say!("results up to t = {time} are in {}", output_file.display());
         }
     })?;
     if !args.quiet {
@@ -230,7 +232,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
             &stats,
             "an FMU asked to terminate",
         );
-        eprintln!("results: {}", output_file.display());
+        say!("results: {}", output_file.display());
     }
     Ok(())
 }
@@ -322,7 +324,7 @@ fn print_summary(
     stats: &cosimo::master::RunStatistics,
     terminated: &str,
 ) {
-    eprintln!(
+    say!(
         "{what}: simulated {} s to {} s in {} macro steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
         experiment.start,
         stats.end_time,
@@ -345,7 +347,7 @@ fn print_summary(
             .filter(|(_, n)| **n > 0)
             .map(|(k, n)| format!("k={k}: {n}"))
             .collect();
-        eprintln!(
+        say!(
             "step control: {} accepted, {} rejected, {} corrector iterations, {} macro-step computations, H from {:e} to {:e} s, orders {}",
             control.accepted,
             control.rejected,
@@ -356,7 +358,7 @@ fn print_summary(
             histogram.join(", ")
         );
     } else if stats.corrector_iterations > 0 {
-        eprintln!(
+        say!(
             "corrector: {} Newton iterations",
             stats.corrector_iterations
         );
@@ -484,7 +486,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
     progress.finish();
     let stats = result.inspect_err(|e| {
         if let Error::Simulation { time, .. } = e {
-            eprintln!("results up to t = {time} are in {}", output_file.display());
+            say!("results up to t = {time} are in {}", output_file.display());
         }
     })?;
     if !args.quiet {
@@ -494,7 +496,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
             &stats,
             "the FMU asked to terminate",
         );
-        eprintln!("results: {}", output_file.display());
+        say!("results: {}", output_file.display());
     }
     Ok(())
 }

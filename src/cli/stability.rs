@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::{out, say};
+
 use cosimo::settings::{AlgorithmKind, Labels, Overrides};
 use cosimo::Error;
 
@@ -146,7 +148,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
     let draw = |path: &Path, title: &str, axes: (&str, &str), map: &[MapPoint]| {
         let points: Vec<(f64, f64, bool)> = map.iter().map(|p| (p.x, p.y, p.stable())).collect();
         cosimo::results::plot::plot_stability_map(path, title, axes, &points)?;
-        eprintln!("map: {}", path.display());
+        say!("map: {}", path.display());
         Ok::<(), Error>(())
     };
 
@@ -216,11 +218,11 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         let mut analyser = LinearAnalyser::new(&system, &study)?;
         if args.max_step {
             let h = analyser.max_stable_step(h_low, h_high, 1e-3)?;
-            println!("largest stable macro step: {h:.6e} s");
+            out!("largest stable macro step: {h:.6e} s");
         } else if args.scan {
             let scan = analyser.step_scan(h_low, h_high, points)?;
             for (h, rho) in &scan {
-                println!("H = {h:.6e} s: spectral radius {rho:.9} ({})", stable(*rho));
+                out!("H = {h:.6e} s: spectral radius {rho:.9} ({})", stable(*rho));
             }
             if let Some(path) = &args.output {
                 write_scan_csv(path, &scan)?;
@@ -235,7 +237,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             let (x, y) = (axis("--x", &args.x)?, axis("--y", &args.y)?);
             let map = analyser.parameter_map(&x, &y, points)?;
             let count = map.iter().filter(|p| p.stable()).count();
-            println!(
+            out!(
                 "{count} of {} grid points stable (spectral radius <= 1) at H = {:e} s",
                 map.len(),
                 analyser.step()
@@ -255,9 +257,9 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
                 draw(png, &title, axes, &map)?;
             }
         } else {
-            println!("state vector: {}", analyser.describe());
+            out!("state vector: {}", analyser.describe());
             let rho = analyser.spectral_radius()?;
-            println!(
+            out!(
                 "spectral radius at H = {:e} s: {rho:.9} ({})",
                 analyser.step(),
                 stable(rho)
@@ -341,7 +343,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             dc: args.dc.unwrap_or(10.0),
         };
         let h = max_stable_step(&fmus, &model, scheme, h_low, h_high, 1e-3)?;
-        println!("largest stable macro step: {h:.6e} s");
+        out!("largest stable macro step: {h:.6e} s");
         return Ok(());
     }
     let implicit_plane = args.plane.as_deref() == Some("implicit");
@@ -366,7 +368,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         symmetric_map(&fmus, scheme, re, im, points)?
     };
     let count = map.iter().filter(|p| p.stable()).count();
-    println!(
+    out!(
         "{count} of {} grid points stable (spectral radius <= 1)",
         map.len()
     );

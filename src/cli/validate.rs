@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::say;
+
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -20,7 +22,7 @@ pub(crate) fn validate_command(args: &ValidateArgs) -> ExitCode {
     let findings = match validate(&args.fmu) {
         Ok(findings) => findings,
         Err(error) => {
-            eprintln!("error: {error}");
+            say!("error: {error}");
             return ExitCode::from(2);
         }
     };
