@@ -1065,3 +1065,57 @@ fn ignore_units_marks_a_connection_or_is_refused() {
     ]);
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// `--output-file` never overwrites an input of the run: the FMU, the system file, the input
+/// file.
+#[test]
+fn the_results_never_overwrite_an_input_of_the_run() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let copy = dir.path().join("Oscillator.fmu");
+    std::fs::copy(fmu("Oscillator", 2), &copy).expect("copies the FMU");
+    let before = std::fs::read(&copy).expect("reads");
+    let inputs = dir.path().join("in.csv");
+    std::fs::write(&inputs, "time,F\n0,1\n").expect("writes");
+    let refused = |args: &[&str], what: &str| {
+        let output = cosimo(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("an input of the run"), "{args:?}: {stderr}");
+        assert!(stderr.contains(what), "{args:?}: {stderr}");
+    };
+    let fmu_path = copy.display().to_string();
+    let input_path = inputs.display().to_string();
+    refused(
+        &["run", &fmu_path, "--output-file", &fmu_path],
+        "Oscillator.fmu",
+    );
+    refused(
+        &[
+            "run",
+            &fmu_path,
+            "--input-file",
+            &input_path,
+            "--output-file",
+            &input_path,
+        ],
+        "in.csv",
+    );
+    let system = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus/two-mass-force-force.json");
+    let system_copy = dir.path().join("system.json");
+    let text = std::fs::read_to_string(&system).expect("reads").replace(
+        "../target/fmus/",
+        &format!("{}/", fmu_pack::fmus_dir().display()),
+    );
+    std::fs::write(&system_copy, text).expect("writes");
+    let system_path = system_copy.display().to_string();
+    refused(
+        &["run", &system_path, "--output-file", &system_path],
+        "system.json",
+    );
+    assert_eq!(
+        std::fs::read(&copy).expect("reads"),
+        before,
+        "the FMU is untouched"
+    );
+}

@@ -213,6 +213,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
             .unwrap_or("system");
         PathBuf::from(format!("{stem}_out.csv"))
     });
+    let mut inputs: Vec<&Path> = system.components.iter().map(|c| c.fmu.as_path()).collect();
+    inputs.extend(file.as_deref());
+    refuse_overwriting(&output_file, &inputs, args)?;
     let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
     let progress = Progress::new(args.quiet, system.experiment.start, system.experiment.stop);
     let mut shown = ProgressObserver(|t| progress.update(t));
@@ -477,6 +480,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
         .output_file
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}_out.csv", md.model_name)));
+    refuse_overwriting(&output_file, &[path], args)?;
     let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
     let experiment = &system.experiment;
     let progress = Progress::new(args.quiet, experiment.start, experiment.stop);
@@ -497,6 +501,29 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
             "the FMU asked to terminate",
         );
         say!("results: {}", output_file.display());
+    }
+    Ok(())
+}
+
+/// The results file must not be one of the run's own inputs (an FMU, the system file, the
+/// input file): writing it would destroy them.
+fn refuse_overwriting(output: &Path, inputs: &[&Path], args: &RunArgs) -> Result<(), Error> {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let input_file = args.input_file.as_deref();
+    if let Some(clobbered) = inputs
+        .iter()
+        .copied()
+        .chain(input_file)
+        .find(|p| same(output, p))
+    {
+        return Err(Error::Usage(format!(
+            "--output-file {} is {}, an input of the run: writing the results would overwrite it; choose another file",
+            output.display(),
+            clobbered.display()
+        )));
     }
     Ok(())
 }
