@@ -136,6 +136,10 @@ pub(crate) struct RunArgs {
     /// FMI 3: ask the FMU to return early at events and handle them in event mode.
     #[arg(long)]
     pub(crate) event_mode: bool,
+    /// Record and pass on outputs that are NaN or infinite (by default such a value ends the
+    /// run with an error naming the variable and the time).
+    #[arg(long)]
+    pub(crate) allow_non_finite: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -200,6 +204,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
             .transpose()?
             .map(std::sync::Arc::new),
         opened: Vec::new(),
+        allow_non_finite: args.allow_non_finite,
     };
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
     let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
@@ -474,6 +479,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
             .transpose()?
             .map(std::sync::Arc::new),
         opened: vec![fmu],
+        allow_non_finite: args.allow_non_finite,
     };
     let mut execution = Execution::instantiate(&system, &options)?;
     let output_file = args

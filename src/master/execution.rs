@@ -45,6 +45,8 @@ pub struct RunOptions {
     pub inputs: Option<Arc<Table>>,
     /// FMUs the caller has opened already, reused instead of opening their files again.
     pub opened: Vec<Arc<Fmu>>,
+    /// Record and pass on outputs that are NaN or infinite instead of ending the run.
+    pub allow_non_finite: bool,
 }
 
 /// Values of the coupling variables at the last communication points, newest first.
@@ -120,6 +122,8 @@ pub struct ComponentPlan {
     pub sub_steps: u32,
     /// Scratch floats this component needs (Taylor coefficients and output values).
     pub scratch: usize,
+    /// Pass on NaN and infinite sources instead of failing (`RunOptions::allow_non_finite`).
+    pub allow_non_finite: bool,
 }
 
 /// A system instantiated and ready to step.
@@ -144,6 +148,8 @@ pub struct Execution {
     recordings: Vec<(usize, Recording)>,
     /// Result columns without the component prefix (one FMU run alone).
     bare_names: bool,
+    /// Outputs may be NaN or infinite (`RunOptions::allow_non_finite`).
+    pub allow_non_finite: bool,
     /// Inputs from a table, per component (mostly empty).
     pub(crate) table_inputs: Vec<TableInputs>,
     /// Saved FMU states for repeating a macro step, per component (allocated on first use).
@@ -207,7 +213,10 @@ impl Execution {
         let resolved = resolve(system, descriptions)?;
         let graph = graph::build(&resolved);
         let fresh_read = fresh_reads(&resolved);
-        let plans = plan_components(&resolved);
+        let mut plans = plan_components(&resolved);
+        for plan in &mut plans {
+            plan.allow_non_finite = options.allow_non_finite;
+        }
         if options.bare_names && resolved.components.len() != 1 {
             return Err(Error::Usage(format!(
                 "bare variable names need exactly one component, not {}",
@@ -265,6 +274,7 @@ impl Execution {
             resolved,
             recordings,
             bare_names: options.bare_names,
+            allow_non_finite: options.allow_non_finite,
             table_inputs,
         })
     }
@@ -690,6 +700,9 @@ pub fn read_outputs(
         unit.slave.get_float64(&plan.float_outputs, outputs)?;
         for (&c, &y) in plan.float_output_connections.iter().zip(outputs.iter()) {
             let conn = &resolved.connections[c];
+            if !y.is_finite() && !plan.allow_non_finite {
+                return Err(non_finite(resolved, conn, y));
+            }
             after[c].store(conn.transform(y).to_bits(), Ordering::Relaxed);
         }
     }
@@ -1008,4 +1021,22 @@ fn table_inputs(
         }
     }
     Ok(inputs)
+}
+
+/// A coupling source that is NaN or infinite: named, with where it would have gone.
+fn non_finite(
+    resolved: &ResolvedSystem,
+    conn: &crate::system::resolve::ResolvedConnection,
+    y: f64,
+) -> Error {
+    let from = &resolved.components[conn.from_component];
+    let to = &resolved.components[conn.to_component];
+    Error::Numerics(format!(
+        "{}.{} is {y}, which would be fed to {}.{}: an FMU output is not a finite number; check \
+         the model, its parameters and the step size (--allow-non-finite passes such values on)",
+        from.name,
+        from.description.variables[conn.from_variable].name,
+        to.name,
+        to.description.variables[conn.to_variable].name
+    ))
 }

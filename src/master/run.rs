@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::algorithm::{self, Outcome};
 use super::execution::Execution;
-use super::record::Row;
+use super::record::{Cell, Row};
 use super::{RunStatistics, TimeGrid};
 use crate::{Error, Result};
 
@@ -70,7 +70,7 @@ pub fn run(exec: &mut Execution, observers: &mut [&mut dyn Observer]) -> Result<
     algorithm.prepare(exec).map_err(at(grid.start))?;
     exec.initialize().map_err(at(grid.start))?;
     algorithm.start(exec).map_err(at(grid.start))?;
-    deliver(exec, &mut row, observers, &mut stats).map_err(at(grid.start))?;
+    deliver(exec, &mut row, &columns, observers, &mut stats).map_err(at(grid.start))?;
 
     let mut next_output = grid.next_point(grid.start, grid.output_interval);
     while !grid.at_stop(exec.time) && !terminate_requested(exec) {
@@ -82,7 +82,7 @@ pub fn run(exec: &mut Execution, observers: &mut [&mut dyn Observer]) -> Result<
         stats.steps += 1;
         stats.end_time = exec.time;
         if on_grid || terminate_requested(exec) {
-            deliver(exec, &mut row, observers, &mut stats).map_err(at(exec.time))?;
+            deliver(exec, &mut row, &columns, observers, &mut stats).map_err(at(exec.time))?;
             next_output = grid.next_point(exec.time, grid.output_interval);
         }
         for observer in observers.iter_mut() {
@@ -107,17 +107,40 @@ fn terminate_requested(exec: &Execution) -> bool {
     exec.terminate_requested.load(Ordering::Relaxed)
 }
 
-/// Read the row at the current time and hand it to every observer.
+/// Read the row at the current time and hand it to every observer (a NaN or infinite value
+/// ends the run first, unless the run allows them).
 fn deliver(
     exec: &mut Execution,
     row: &mut Row,
+    columns: &[String],
     observers: &mut [&mut dyn Observer],
     stats: &mut RunStatistics,
 ) -> Result<()> {
     exec.read_row(row)?;
+    if !exec.allow_non_finite {
+        check_finite(row, columns)?;
+    }
     for observer in observers.iter_mut() {
         observer.row(row)?;
     }
     stats.rows += 1;
+    Ok(())
+}
+
+/// The first recorded value that is NaN or infinite, as an error naming its column.
+fn check_finite(row: &Row, columns: &[String]) -> Result<()> {
+    for (cell, name) in row.cells.iter().zip(columns) {
+        let bad = match cell {
+            Cell::Float(x) => (!x.is_finite()).then_some(*x),
+            Cell::Floats(v) => v.iter().copied().find(|x| !x.is_finite()),
+            _ => None,
+        };
+        if let Some(x) = bad {
+            return Err(Error::Numerics(format!(
+                "{name} is {x}: an FMU output is not a finite number; check the model, its \
+                 parameters and the step size (--allow-non-finite records such values)"
+            )));
+        }
+    }
     Ok(())
 }
