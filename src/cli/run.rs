@@ -115,7 +115,9 @@ pub(crate) struct RunArgs {
     /// Arrays: space-separated elements.
     #[arg(long = "start-value", value_name = "NAME=VALUE")]
     pub(crate) start_values: Vec<String>,
-    /// CSV with a time column and one column per input (Float inputs interpolated, discrete held).
+    /// CSV with a time column and one column per input (in systems component.NAME): continuous
+    /// Float inputs interpolated; discrete, integer, Boolean and String inputs held; arrays as
+    /// space-separated values in one cell.
     #[arg(long)]
     pub(crate) input_file: Option<PathBuf>,
     /// Where to write the results (default: <model name>_out.csv in the current folder).
