@@ -292,12 +292,7 @@ fn apply_overrides(args: &RunArgs, system: &mut System, labels: Labels) -> Resul
     system.experiment = overrides(args)
         .apply(&system.experiment, labels)
         .map_err(Error::Usage)?;
-    if args.threads != 0 && !system.experiment.parallel {
-        return Err(Error::Usage(
-            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
-                .into(),
-        ));
-    }
+    check_threads(args, &system.experiment)?;
     for assignment in &args.start_values {
         let (name, value) = assignment.split_once('=').ok_or_else(|| {
             Error::Usage(format!("--start-value \"{assignment}\": expected component.NAME=VALUE, e.g. --start-value mass1.m=2.5"))
@@ -305,24 +300,9 @@ fn apply_overrides(args: &RunArgs, system: &mut System, labels: Labels) -> Resul
         let endpoint = Endpoint::parse(name.trim()).ok_or_else(|| {
             Error::Usage(format!("--start-value \"{assignment}\": in a system, name the component: component.NAME=VALUE"))
         })?;
-        let known: Vec<String> = system.components.iter().map(|c| c.name.clone()).collect();
-        let component = system
-            .components
-            .iter_mut()
-            .find(|c| c.name == endpoint.component)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "--start-value {name}: there is no component \"{}\"; the components are: {}",
-                    endpoint.component,
-                    known.join(", ")
-                ))
-            })?;
-        component
-            .start_values
-            .retain(|(n, _)| *n != endpoint.variable);
-        component
-            .start_values
-            .push((endpoint.variable, value.trim().to_string()));
+        system
+            .set_start_value(&endpoint, value.trim().to_string())
+            .map_err(|m| Error::Usage(format!("--start-value {name}: {m}")))?;
     }
     Ok(())
 }
@@ -458,12 +438,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
         find_variable(&md, name, "--output-variable")?;
     }
     let system = System::single_fmu(path, &md, start_values, &overrides(args))?;
-    if args.threads != 0 && !system.experiment.parallel {
-        return Err(Error::Usage(
-            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
-                .into(),
-        ));
-    }
+    check_threads(args, &system.experiment)?;
     let options = RunOptions {
         instance: InstanceOptions {
             log_fmi_calls: args.log_fmi_calls,
@@ -532,6 +507,17 @@ fn refuse_overwriting(output: &Path, inputs: &[&Path], args: &RunArgs) -> Result
             output.display(),
             clobbered.display()
         )));
+    }
+    Ok(())
+}
+
+/// `--threads` sizes the pool of `--parallel`: without it there is no pool to size.
+fn check_threads(args: &RunArgs, experiment: &Experiment) -> Result<(), Error> {
+    if args.threads != 0 && !experiment.parallel {
+        return Err(Error::Usage(
+            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
+                .into(),
+        ));
     }
     Ok(())
 }

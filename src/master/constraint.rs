@@ -596,12 +596,13 @@ impl ConstraintAlgorithm {
             iterations: 0,
         }
     }
+}
 
-    fn resolved(&self) -> Result<&ResolvedConstraints> {
-        self.resolved
-            .as_ref()
-            .ok_or_else(|| Error::Numerics("the constraint coupling was not prepared".into()))
-    }
+/// The constraints resolved in `prepare` (the run loop always prepares first).
+fn prepared(resolved: &Option<ResolvedConstraints>) -> Result<&ResolvedConstraints> {
+    resolved
+        .as_ref()
+        .ok_or_else(|| Error::Internal("the constraint coupling was not prepared".into()))
 }
 
 impl super::algorithm::MasterAlgorithm for ConstraintAlgorithm {
@@ -611,16 +612,17 @@ impl super::algorithm::MasterAlgorithm for ConstraintAlgorithm {
     }
 
     fn start(&mut self, exec: &mut Execution) -> Result<()> {
-        self.state = exec.start_constraints(&self.coupling, self.resolved()?)?;
+        self.state = exec.start_constraints(&self.coupling, prepared(&self.resolved)?)?;
         Ok(())
     }
 
     fn attempt(&mut self, exec: &mut Execution, h: f64) -> Result<super::algorithm::Outcome> {
-        let resolved = self
-            .resolved
-            .as_ref()
-            .ok_or_else(|| Error::Numerics("the constraint coupling was not prepared".into()))?;
-        let step = exec.constraint_step(&self.coupling, resolved, &mut self.state, h)?;
+        let step = exec.constraint_step(
+            &self.coupling,
+            prepared(&self.resolved)?,
+            &mut self.state,
+            h,
+        )?;
         self.iterations += u64::from(step.iterations);
         Ok(super::algorithm::Outcome::Accepted)
     }

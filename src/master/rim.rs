@@ -365,7 +365,7 @@ impl super::algorithm::MasterAlgorithm for RimAlgorithm {
 
     fn attempt(&mut self, exec: &mut Execution, h1: f64) -> Result<super::algorithm::Outcome> {
         let interface = self.interface.as_ref().ok_or_else(|| {
-            Error::Numerics("the reduced interface model was not prepared".into())
+            Error::Internal("the reduced interface model was not prepared".into())
         })?;
         // A macro step shortened to land on the output grid takes proportionally fewer.
         let n = ((h1 / self.settings.fast_step_size).round() as u32).max(1);

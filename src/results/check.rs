@@ -194,22 +194,9 @@ fn set_start_values(
                 "startValues \"{name}\": in a system, name the component: component.NAME"
             ))
         })?;
-        let component = system
-            .components
-            .iter_mut()
-            .find(|c| c.name == endpoint.component)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "startValues \"{name}\": there is no component \"{}\"",
-                    endpoint.component
-                ))
-            })?;
-        component
-            .start_values
-            .retain(|(n, _)| *n != endpoint.variable);
-        component
-            .start_values
-            .push((endpoint.variable, json_value_text(value)));
+        system
+            .set_start_value(&endpoint, json_value_text(value))
+            .map_err(|m| Error::Usage(format!("startValues \"{name}\": {m}")))?;
     }
     Ok(())
 }

@@ -114,6 +114,23 @@ impl Connection {
 }
 
 impl System {
+    /// Set (or replace) the start value `text` of `component.variable`; an error names the
+    /// components when there is no such component.
+    pub fn set_start_value(&mut self, at: &Endpoint, text: String) -> Result<(), String> {
+        let known: Vec<&str> = self.components.iter().map(|c| c.name.as_str()).collect();
+        let Some(i) = known.iter().position(|&n| n == at.component) else {
+            return Err(format!(
+                "there is no component \"{}\"; the components are: {}",
+                at.component,
+                known.join(", ")
+            ));
+        };
+        let values = &mut self.components[i].start_values;
+        values.retain(|(n, _)| *n != at.variable);
+        values.push((at.variable.clone(), text));
+        Ok(())
+    }
+
     /// One FMU alone as a one-component system named after its model, as fmusim runs it: the
     /// times come from `overrides`, else the FMU's `<DefaultExperiment>`, else start 0, stop
     /// start + 1 and the step (stop - start) / 500; `overrides` then apply on top.
