@@ -104,11 +104,6 @@ impl TableInputs {
         })
     }
 
-    /// True when no input of the component comes from the table.
-    pub fn is_empty(&self) -> bool {
-        self.bindings.is_empty()
-    }
-
     /// Set every bound input to its value at time `t`.
     pub fn apply(&self, slave: &mut dyn Slave, t: f64) -> Result<()> {
         let Some(table) = &self.table else {

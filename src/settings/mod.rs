@@ -207,15 +207,6 @@ impl Algorithm {
             _ => None,
         }
     }
-
-    /// The macro-step control slot, where the algorithm can have one.
-    pub fn control_mut(&mut self) -> Option<&mut Option<StepControl>> {
-        match self {
-            Algorithm::Jacobi(x) | Algorithm::GaussSeidel(x) => Some(&mut x.control),
-            Algorithm::Implicit(x) => Some(&mut x.control),
-            Algorithm::Constraint(_) | Algorithm::Rim(_) => None,
-        }
-    }
 }
 
 /// Time span, macro step, output grid and algorithm of a run: checked, consistent settings.
