@@ -30,6 +30,8 @@ fn chain(parallel: bool) -> System {
             fmu: fmu.clone(),
             start_values: vec![("x0".into(), if i == 0 { "1" } else { "0" }.into())],
             sub_steps: 1,
+            isolate: None,
+            call_timeout: None,
         })
         .collect();
     let connections = (1..COMPONENTS)

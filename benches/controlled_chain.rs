@@ -53,6 +53,8 @@ fn chain_system(
                 ("seed".into(), (i + 1).to_string()),
             ],
             sub_steps: 1,
+            isolate: None,
+            call_timeout: None,
         });
     }
     for i in 0..CHAINS - 1 {
@@ -67,6 +69,8 @@ fn chain_system(
                 ("d3".into(), "1e2".into()),
             ],
             sub_steps: 1,
+            isolate: None,
+            call_timeout: None,
         });
         let (left, right) = (format!("chain{i}"), format!("chain{}", i + 1));
         for (from, to) in [

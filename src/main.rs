@@ -45,6 +45,13 @@ enum Command {
     /// stability thesis' two-mass oscillator: the spectral radius of the one-step map, the
     /// largest stable macro step, or maps over parameters.
     Stability(Box<StabilityArgs>),
+    /// Host one FMU instance for a cosimo master (started by cosimo itself for --isolate).
+    #[command(hide = true)]
+    Worker {
+        /// The descriptor of the shared memory the master created.
+        #[arg(long)]
+        channel_fd: i32,
+    },
 }
 
 fn main() -> ExitCode {
@@ -54,6 +61,16 @@ fn main() -> ExitCode {
         Command::Inspect(_) => (false, false, false),
         Command::Check(c) => (c.quiet, false, false),
         Command::Validate(_) | Command::Plot(_) | Command::Stability(_) => (false, false, false),
+        // A worker forwards every message to its master, which logs them.
+        Command::Worker { channel_fd } => {
+            return match cosimo::fmu::worker::serve(*channel_fd) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    say!("error: {error}");
+                    ExitCode::from(exit_code(&error))
+                }
+            }
+        }
     };
     init_logging(quiet, log_calls, debug);
     let result = match cli.command {
@@ -63,6 +80,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => return validate_command(&args),
         Command::Plot(args) => plot_command(&args),
         Command::Stability(args) => stability_command(&args),
+        Command::Worker { .. } => Ok(()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -322,6 +322,8 @@ fn pendulum_system(order: u8, h: f64, stop: f64, output: f64) -> System {
             ("phi0".into(), phi0.to_string()),
         ],
         sub_steps: 1,
+        isolate: None,
+        call_timeout: None,
     };
     let point = |m: &str| InterfacePoint {
         position: format!("{m}.p{{}}"),

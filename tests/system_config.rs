@@ -115,12 +115,16 @@ fn a_full_file_parses_into_the_system() {
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect(),
                 sub_steps: 4,
+                isolate: None,
+                call_timeout: None,
             },
             Component {
                 name: "b".into(),
                 fmu: PathBuf::from("/abs/B.fmu"),
                 start_values: vec![],
                 sub_steps: 1,
+                isolate: None,
+                call_timeout: None,
             },
         ],
         connections: vec![

@@ -89,6 +89,8 @@ fn system(
                 fmu: PathBuf::from(format!("{name}.fmu")),
                 start_values: vec![],
                 sub_steps: 1,
+                isolate: None,
+                call_timeout: None,
             })
             .collect(),
         connections: connections
@@ -540,6 +542,8 @@ fn factors_need_numeric_types_and_start_values_are_checked() {
                 fmu: PathBuf::from("Feedthrough.fmu"),
                 start_values: vec![],
                 sub_steps: 1,
+                isolate: None,
+                call_timeout: None,
             })
             .collect(),
         connections: vec![Connection {

@@ -9,6 +9,7 @@ use super::say;
 use cosimo::fmu::description::FmiVersion;
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::values::{check_start_value_allowed, find_variable, parse_value};
+use cosimo::fmu::worker::WorkerOptions;
 use cosimo::fmu::Fmu;
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::run::{self as run_loop, Observer};
@@ -96,6 +97,19 @@ pub(crate) struct RunArgs {
     /// Worker threads for --parallel (default: one per core).
     #[arg(long, default_value_t = 0)]
     pub(crate) threads: usize,
+    /// Host every FMU in its own worker process: a crash, abort or exit of an FMU then ends the
+    /// run with a message naming the component, call and time, with the results so far kept.
+    #[arg(long)]
+    pub(crate) isolate: bool,
+    /// Seconds an FMI call may take before its worker process is killed and the run ends with
+    /// a message naming the call (puts every component into a worker process; a component's
+    /// own callTimeout in a system file wins).
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) call_timeout: Option<f64>,
+    /// Memory limit of each worker process (address space), e.g. 512M or 2G; a worker that
+    /// exceeds it dies and the run ends with a message saying so.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) worker_memory: Option<String>,
     /// Start time [s] (default: the FMU's default experiment, else 0).
     #[arg(long)]
     pub(crate) start_time: Option<f64>,
@@ -207,6 +221,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
             .map(std::sync::Arc::new),
         opened: Vec::new(),
         allow_non_finite: args.allow_non_finite,
+        isolate: args.isolate,
+        worker: worker_options(args)?,
     };
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
     let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
@@ -457,6 +473,8 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
             .map(std::sync::Arc::new),
         opened: vec![fmu],
         allow_non_finite: args.allow_non_finite,
+        isolate: args.isolate,
+        worker: worker_options(args)?,
     };
     let mut execution = Execution::instantiate(&system, &options)?;
     let output_file = args
@@ -509,6 +527,63 @@ fn refuse_overwriting(output: &Path, inputs: &[&Path], args: &RunArgs) -> Result
         )));
     }
     Ok(())
+}
+
+/// `--call-timeout` and `--worker-memory` as worker options.
+fn worker_options(args: &RunArgs) -> Result<WorkerOptions, Error> {
+    let call_timeout = match args.call_timeout {
+        None => None,
+        Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
+            Some(std::time::Duration::from_secs_f64(seconds))
+        }
+        Some(seconds) => {
+            return Err(Error::Usage(format!(
+                "--call-timeout {seconds}: expected a positive number of seconds"
+            )))
+        }
+    };
+    let memory_limit = args.worker_memory.as_deref().map(parse_size).transpose()?;
+    Ok(WorkerOptions {
+        program: None,
+        call_timeout,
+        memory_limit,
+    })
+}
+
+/// `512M`, `2G`, `1048576`: bytes (K, M, G, T are powers of 1024). At least 16 MiB: a worker
+/// with less cannot even load an FMU.
+fn parse_size(text: &str) -> Result<u64, Error> {
+    let trimmed = text.trim();
+    let (digits, shift) = match trimmed.char_indices().last() {
+        Some((at, unit)) if unit.is_ascii_alphabetic() => {
+            let shift = match unit.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => 64,
+            };
+            (&trimmed[..at], shift)
+        }
+        _ => (trimmed, 0),
+    };
+    let bytes = digits
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|_| shift < 64)
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--worker-memory {text}: expected a size such as 512M or 2G (K, M, G, T: powers of 1024)"
+            ))
+        })?;
+    if bytes < 16 << 20 {
+        return Err(Error::Usage(format!(
+            "--worker-memory {text}: a worker needs at least 16M to load an FMU"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// `--threads` sizes the pool of `--parallel`: without it there is no pool to size.

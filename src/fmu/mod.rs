@@ -13,6 +13,7 @@ pub mod slave;
 pub mod summary;
 pub mod validate;
 pub mod values;
+pub mod worker;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -61,6 +62,11 @@ impl Fmu {
     /// The FMU's files on disk.
     pub fn archive(&self) -> &FmuArchive {
         &self.archive
+    }
+
+    /// The FMU's files on disk, shared (whoever holds it keeps an extracted folder alive).
+    pub fn archive_handle(&self) -> Arc<FmuArchive> {
+        self.archive.clone()
     }
 
     /// The Co-Simulation binary for this platform (loaded on first use, then shared).

@@ -18,6 +18,7 @@ use super::record::{Cell, Recording, Row};
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::values::apply_start_values;
+use crate::fmu::worker::{self, WorkerOptions};
 use crate::fmu::{Fmu, Slave, SlaveState, StateId, ValueReference};
 use crate::system::graph::{self, CouplingGraph};
 use crate::system::resolve::{resolve, ResolvedSystem};
@@ -47,6 +48,72 @@ pub struct RunOptions {
     pub opened: Vec<Arc<Fmu>>,
     /// Record and pass on outputs that are NaN or infinite instead of ending the run.
     pub allow_non_finite: bool,
+    /// Host every component in a worker process (`--isolate`).
+    pub isolate: bool,
+    /// How worker processes are started and watched; a call timeout here applies to every
+    /// component without its own and puts every component into a worker.
+    pub worker: WorkerOptions,
+}
+
+/// Where each component runs: `None` in this process, `Some` in a worker process with these
+/// options (see [`crate::system::Component::isolate`]).
+fn hosts(
+    system: &System,
+    fmus: &[Arc<Fmu>],
+    options: &RunOptions,
+) -> Result<Vec<Option<WorkerOptions>>> {
+    let mut instances: HashMap<&PathBuf, usize> = HashMap::new();
+    for component in &system.components {
+        *instances.entry(&component.fmu).or_default() += 1;
+    }
+    let mut hosts = Vec::with_capacity(system.components.len());
+    for (component, fmu) in system.components.iter().zip(fmus) {
+        let once_per_process = fmu
+            .description()
+            .co_simulation
+            .as_ref()
+            .is_some_and(|cs| cs.can_be_instantiated_only_once_per_process);
+        let shared = once_per_process && instances[&component.fmu] > 1;
+        let timeout = match component.call_timeout {
+            Some(seconds) if !(seconds.is_finite() && seconds > 0.0) => {
+                return Err(Error::Usage(format!(
+                    "component \"{}\": callTimeout {seconds} is not a positive number of seconds",
+                    component.name
+                )))
+            }
+            Some(seconds) => Some(std::time::Duration::from_secs_f64(seconds)),
+            None => options.worker.call_timeout,
+        };
+        let isolated = match component.isolate {
+            _ if options.isolate => true,
+            Some(false) if component.call_timeout.is_some() => {
+                return Err(Error::Usage(format!(
+                    "component \"{}\": a callTimeout is enforced by killing the component's worker process, but isolate is false; drop one of them",
+                    component.name
+                )))
+            }
+            Some(false) if shared => {
+                return Err(Error::Usage(format!(
+                    "component \"{}\": {} declares canBeInstantiatedOnlyOncePerProcess and the system has {} instances of it, so each needs a worker process, but isolate is false",
+                    component.name,
+                    component.fmu.display(),
+                    instances[&component.fmu]
+                )))
+            }
+            Some(isolate) => isolate || timeout.is_some(),
+            None => shared || timeout.is_some(),
+        };
+        hosts.push(isolated.then(|| WorkerOptions {
+            call_timeout: timeout,
+            ..options.worker.clone()
+        }));
+    }
+    if options.worker.memory_limit.is_some() && hosts.iter().all(Option::is_none) {
+        return Err(Error::Usage(
+            "--worker-memory limits worker processes, but no component runs in one: add --isolate (or \"isolate\": true to a component)".into(),
+        ));
+    }
+    Ok(hosts)
 }
 
 /// Values of the coupling variables at the last communication points, newest first.
@@ -229,11 +296,17 @@ impl Execution {
             None => vec![TableInputs::none(); resolved.components.len()],
         };
 
+        let hosts = hosts(system, &fmus, options)?;
         let factory = |i: usize| -> Result<Box<dyn Slave>> {
             let name = &resolved.components[i].name;
-            fmus[i]
-                .instantiate(name, options.instance.clone())
-                .map_err(|e| in_component(name, e))
+            match &hosts[i] {
+                None => fmus[i].instantiate(name, options.instance.clone()),
+                Some(hosting) => {
+                    worker::instantiate(&fmus[i], name, options.instance.clone(), hosting)
+                        .map(|slave| Box::new(slave) as Box<dyn Slave>)
+                }
+            }
+            .map_err(|e| in_component(name, e))
         };
         let count = resolved.components.len();
         let mut placement = if system.experiment.parallel && count > 1 {

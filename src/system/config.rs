@@ -117,6 +117,8 @@ fn component_argument(arg: &str) -> Result<Component> {
         fmu: path,
         start_values: Vec::new(),
         sub_steps: 1,
+        isolate: None,
+        call_timeout: None,
     })
 }
 
@@ -320,6 +322,8 @@ struct ComponentEntry {
     parameters: Parameters,
     #[serde(default = "one")]
     sub_steps: u32,
+    isolate: Option<bool>,
+    call_timeout: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -703,6 +707,8 @@ impl SystemFile {
                 fmu: folder.join(c.fmu),
                 start_values: c.parameters.0,
                 sub_steps: c.sub_steps,
+                isolate: c.isolate,
+                call_timeout: c.call_timeout,
             })
             .collect();
         let connections = self

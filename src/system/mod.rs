@@ -38,6 +38,13 @@ pub struct Component {
     pub start_values: Vec<(String, String)>,
     /// Multirate: the component takes this many equal sub-steps per macro step (1: none).
     pub sub_steps: u32,
+    /// Host the FMU in a worker process (`Some(true)`), in cosimo's own (`Some(false)`), or let
+    /// cosimo choose (`None`: in-process, unless the run isolates every component or the FMU
+    /// can be instantiated only once per process and the system has several instances of it).
+    pub isolate: Option<bool>,
+    /// Seconds an FMI call of this component may take before its worker is killed (implies a
+    /// worker process).
+    pub call_timeout: Option<f64>,
 }
 
 /// One end of a connection: `component.variable`.
@@ -189,6 +196,8 @@ impl System {
                 fmu: path.to_path_buf(),
                 start_values,
                 sub_steps: 1,
+                isolate: None,
+                call_timeout: None,
             }],
             connections: Vec::new(),
             experiment,

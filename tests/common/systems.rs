@@ -25,6 +25,8 @@ pub fn component(name: &str, model: &str, version: u8, parameters: &[(&str, f64)
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect(),
         sub_steps: 1,
+        isolate: None,
+        call_timeout: None,
     }
 }
 

@@ -120,14 +120,7 @@ impl Environment {
 
     /// Record one log message of the FMU.
     pub(crate) fn log(&self, status: FmiStatus, category: &str, message: &str) {
-        let level = match status {
-            FmiStatus::Ok | FmiStatus::Pending => log::Level::Info,
-            FmiStatus::Warning | FmiStatus::Discard => log::Level::Warn,
-            // Error and Fatal messages travel inside the `Err` the failing call returns (see
-            // `recent_log`), so printing them here too would show every failure twice.
-            FmiStatus::Error | FmiStatus::Fatal | FmiStatus::Unknown(_) => log::Level::Debug,
-        };
-        log::log!(target: "fmu", level, "{}: [{status}] {category}: {message}", self.name);
+        log_fmu_message(&self.name, status, category, message);
         if let Some(sink) = &self.log_sink {
             sink(&FmuLogMessage {
                 instance: self.name.clone(),
@@ -316,4 +309,16 @@ pub(crate) unsafe extern "C" fn fmi3_intermediate_update(
             );
         }
     });
+}
+
+/// Pass one log message of an FMU to the `log` crate (target "fmu").
+pub(crate) fn log_fmu_message(instance: &str, status: FmiStatus, category: &str, message: &str) {
+    let level = match status {
+        FmiStatus::Ok | FmiStatus::Pending => log::Level::Info,
+        FmiStatus::Warning | FmiStatus::Discard => log::Level::Warn,
+        // Error and Fatal messages travel inside the `Err` the failing call returns (see
+        // `recent_log`), so printing them here too would show every failure twice.
+        FmiStatus::Error | FmiStatus::Fatal | FmiStatus::Unknown(_) => log::Level::Debug,
+    };
+    log::log!(target: "fmu", level, "{instance}: [{status}] {category}: {message}");
 }

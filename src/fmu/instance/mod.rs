@@ -65,6 +65,7 @@ mod log;
 pub use fmi2::Fmi2Instance;
 pub use fmi3::Fmi3Instance;
 
+pub(crate) use self::log::log_fmu_message;
 use self::log::{status_from_raw, Environment};
 
 /// Receives every traced FMI call: `(instance name, "fmi2SetReal(vr=[0], value=[1.5]) -> OK")`.

@@ -942,6 +942,8 @@ impl Importer<'_> {
             fmu: located.disk,
             start_values: Vec::new(),
             sub_steps: 1,
+            isolate: None,
+            call_timeout: None,
         };
         for a in self.annotations(e, "org.cosimo.component") {
             for (key, text) in &a.attrs {
@@ -962,13 +964,40 @@ impl Importer<'_> {
                                 )
                             })?
                     }
+                    "isolate" if a.name == "Component" => {
+                        component.isolate = Some(match text.trim() {
+                            "true" | "1" => true,
+                            "false" | "0" => false,
+                            _ => {
+                                return Err(self.fail(
+                                    a.line,
+                                    format!(
+                                        "<cosimo:Component>: isolate=\"{text}\"; expected true \
+                                         or false"
+                                    ),
+                                ))
+                            }
+                        })
+                    }
+                    "callTimeout" if a.name == "Component" => {
+                        component.call_timeout = Some(text.trim().parse().map_err(|_| {
+                            self.fail(
+                                a.line,
+                                format!(
+                                    "<cosimo:Component>: callTimeout=\"{text}\" is not a number \
+                                     of seconds"
+                                ),
+                            )
+                        })?)
+                    }
                     _ if key.starts_with("xmlns") || key.contains(':') => {}
                     _ => {
                         return Err(self.fail(
                             a.line,
                             format!(
                                 "<{}> {key}=\"{text}\" in the org.cosimo.component annotation \
-                                 is unknown; cosimo reads <cosimo:Component subSteps=\"N\"/>",
+                                 is unknown; cosimo reads <cosimo:Component subSteps=\"N\" \
+                                 isolate=\"true\" callTimeout=\"SECONDS\"/>",
                                 a.name
                             ),
                         ))

@@ -13,6 +13,13 @@
 //! `fmi*Terminate`, reset or restoring an earlier FMU state). Failures are logged as
 //! "simulated failure (<status>) requested by parameter failure at t = <fail_at>", the
 //! request as "termination requested by parameter failure at t = <fail_at>".
+//!
+//! The failures from 5 on take the importer's process with them, as foreign code can: in the
+//! `doStep` that reaches `fail_at`, 5 dereferences a null pointer (SIGSEGV), 6 calls `abort()`
+//! (SIGABRT), 7 calls `exit(3)`, 8 never returns (a busy loop), 11 recurses until the stack
+//! overflows (SIGSEGV on the guard page; Rust's handler reports it and aborts). 9 makes the
+//! output x NaN from `fail_at` on (the step returns OK); 10 leaks 64 MiB (touched, so resident)
+//! in every step from `fail_at` on.
 
 use fmu_kit::{Context, Experiment, Model, Status, StepFailure, Values, Variable};
 
@@ -20,11 +27,29 @@ use fmu_kit::{Context, Experiment, Model, Status, StepFailure, Values, Variable}
 pub const X: u32 = 1;
 /// der(x).
 pub const DER_X: u32 = 2;
-/// Which failure to simulate (0 none, 1 Discard, 2 Error, 3 Fatal, 4 request termination).
+/// Which failure to simulate (0 none, 1 Discard, 2 Error, 3 Fatal, 4 request termination,
+/// 5 segfault, 6 abort, 7 exit, 8 endless loop, 9 NaN output, 10 leak, 11 stack overflow).
 pub const FAILURE: u32 = 3;
 /// When to fail.
 pub const FAIL_AT: u32 = 4;
 
+/// The failure modes, as values of the parameter `failure`.
+pub mod mode {
+    pub const DISCARD: i32 = 1;
+    pub const ERROR: i32 = 2;
+    pub const FATAL: i32 = 3;
+    pub const TERMINATE: i32 = 4;
+    pub const SEGFAULT: i32 = 5;
+    pub const ABORT: i32 = 6;
+    pub const EXIT: i32 = 7;
+    pub const ENDLESS_LOOP: i32 = 8;
+    pub const NAN: i32 = 9;
+    pub const LEAK: i32 = 10;
+    pub const STACK_OVERFLOW: i32 = 11;
+}
+
+/// Bytes leaked per step by the leak mode.
+pub const LEAK_PER_STEP: usize = 64 << 20;
 /// The faulty model.
 #[derive(Default)]
 pub struct Faulty;
@@ -54,10 +79,11 @@ impl Model for Faulty {
                 .parameter()
                 .start(0i32)
                 .min(0.0)
-                .max(4.0)
+                .max(11.0)
                 .description(
                     "Failure to simulate: 0 none, 1 Discard, 2 Error, 3 Fatal, \
-                     4 request termination",
+                     4 request termination, 5 segfault, 6 abort, 7 exit, 8 endless loop, \
+                     9 NaN output, 10 leak 64 MiB per step, 11 stack overflow",
                 ),
             Variable::float64(FAIL_AT, "fail_at")
                 .parameter()
@@ -86,30 +112,45 @@ impl Model for Faulty {
 
     fn exact_step(
         &self,
-        _v: &Values,
+        v: &Values,
         _inputs: &fmu_kit::Inputs<'_>,
-        _t: f64,
+        t: f64,
         h: f64,
         x: &mut [f64],
     ) -> Result<(), String> {
-        x[0] += h;
+        let reached = v.f64(FAIL_AT) <= t + h + 1e-9 * v.f64(FAIL_AT).abs().max(1.0);
+        match v.i32(FAILURE) {
+            mode::NAN if reached => x[0] = f64::NAN,
+            mode::LEAK if reached => {
+                // Touched, so resident; seen by the optimiser, so not elided.
+                let leak = std::hint::black_box(vec![1u8; LEAK_PER_STEP]);
+                std::mem::forget(leak);
+                x[0] += h;
+            }
+            _ => x[0] += h,
+        }
         Ok(())
     }
 
     fn step_failure(&self, v: &Values, t: f64, t_end: f64) -> Option<StepFailure> {
-        // `None`: the termination request.
-        let status = match v.i32(FAILURE) {
-            1 => Some(Status::Discard),
-            2 => Some(Status::Error),
-            3 => Some(Status::Fatal),
-            4 => None,
-            _ => return None,
-        };
         let at = v.f64(FAIL_AT);
         let tol = 1e-9 * at.abs().max(1.0);
         if !(t < at - tol && at <= t_end + tol) {
             return None;
         }
+        // `None`: the termination request.
+        let status = match v.i32(FAILURE) {
+            mode::DISCARD => Some(Status::Discard),
+            mode::ERROR => Some(Status::Error),
+            mode::FATAL => Some(Status::Fatal),
+            mode::TERMINATE => None,
+            mode::SEGFAULT => crash::segfault(),
+            mode::ABORT => std::process::abort(),
+            mode::EXIT => std::process::exit(3),
+            mode::ENDLESS_LOOP => crash::endless_loop(),
+            mode::STACK_OVERFLOW => crash::overflow_stack(),
+            _ => return None,
+        };
         Some(match status {
             Some(status) => StepFailure::new(
                 status,
@@ -123,6 +164,35 @@ impl Model for Faulty {
                 format!("termination requested by parameter failure at t = {at}"),
             ),
         })
+    }
+}
+
+/// The ways foreign code takes its process down.
+mod crash {
+    /// A store through a null pointer: SIGSEGV.
+    pub fn segfault() -> ! {
+        let null = std::hint::black_box(std::ptr::null_mut::<u64>());
+        // SAFETY: not safe at all, on purpose: the FMU is meant to crash its process here.
+        unsafe { null.write_volatile(1) };
+        unreachable!("a store through a null pointer returned")
+    }
+
+    /// Never returns and keeps a core busy, as a solver stuck in a loop does.
+    pub fn endless_loop() -> ! {
+        loop {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Unbounded recursion with a frame the optimiser cannot remove.
+    pub fn overflow_stack() -> ! {
+        #[allow(unconditional_recursion)]
+        fn deeper(depth: u64) -> u64 {
+            let frame = std::hint::black_box([depth; 512]);
+            deeper(frame[7] + 1) + frame[0]
+        }
+        let _ = deeper(std::hint::black_box(0));
+        unreachable!("infinite recursion returned")
     }
 }
 

@@ -1,0 +1,243 @@
+//! The shared-memory channel between the master and one worker process.
+//!
+//! One anonymous memory file (`memfd_create`) mapped by both processes: a header of atomic
+//! words, then a request region the master writes and a reply region the worker writes. Calls
+//! alternate strictly: the master owns both regions until it publishes a request (bumping the
+//! `request` sequence word); the worker owns them until it publishes the reply (bumping
+//! `reply`). Each side waits for the other's word by spinning briefly (a call to a fast FMU
+//! answers within microseconds) and then sleeping on it with a futex, which the other side wakes
+//! only when the sleeper said it sleeps; no socket, no serialisation framework, no allocation.
+//!
+//! The memory is sparse: pages are allocated only when a call's data touch them, so the
+//! generous region sizes cost nothing for small calls.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Bytes of the header (one page, so that the regions start page-aligned).
+const HEADER_SIZE: usize = 4096;
+/// Bytes of each of the two regions.
+pub const REGION_SIZE: usize = 32 << 20;
+/// Bytes of the whole mapping.
+const MAP_SIZE: usize = HEADER_SIZE + 2 * REGION_SIZE;
+
+/// The words both processes share. Each sequence word has its own cache line.
+#[repr(C, align(64))]
+pub struct Header {
+    /// Number of the last request the master published (the worker's futex word).
+    pub request: AtomicU32,
+    _pad0: [u8; 60],
+    /// Number of the last request the worker answered (the master's futex word).
+    pub reply: AtomicU32,
+    _pad1: [u8; 60],
+    /// 1 while the worker sleeps on `request` (the master then wakes it).
+    pub worker_sleeping: AtomicU32,
+    /// 1 while the master sleeps on `reply` (the worker then wakes it).
+    pub master_sleeping: AtomicU32,
+    /// Bytes of request records in the request region.
+    pub request_len: AtomicU64,
+    /// Reply: 0 success, 1 an error (the payload is the error), 2 a malformed request.
+    pub reply_kind: AtomicU32,
+    /// Reply: the instance's lifecycle state after the call.
+    pub reply_state: AtomicU32,
+    /// Reply: bytes of the payload at the start of the reply region.
+    pub reply_len: AtomicU64,
+    /// Reply: bytes of forwarded log messages and traced calls after the payload.
+    pub events_len: AtomicU64,
+    /// Reply: the instance's FMI call count.
+    pub call_count: AtomicU64,
+}
+
+const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
+
+/// One side's view of the shared mapping.
+pub struct Channel {
+    base: *mut u8,
+}
+
+// SAFETY: the mapping is plain memory; the call protocol decides which process (and, within the
+// master, which single owner of the slave) touches the regions at any time.
+unsafe impl Send for Channel {}
+
+impl Channel {
+    /// Create the shared memory (the master's side). The returned descriptor is close-on-exec;
+    /// the spawner duplicates it into the worker.
+    pub fn create() -> io::Result<(Channel, OwnedFd)> {
+        // SAFETY: a valid NUL-terminated name; the result is checked.
+        let fd = unsafe { libc::memfd_create(c"cosimo-worker".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned by memfd_create and is owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: a valid descriptor; the size fits off_t.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), MAP_SIZE as libc::off_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let channel = Channel::map(fd.as_raw_fd())?;
+        Ok((channel, fd))
+    }
+
+    /// Map the shared memory handed to a worker as descriptor `fd`.
+    pub fn open(fd: RawFd) -> io::Result<Channel> {
+        // SAFETY: fstat on a descriptor the caller names; the result is checked.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut stat) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if usize::try_from(stat.st_size).ok() != Some(MAP_SIZE) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "descriptor {fd} is not a cosimo worker channel ({} bytes, expected {MAP_SIZE})",
+                    stat.st_size
+                ),
+            ));
+        }
+        Channel::map(fd)
+    }
+
+    fn map(fd: RawFd) -> io::Result<Channel> {
+        // SAFETY: a shared mapping of a descriptor of MAP_SIZE bytes; checked for MAP_FAILED.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                MAP_SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Channel { base: base.cast() })
+    }
+
+    /// The shared words.
+    pub fn header(&self) -> &Header {
+        // SAFETY: the mapping starts with a zero-initialised (memfd) page-aligned Header, whose
+        // fields are atomics; it lives as long as `self`.
+        unsafe { &*self.base.cast::<Header>() }
+    }
+
+    /// The request region (written by the master, read by the worker).
+    ///
+    /// # Safety
+    /// Only the side that owns the regions in the current turn may hold this slice.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn request_region(&self) -> &mut [u8] {
+        std::slice::from_raw_parts_mut(self.base.add(HEADER_SIZE), REGION_SIZE)
+    }
+
+    /// The reply region (written by the worker, read by the master).
+    ///
+    /// # Safety
+    /// Only the side that owns the regions in the current turn may hold this slice.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn reply_region(&self) -> &mut [u8] {
+        std::slice::from_raw_parts_mut(self.base.add(HEADER_SIZE + REGION_SIZE), REGION_SIZE)
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `map`.
+        unsafe { libc::munmap(self.base.cast(), MAP_SIZE) };
+    }
+}
+
+/// Publish `value` in `word` and wake the other side if it sleeps on it.
+pub fn publish(word: &AtomicU32, sleeping: &AtomicU32, value: u32) {
+    word.store(value, Ordering::SeqCst);
+    if sleeping.load(Ordering::SeqCst) != 0 {
+        futex_wake(word);
+    }
+}
+
+/// How long a waiter spins before it sleeps: long enough for a fast FMU's call and the other
+/// side's wake-up, short enough not to take a core from the other processes for long.
+pub const SPIN: Duration = Duration::from_micros(50);
+
+/// Wait until `word` equals `target`: spin for `spin`, then sleep on the futex in slices of
+/// `slice`, calling `between` after every slice (it checks whether the other process lives and
+/// whether a deadline passed, and ends the wait with its error).
+pub fn wait_for<E>(
+    word: &AtomicU32,
+    sleeping: &AtomicU32,
+    target: u32,
+    spin: Duration,
+    slice: Duration,
+    mut between: impl FnMut() -> Result<(), E>,
+) -> Result<(), E> {
+    if word.load(Ordering::Acquire) == target {
+        return Ok(());
+    }
+    let start = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        if word.load(Ordering::Acquire) == target {
+            return Ok(());
+        }
+        std::hint::spin_loop();
+        spins += 1;
+        // Reading the clock costs more than a spin: look at it every 64 spins only.
+        if spins.is_multiple_of(64) && start.elapsed() >= spin {
+            break;
+        }
+    }
+    loop {
+        sleeping.store(1, Ordering::SeqCst);
+        let current = word.load(Ordering::SeqCst);
+        if current == target {
+            sleeping.store(0, Ordering::SeqCst);
+            return Ok(());
+        }
+        futex_wait(word, current, slice);
+        sleeping.store(0, Ordering::SeqCst);
+        if word.load(Ordering::Acquire) == target {
+            return Ok(());
+        }
+        between()?;
+    }
+}
+
+/// Sleep while `word` holds `expected`, at most `timeout` (spurious wake-ups are fine: callers
+/// loop). A shared (not process-private) futex: the other process wakes it.
+fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let timeout = libc::timespec {
+        tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+    };
+    // SAFETY: FUTEX_WAIT on a valid, aligned u32 in shared memory, with a valid timespec.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            &timeout as *const libc::timespec,
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+/// Wake the process sleeping on `word`.
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE on a valid, aligned u32 in shared memory.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            i32::MAX,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! The out-of-process slave: an FMU hosted in a `cosimo worker` process.
+//!
+//! An FMU is foreign native code: one that segfaults, aborts, calls `exit` or never returns
+//! takes its process with it. Hosted in a worker, it takes only the worker: the master reports
+//! which component died in which call at which time and of what (signal, exit code, timeout),
+//! keeps every result row so far and shuts the other workers down. Two FMUs that cannot share
+//! a process (`canBeInstantiatedOnlyOncePerProcess`, clashing runtimes) run side by side.
+//!
+//! The master and a worker talk over shared memory ([`channel`]) in the encoding of [`wire`];
+//! [`WorkerSlave`] is the master's side (a [`crate::fmu::Slave`] like any other, so every
+//! algorithm works over it unchanged, FMU states and directional derivatives included) and
+//! [`serve`] the worker's.
+//!
+//! The worker opens the master's unpacked FMU folder (no second extraction), inherits its
+//! environment (`LD_PRELOAD` for Python-based FMUs), writes the FMU's console output to the
+//! master's stderr, ignores Ctrl-C (the master ends it) and dies with the master
+//! (`PR_SET_PDEATHSIG`).
+
+mod channel;
+mod host;
+mod slave;
+mod wire;
+
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use host::serve;
+pub use slave::WorkerSlave;
+
+use crate::error::{Error, Result};
+use crate::fmu::instance::InstanceOptions;
+use crate::fmu::Fmu;
+
+/// The descriptor number the channel has in the worker.
+const CHANNEL_FD: i32 = 3;
+
+/// How a worker process is started and watched.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkerOptions {
+    /// The `cosimo` executable (`None`: see [`worker_program`]).
+    pub program: Option<PathBuf>,
+    /// An FMI call that takes longer kills the worker and fails with a message naming it.
+    pub call_timeout: Option<Duration>,
+    /// The worker's address-space limit in bytes (`RLIMIT_AS`).
+    pub memory_limit: Option<u64>,
+}
+
+/// The executable that serves `cosimo worker`: `$COSIMO_WORKER`, else this program when it is
+/// cosimo, else a `cosimo` next to it or one directory up (a test binary in `target/*/deps`).
+pub fn worker_program() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("COSIMO_WORKER") {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe().map_err(|e| {
+        Error::Usage(format!(
+            "cannot find this program's path to start a worker process ({e}); set COSIMO_WORKER to the cosimo executable"
+        ))
+    })?;
+    if exe.file_stem().is_some_and(|s| s == "cosimo") {
+        return Ok(exe);
+    }
+    let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
+    for candidate in [dir.join("cosimo"), dir.join("..").join("cosimo")] {
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(Error::Usage(format!(
+        "no cosimo executable next to {} to start a worker process; set COSIMO_WORKER to the cosimo executable",
+        exe.display()
+    )))
+}
+
+/// Instantiate `fmu` as `name` in a new worker process.
+pub fn instantiate(
+    fmu: &Fmu,
+    name: &str,
+    options: InstanceOptions,
+    worker: &WorkerOptions,
+) -> Result<WorkerSlave> {
+    let program = match &worker.program {
+        Some(program) => program.clone(),
+        None => worker_program()?,
+    };
+    let failed = |what: &str, e: std::io::Error| Error::Worker {
+        component: name.to_string(),
+        message: format!("{what}: {e}"),
+    };
+    let (channel, fd) = channel::Channel::create()
+        .map_err(|e| failed("cannot create the worker's shared memory", e))?;
+    let raw = fd.as_raw_fd();
+    let memory = worker.memory_limit;
+    let mut command = Command::new(&program);
+    command
+        .arg("worker")
+        .arg("--channel-fd")
+        .arg(CHANNEL_FD.to_string())
+        .stdin(Stdio::null());
+    // The FMU's console output must not mix with results written to stdout.
+    if let Ok(stderr) = std::io::stderr().as_fd_owned() {
+        command.stdout(Stdio::from(stderr));
+    }
+    // SAFETY: the closure runs between fork and exec and makes only async-signal-safe calls.
+    unsafe {
+        command.pre_exec(move || {
+            if raw == CHANNEL_FD {
+                // dup2 onto itself keeps close-on-exec: clear it.
+                if libc::fcntl(raw, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(raw, CHANNEL_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Die with the master, whatever kills it.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if let Some(bytes) = memory {
+                let limit = libc::rlimit {
+                    rlim_cur: bytes as libc::rlim_t,
+                    rlim_max: bytes as libc::rlim_t,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn().map_err(|e| {
+        failed(
+            &format!("cannot start the worker process {}", program.display()),
+            e,
+        )
+    })?;
+    drop(fd);
+    let spec = wire::Instantiation {
+        fmu: fmu.archive().root().to_path_buf(),
+        name: name.to_string(),
+        logging_on: options.logging_on,
+        log_fmi_calls: options.log_fmi_calls,
+        event_mode: options.event_mode,
+        early_return: options.early_return,
+        sub_steps: options.sub_steps,
+        force_sub_steps: options.force_sub_steps,
+        debug_categories: options.debug_categories.clone(),
+    };
+    let keep_alive = options
+        .keep_alive
+        .clone()
+        .or_else(|| Some(fmu.archive_handle() as Arc<dyn std::any::Any + Send + Sync>));
+    WorkerSlave::start(
+        name,
+        fmu.description().clone(),
+        channel,
+        child,
+        worker.clone(),
+        &spec,
+        (options.call_sink.clone(), options.log_sink.clone()),
+        keep_alive,
+    )
+}
+
+/// Duplicate stderr as an owned descriptor (for the worker's stdout).
+trait StderrFd {
+    fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd>;
+}
+
+impl StderrFd for std::io::Stderr {
+    fn as_fd_owned(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::AsFd;
+        self.as_fd().try_clone_to_owned()
+    }
+}

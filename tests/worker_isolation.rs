@@ -1,0 +1,349 @@
+//! FMUs in worker processes (`--isolate`, `"isolate": true`, `callTimeout`, and automatically for
+//! `canBeInstantiatedOnlyOncePerProcess`): the Faulty FMU's modes that take their process down
+//! (segfault, abort, exit, stack overflow), hang (endless loop) or misbehave (NaN, leak) end the
+//! run with exit 1 and a message naming the component, the FMI call, the time and the cause,
+//! with every result row up to the failure kept and nothing left in the temporary folder; runs
+//! of healthy systems give the same bytes isolated as in-process.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::{fmu, read_results, show, temp_dir};
+
+const FAIL_AT: f64 = 0.5;
+
+/// A system of an Oscillator and a Faulty FMU in `failure` mode, with per-component extras.
+fn system_file(dir: &Path, version: u8, failure: i32, faulty_extra: &str) -> PathBuf {
+    let json = format!(
+        r#"{{
+  "components": [
+    {{ "name": "osc", "fmu": "{osc}" }},
+    {{ "name": "faulty", "fmu": "{faulty}", "parameters": {{ "failure": {failure}, "fail_at": {FAIL_AT} }}{faulty_extra} }}
+  ],
+  "experiment": {{ "stopTime": 1.0, "stepSize": 0.1 }}
+}}"#,
+        osc = fmu("Oscillator", version).display(),
+        faulty = fmu("Faulty", version).display(),
+    );
+    let path = dir.join(format!("faulty-{version}-{failure}.json"));
+    std::fs::write(&path, json).expect("the system file is written");
+    path
+}
+
+/// Run cosimo with its own temporary folder (to see what it leaves there).
+fn cosimo_in(tmp: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(args)
+        .env("TMPDIR", tmp)
+        .env_remove("COSIMO_LOG")
+        .output()
+        .expect("the cosimo binary runs")
+}
+
+/// Run the faulty system isolated; check exit 1, the message parts, the rows kept, no litter.
+fn crashes(version: u8, failure: i32, extra: &[&str], expected: &[&str]) -> String {
+    let dir = temp_dir();
+    let tmp = temp_dir();
+    let system = system_file(dir.path(), version, failure, "");
+    let out = dir.path().join("out.csv");
+    let mut args = vec![
+        "run",
+        system.to_str().unwrap(),
+        "--output-file",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let output = cosimo_in(tmp.path(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let fmi = if version == 2 {
+        "fmi2DoStep"
+    } else {
+        "fmi3DoStep"
+    };
+    for part in [
+        "component \"faulty\"",
+        fmi,
+        "from t = 0.4",
+        "simulation failed at t = 0.4",
+    ]
+    .iter()
+    .chain(expected)
+    {
+        assert!(stderr.contains(part), "no {part:?} in:\n{stderr}");
+    }
+    // Every row before the failing step is kept: 0, 0.1, ..., 0.4.
+    let results = read_results(&out);
+    let times = results.time();
+    assert_eq!(times.len(), 5, "{stderr}");
+    assert!((times[4] - 0.4).abs() < 1e-12, "{times:?}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+    stderr
+}
+
+#[test]
+fn a_segfault_in_a_worker_ends_the_run_with_the_signal() {
+    for version in [2, 3] {
+        crashes(version, 5, &["--isolate"], &["signal 11 (SIGSEGV"]);
+    }
+}
+
+#[test]
+fn an_abort_in_a_worker_ends_the_run_with_the_signal() {
+    for version in [2, 3] {
+        crashes(version, 6, &["--isolate"], &["signal 6 (SIGABRT"]);
+    }
+}
+
+#[test]
+fn an_exit_in_a_worker_ends_the_run_with_its_code() {
+    for version in [2, 3] {
+        crashes(version, 7, &["--isolate"], &["exited with code 3"]);
+    }
+}
+
+#[test]
+fn a_stack_overflow_in_a_worker_ends_the_run() {
+    for version in [2, 3] {
+        // Rust's guard-page handler reports the overflow and aborts; a C FMU dies of SIGSEGV.
+        let stderr = crashes(version, 11, &["--isolate"], &["was killed by signal"]);
+        assert!(
+            stderr.contains("SIGABRT") || stderr.contains("SIGSEGV"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn an_endless_loop_ends_at_the_call_timeout() {
+    for version in [2, 3] {
+        let started = Instant::now();
+        crashes(
+            version,
+            8,
+            &["--call-timeout", "0.5"],
+            &[
+                "did not return within the call timeout of 0.5 s",
+                "was killed",
+            ],
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the timeout did not end the run"
+        );
+    }
+}
+
+#[test]
+fn a_component_timeout_from_the_system_file_isolates_it() {
+    let dir = temp_dir();
+    let system = system_file(dir.path(), 2, 8, r#", "callTimeout": 0.3"#);
+    let out = dir.path().join("out.csv");
+    let output = common::cosimo([
+        "run",
+        system.to_str().unwrap(),
+        "--output-file",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    assert!(
+        stderr.contains("fmi2DoStep from t = 0.4 did not return within the call timeout of 0.3 s"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_component_isolated_in_the_system_file_crashes_alone() {
+    let dir = temp_dir();
+    let system = system_file(dir.path(), 3, 5, r#", "isolate": true"#);
+    let out = dir.path().join("out.csv");
+    let output = common::cosimo([
+        "run",
+        system.to_str().unwrap(),
+        "--output-file",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("SIGSEGV"));
+    assert_eq!(read_results(&out).time().len(), 5);
+}
+
+#[test]
+fn nan_from_a_worker_is_reported_like_nan_in_process() {
+    for version in [2, 3] {
+        let dir = temp_dir();
+        let system = system_file(dir.path(), version, 9, "");
+        let out = dir.path().join("out.csv");
+        let output = common::cosimo([
+            "run",
+            system.to_str().unwrap(),
+            "--isolate",
+            "--output-file",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+        assert!(stderr.contains("faulty.x"), "{stderr}");
+        assert!(stderr.contains("NaN"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_leaking_worker_dies_at_its_memory_limit() {
+    for version in [2, 3] {
+        let dir = temp_dir();
+        let system = system_file(dir.path(), version, 10, "");
+        let out = dir.path().join("out.csv");
+        // 64 MiB a step from t = 0.5 on: a few steps reach 256 MiB.
+        let output = common::cosimo([
+            "run",
+            system.to_str().unwrap(),
+            "--isolate",
+            "--worker-memory",
+            "256M",
+            "--stop-time",
+            "100",
+            "--output-file",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+        for part in [
+            "component \"faulty\"",
+            "was killed by signal",
+            "DoStep from t = ",
+            "memory limit of 256 MiB (--worker-memory)",
+        ] {
+            assert!(stderr.contains(part), "no {part:?} in:\n{stderr}");
+        }
+        // The rows up to the failing step are kept.
+        assert!(read_results(&out).time().len() >= 5, "{stderr}");
+    }
+}
+
+#[test]
+fn worker_options_that_cannot_take_effect_are_refused() {
+    let dir = temp_dir();
+    let healthy = system_file(dir.path(), 2, 0, "");
+    let system = healthy.to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec!["run", system, "--worker-memory", "512M"],
+            "no component runs in one",
+        ),
+        (
+            vec!["run", system, "--call-timeout", "0"],
+            "--call-timeout 0: expected a positive number of seconds",
+        ),
+        (
+            vec!["run", system, "--isolate", "--worker-memory", "lots"],
+            "expected a size such as 512M",
+        ),
+    ] {
+        let output = common::cosimo(&args);
+        assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    let contradiction = system_file(dir.path(), 3, 0, r#", "isolate": false, "callTimeout": 2"#);
+    let output = common::cosimo(["run", contradiction.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("isolate is false"));
+}
+
+/// Every example system, under each of its algorithms (implicit with FMU states, constraint,
+/// RIM, adaptive), gives the same bytes with every FMU in a worker process as in-process.
+#[test]
+fn isolated_runs_give_the_same_results_as_in_process() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus");
+    let dir = temp_dir();
+    for example in [
+        "two-mass-force-force.json",
+        "two-mass-implicit-adaptive.json",
+        "rigid-link.json",
+        "crane-single.json",
+        "conformance-chain.json",
+        "bouncing-ball.json",
+        "two-mass-force-force.ssp",
+    ] {
+        let path = examples.join(example);
+        let inside = dir.path().join(format!("{example}-in.csv"));
+        let outside = dir.path().join(format!("{example}-out.csv"));
+        for (file, extra) in [(&inside, None), (&outside, Some("--isolate"))] {
+            let mut args = vec![
+                "run".to_string(),
+                path.display().to_string(),
+                "-q".into(),
+                "--output-file".into(),
+                file.display().to_string(),
+            ];
+            args.extend(extra.map(String::from));
+            common::cosimo_ok(&args);
+        }
+        assert_eq!(
+            std::fs::read(&inside).unwrap(),
+            std::fs::read(&outside).unwrap(),
+            "{example}: isolated results differ"
+        );
+    }
+}
+
+/// Two instances of an FMU that can be instantiated only once per process run, each in its own
+/// worker; asked to share cosimo's process they are refused with a message.
+#[test]
+fn once_per_process_fmus_get_a_worker_each() {
+    for version in [2, 3] {
+        let unpacked = common::unpacked_with_edit(
+            "Oscillator",
+            version,
+            "canBeInstantiatedOnlyOncePerProcess=\"false\"",
+            "canBeInstantiatedOnlyOncePerProcess=\"true\"",
+        );
+        let dir = temp_dir();
+        let write = |extra: &str| {
+            let json = format!(
+                r#"{{
+  "components": [
+    {{ "name": "a", "fmu": "{fmu}", "parameters": {{ "x0": 1 }}{extra} }},
+    {{ "name": "b", "fmu": "{fmu}" }}
+  ],
+  "connections": [ {{ "from": "a.x", "to": "b.F" }} ],
+  "experiment": {{ "stopTime": 1.0, "stepSize": 0.01 }}
+}}"#,
+                fmu = unpacked.path().display()
+            );
+            let path = dir.path().join(format!("once{}.json", extra.len()));
+            std::fs::write(&path, json).unwrap();
+            path
+        };
+        let out = dir.path().join("out.csv");
+        let auto = write("");
+        common::cosimo_ok([
+            "run",
+            auto.to_str().unwrap(),
+            "-q",
+            "--output-file",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(read_results(&out).time().len(), 101);
+        let refused = write(r#", "isolate": false"#);
+        let output = common::cosimo(["run", refused.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("canBeInstantiatedOnlyOncePerProcess"),
+            "{}",
+            show(&output)
+        );
+    }
+}
