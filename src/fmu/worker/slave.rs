@@ -168,12 +168,14 @@ impl WorkerSlave {
                     return Ok(());
                 }
                 Err(_) if self.queued > 0 => self.exchange(code)?,
-                Err(_) => return Err(Error::Usage(format!(
+                Err(_) => {
+                    return Err(Error::Usage(format!(
                     "component \"{}\": the data of {} do not fit into the worker channel ({} MiB)",
                     self.name,
                     self.fmi(code),
                     REGION_SIZE >> 20
-                ))),
+                )))
+                }
             }
         }
     }

@@ -504,7 +504,11 @@ fn failure_is_range_checked() {
             OK
         );
         assert_eq!(
-            fmi2SetInteger(c, [FAILURE].as_ptr(), 1, [5].as_ptr()),
+            fmi2SetInteger(c, [FAILURE].as_ptr(), 1, [mode::STACK_OVERFLOW].as_ptr()),
+            OK
+        );
+        assert_eq!(
+            fmi2SetInteger(c, [FAILURE].as_ptr(), 1, [12].as_ptr()),
             ERROR
         );
         fmi2FreeInstance(c);
