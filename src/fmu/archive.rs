@@ -14,13 +14,18 @@ pub struct ExtractLimits {
     pub max_entries: usize,
     /// Most bytes all entries together may uncompress to (declared or actually written).
     pub max_total_size: u64,
+    /// Most bytes one entry may uncompress to (declared or actually written).
+    pub max_entry_size: u64,
 }
 
 impl Default for ExtractLimits {
+    /// 2 GiB in all and per entry: far above real FMUs (binaries for a few platforms and
+    /// resources, tens of MiB), far below a full temporary folder.
     fn default() -> Self {
         ExtractLimits {
             max_entries: 100_000,
-            max_total_size: 4 << 30,
+            max_total_size: 2 << 30,
+            max_entry_size: 2 << 30,
         }
     }
 }
@@ -340,10 +345,20 @@ pub(crate) fn extract(path: &Path, dest: &Path, limits: ExtractLimits) -> Result
             continue;
         }
 
+        // The declared size bounds what is read: a deflate stream may inflate to far more.
+        let declared = entry.size();
+        if declared > limits.max_entry_size {
+            return Err(fail(format!(
+                "entry \"{name}\" declares {declared} bytes of uncompressed contents, more than \
+                 the limit of {} bytes per entry; refusing to extract it",
+                limits.max_entry_size
+            )));
+        }
         create_parent(&target)?;
         let mut out = File::create(&target).map_err(|e| Error::io(&target, e))?;
+        let mut contents = entry.by_ref().take(declared);
         loop {
-            let n = entry
+            let n = contents
                 .read(&mut buffer)
                 .map_err(|e| fail(format!("entry \"{name}\" is corrupt: {e}")))?;
             if n == 0 {
@@ -359,6 +374,16 @@ pub(crate) fn extract(path: &Path, dest: &Path, limits: ExtractLimits) -> Result
             }
             out.write_all(&buffer[..n])
                 .map_err(|e| Error::io(&target, e))?;
+        }
+        // Reading on to the end of the stream also checks the entry's CRC.
+        let beyond = entry
+            .read(&mut buffer[..1])
+            .map_err(|e| fail(format!("entry \"{name}\" is corrupt: {e}")))?;
+        if beyond > 0 {
+            return Err(fail(format!(
+                "entry \"{name}\" uncompresses to more than the {declared} bytes it declares \
+                 (a corrupt or hostile archive); refusing to extract it"
+            )));
         }
         drop(out);
         set_permissions(&target, &relative, mode)?;
