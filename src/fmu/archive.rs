@@ -7,6 +7,9 @@ use std::path::{Component, Path, PathBuf};
 use crate::fmu::FmiVersion;
 use crate::{Error, Result};
 
+pub use super::extract_dir::remove_extracted_on_signals;
+use super::extract_dir::ExtractionDir;
+
 /// Limits that keep a hostile or broken archive from filling the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExtractLimits {
@@ -36,7 +39,7 @@ pub struct FmuArchive {
     source: PathBuf,
     root: PathBuf,
     /// The extraction folder, deleted when the archive is dropped.
-    _temp: Option<tempfile::TempDir>,
+    _temp: Option<ExtractionDir>,
 }
 
 impl FmuArchive {
@@ -65,10 +68,7 @@ impl FmuArchive {
                 _temp: None,
             });
         }
-        let temp = tempfile::Builder::new()
-            .prefix("cosimo-fmu-")
-            .tempdir()
-            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        let temp = ExtractionDir::new("fmu")?;
         extract(path, temp.path(), limits)?;
         Ok(FmuArchive {
             source: path.to_path_buf(),

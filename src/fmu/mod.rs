@@ -6,6 +6,7 @@
 
 pub mod archive;
 pub mod description;
+pub mod extract_dir;
 pub mod ffi;
 pub mod instance;
 pub mod library;
