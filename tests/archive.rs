@@ -474,6 +474,24 @@ fn entries_are_read_no_further_than_they_declare() {
     assert!(FmuArchive::open(&fmu).is_ok());
 }
 
+#[cfg(unix)]
+#[test]
+fn pipes_are_not_opened() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("model.fmu");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path and a mode.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    // Opening would block until a writer comes: refused before that.
+    assert_eq!(
+        archive_message(FmuArchive::open(&fifo), &fifo),
+        "is a named pipe (FIFO), not a regular file: cosimo reads an FMU only from a file or \
+         folder (a pipe or device may block or never end); save it to a file first"
+    );
+    let device = Path::new("/dev/zero");
+    assert!(archive_message(FmuArchive::open(device), device).starts_with("is a character device"));
+}
+
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
 fn missing_binaries() {

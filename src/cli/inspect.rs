@@ -29,6 +29,7 @@ pub(crate) fn import_ssp(
     ssd: Option<&str>,
     quiet: bool,
 ) -> Result<(SspPackage, Imported), Error> {
+    cosimo::fs_checks::check_regular(path, "an SSP")?;
     let package = SspPackage::open(path)?;
     let imported = package.import(ssd)?;
     if !quiet {

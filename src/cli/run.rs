@@ -10,10 +10,11 @@ use cosimo::fmu::description::FmiVersion;
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::values::{check_start_value_allowed, find_variable, parse_value};
 use cosimo::fmu::Fmu;
+use cosimo::fs_checks::read_table;
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::observe::Progress as ProgressObserver;
-use cosimo::results::{CsvWriter, Table};
+use cosimo::results::CsvWriter;
 use cosimo::settings::control::Estimator;
 use cosimo::settings::{AlgorithmKind, Experiment, Labels, Overrides};
 use cosimo::system::load::{load, Target};
@@ -202,7 +203,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         inputs: args
             .input_file
             .as_deref()
-            .map(Table::read)
+            .map(|p| read_table(p, "the input file (--input-file)"))
             .transpose()?
             .map(std::sync::Arc::new),
         opened: Vec::new(),
@@ -452,7 +453,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
         inputs: args
             .input_file
             .as_deref()
-            .map(Table::read)
+            .map(|p| read_table(p, "the input file (--input-file)"))
             .transpose()?
             .map(std::sync::Arc::new),
         opened: vec![fmu],

@@ -60,6 +60,9 @@ impl FmuArchive {
             }
             Err(e) => return Err(Error::io(path, e)),
         };
+        if let Some(message) = crate::fs_checks::special_file_message(path, "an FMU") {
+            return Err(archive_error(path, &message));
+        }
         if meta.is_dir() {
             let root = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
             return Ok(FmuArchive {
@@ -282,6 +285,9 @@ pub(crate) fn extract(path: &Path, dest: &Path, limits: ExtractLimits) -> Result
         path: path.to_path_buf(),
         message,
     };
+    if let Some(message) = crate::fs_checks::special_file_message(path, "an archive") {
+        return Err(fail(message));
+    }
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut zip = zip::ZipArchive::new(BufReader::new(file)).map_err(|e| match e {
         zip::result::ZipError::Io(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
