@@ -109,6 +109,10 @@ pub(crate) struct RunArgs {
     /// Interval between result rows [s] (default: the step size).
     #[arg(long)]
     pub(crate) output_interval: Option<f64>,
+    /// Most result rows the output grid may make; a run that would write more is refused
+    /// before it starts [default: 100000000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_rows: Option<u64>,
     /// Relative tolerance passed to the FMU (default: the default experiment's).
     #[arg(long)]
     pub(crate) tolerance: Option<f64>,
@@ -285,6 +289,7 @@ fn overrides(args: &RunArgs) -> Overrides {
         atol_coupling: args.atol_coupling,
         max_step: args.max_step,
         safety_factor: args.safety_factor,
+        max_rows: args.max_rows,
     }
 }
 

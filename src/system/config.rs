@@ -789,6 +789,7 @@ impl ExperimentEntry {
                 .constraints
                 .map(ConstraintsEntry::into_coupling)
                 .transpose()?,
+            max_rows: None,
             labels: Labels::SYSTEM_FILE,
         }
         .build()
