@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod error;
 pub mod fmu;
+pub mod fs_checks;
 pub mod master;
 pub mod observe;
 pub mod results;

@@ -73,6 +73,11 @@ fn main() -> ExitCode {
         }
     };
     init_logging(quiet, log_calls, debug);
+    // Ctrl-C, kill and a closed terminal remove the FMUs extracted so far (a crash leaves them
+    // to the next run's sweep).
+    if let Err(error) = cosimo::fmu::archive::remove_extracted_on_signals() {
+        say!("warning: {error}");
+    }
     let result = match cli.command {
         Command::Inspect(args) => inspect(&args),
         Command::Run(args) => run(&args),

@@ -380,9 +380,116 @@ fn limits() {
         ExtractLimits::default(),
         ExtractLimits {
             max_entries: 100_000,
-            max_total_size: 4 * 1024 * 1024 * 1024,
+            max_total_size: 2 * 1024 * 1024 * 1024,
+            max_entry_size: 2 * 1024 * 1024 * 1024,
         }
     );
+}
+
+/// Set the uncompressed size that the local header and the central directory declare for
+/// entry `name` of the zip at `path` (a lying archive; the data and its CRC stay).
+fn declare_size(path: &Path, name: &str, size: u32) {
+    let mut bytes = std::fs::read(path).expect("read zip");
+    let mut patched = 0;
+    // (signature, offset of the name length, offset of the name, offset of the size)
+    for (signature, name_len_at, name_at, size_at) in
+        [(b"PK\x03\x04", 26, 30, 22), (b"PK\x01\x02", 28, 46, 24)]
+    {
+        for i in 0..bytes.len().saturating_sub(name_at) {
+            if &bytes[i..i + 4] != signature {
+                continue;
+            }
+            let len = u16::from_le_bytes([bytes[i + name_len_at], bytes[i + name_len_at + 1]]);
+            if bytes.get(i + name_at..i + name_at + usize::from(len)) == Some(name.as_bytes()) {
+                bytes[i + size_at..i + size_at + 4].copy_from_slice(&size.to_le_bytes());
+                patched += 1;
+            }
+        }
+    }
+    assert_eq!(patched, 2, "the local header and the central directory");
+    std::fs::write(path, bytes).expect("write zip");
+}
+
+/// A zip bomb that lies: `real` zero bytes, deflated (64 MiB -> ~64 KiB), declared as `declared`.
+fn lying_zip(dir: &Path, name: &str, real: usize, declared: u32) -> PathBuf {
+    let path = dir.join(name);
+    let file = std::fs::File::create(&path).expect("create zip");
+    let mut zip = zip::ZipWriter::new(file);
+    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file("modelDescription.xml", options)
+        .expect("start");
+    zip.write_all(MD.as_bytes()).expect("write");
+    zip.start_file("resources/zeros", options).expect("start");
+    let chunk = vec![0u8; 1 << 20];
+    for _ in 0..real / chunk.len() {
+        zip.write_all(&chunk).expect("write");
+    }
+    zip.write_all(&chunk[..real % chunk.len()]).expect("write");
+    zip.finish().expect("finish zip");
+    declare_size(&path, "resources/zeros", declared);
+    path
+}
+
+#[test]
+fn entries_are_read_no_further_than_they_declare() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fmu = lying_zip(dir.path(), "bomb.fmu", 64 << 20, 512 << 10);
+    assert!(std::fs::metadata(&fmu).expect("meta").len() < 1 << 20);
+    // Had it read past the declared 512 KiB, the 1 MiB budget would have stopped it instead.
+    let small = ExtractLimits {
+        max_total_size: 1 << 20,
+        max_entry_size: 1 << 20,
+        ..ExtractLimits::default()
+    };
+    assert_eq!(
+        archive_message(FmuArchive::open_with_limits(&fmu, small), &fmu),
+        "entry \"resources/zeros\" uncompresses to more than the 524288 bytes it declares (a \
+         corrupt or hostile archive); refusing to extract it"
+    );
+    // Default limits: the same, after 1 KiB.
+    let fmu = lying_zip(dir.path(), "bomb2.fmu", 64 << 20, 1024);
+    assert_eq!(
+        archive_message(FmuArchive::open(&fmu), &fmu),
+        "entry \"resources/zeros\" uncompresses to more than the 1024 bytes it declares (a \
+         corrupt or hostile archive); refusing to extract it"
+    );
+
+    // An honest entry above the per-entry limit is refused before a byte is written.
+    let fmu = lying_zip(dir.path(), "big.fmu", 2 << 20, 2 << 20);
+    let per_entry = ExtractLimits {
+        max_entry_size: 1 << 20,
+        ..ExtractLimits::default()
+    };
+    assert_eq!(
+        archive_message(FmuArchive::open_with_limits(&fmu, per_entry), &fmu),
+        "entry \"resources/zeros\" declares 2097152 bytes of uncompressed contents, more than \
+         the limit of 1048576 bytes per entry; refusing to extract it"
+    );
+    let archive = FmuArchive::open(&fmu).expect("an honest 2 MiB entry is fine by default");
+    let zeros = archive.root().join("resources/zeros");
+    assert_eq!(std::fs::metadata(zeros).expect("meta").len(), 2 << 20);
+
+    // An entry that declares more than it holds is only shorter on disk: nothing to refuse.
+    let fmu = lying_zip(dir.path(), "short.fmu", 1000, 4000);
+    assert!(FmuArchive::open(&fmu).is_ok());
+}
+
+#[cfg(unix)]
+#[test]
+fn pipes_are_not_opened() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("model.fmu");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path and a mode.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    // Opening would block until a writer comes: refused before that.
+    assert_eq!(
+        archive_message(FmuArchive::open(&fifo), &fifo),
+        "is a named pipe (FIFO), not a regular file: cosimo reads an FMU only from a file or \
+         folder (a pipe or device may block or never end); save it to a file first"
+    );
+    let device = Path::new("/dev/zero");
+    assert!(archive_message(FmuArchive::open(device), device).starts_with("is a character device"));
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

@@ -576,6 +576,20 @@ fn cases() -> Vec<(&'static str, Case)> {
             },
         ),
         (
+            "--max-rows (too few)",
+            Case {
+                args: |_, _| s(&["--stop-time", "0.01", "--max-rows", "10"]),
+                expect: |_| Expect::Refused("makes 11 result rows, more than the limit of 10"),
+            },
+        ),
+        (
+            "--max-rows (enough)",
+            Case {
+                args: |_, _| s(&["--stop-time", "0.01", "--max-rows", "11"]),
+                expect: |_| Expect::Effect(rows(11)),
+            },
+        ),
+        (
             "--ssd",
             Case {
                 args: |_, _| s(&["--stop-time", "0.01", "--ssd", "SystemStructure.ssd"]),

@@ -162,6 +162,7 @@ fn a_full_file_parses_into_the_system() {
                 max_iterations: 20,
             },
             tolerance: Some(1e-6),
+            max_rows: cosimo::settings::DEFAULT_MAX_ROWS,
         },
     };
     assert_eq!(system, expected);

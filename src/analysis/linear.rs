@@ -339,6 +339,7 @@ impl LinearAnalyser {
                 "the step bounds must satisfy 0 < low <= high, not low = {low}, high = {high}"
             )));
         }
+        check_points(points).map_err(Error::Usage)?;
         let h = self.h;
         let n = points.max(2);
         let scan = (0..n)
@@ -445,14 +446,29 @@ pub fn is_stable(spectral_radius: f64) -> bool {
     spectral_radius <= 1.0 + 1e-9
 }
 
-/// `rho(x, y)` over a grid with `points` (at least 2) per axis, x in `x` and y in `y`,
-/// x-major.
+/// Most points per axis of a map (and step sizes of a scan): a 1000 x 1000 map is already a
+/// million one-step maps, hours of work.
+pub const MAX_POINTS: usize = 1000;
+
+/// Why `points` per axis are too many, if they are.
+pub fn check_points(points: usize) -> std::result::Result<(), String> {
+    if points > MAX_POINTS {
+        return Err(format!(
+            "at most {MAX_POINTS} points per axis, not {points} (a map of {MAX_POINTS} x {MAX_POINTS} points is already a million one-step maps); choose fewer points"
+        ));
+    }
+    Ok(())
+}
+
+/// `rho(x, y)` over a grid with `points` (at least 2, at most [`MAX_POINTS`]) per axis, x in
+/// `x` and y in `y`, x-major.
 pub fn grid(
     x: (f64, f64),
     y: (f64, f64),
     points: usize,
     mut rho: impl FnMut(f64, f64) -> Result<f64>,
 ) -> Result<Vec<MapPoint>> {
+    check_points(points).map_err(Error::Usage)?;
     let n = points.max(2);
     let mut map = Vec::with_capacity(n * n);
     for i in 0..n {

@@ -195,6 +195,8 @@ impl Analyser {
             // Given whenever it matters, so that an extension with another algorithm is refused.
             extension: (implicit || scheme.extension != Extension::None)
                 .then_some(scheme.extension),
+            // The stop time only keeps the map's steps away from it: no row is ever written.
+            max_rows: Some(u64::MAX),
             ..Overrides::default()
         }
         .apply(&system.experiment, Labels::SYSTEM_FILE)
@@ -215,6 +217,8 @@ impl Analyser {
         )?;
         system.experiment.step = h;
         system.experiment.stop = 1e6 * h;
+        // As in `new`: far-away stop, no rows.
+        system.experiment.max_rows = u64::MAX;
         if let Algorithm::Constraint(coupling) = &mut system.experiment.algorithm {
             if let ConstraintMethod::Index1 { order: k, .. } = &mut coupling.method {
                 *k = order;

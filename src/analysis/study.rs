@@ -77,7 +77,7 @@ struct StateEntry {
 
 /// Read a JSON system file and its `"stability"` section.
 pub fn read(path: &Path) -> Result<(System, Study)> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::fs_checks::read_to_string(path, "a system file")?;
     from_str(&text, path)
 }
 

@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::{out, say};
 
+use cosimo::fmu::values::check_array_size;
 use cosimo::fmu::{summary, Fmu};
 use cosimo::system::load::is_ssp;
 use cosimo::system::ssp::{Imported, SspPackage};
@@ -29,6 +30,7 @@ pub(crate) fn import_ssp(
     ssd: Option<&str>,
     quiet: bool,
 ) -> Result<(SspPackage, Imported), Error> {
+    cosimo::fs_checks::check_regular(path, "an SSP")?;
     let package = SspPackage::open(path)?;
     let imported = package.import(ssd)?;
     if !quiet {
@@ -116,6 +118,13 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
         ));
     }
     let fmu = Fmu::open(&args.fmu)?;
+    // Shown as declared, but `run` would refuse them.
+    let description = fmu.description();
+    for variable in description.variables.iter().filter(|v| v.is_array()) {
+        if let Err(error) = check_array_size(description, variable) {
+            say!("warning: {error}");
+        }
+    }
     if args.json {
         let json = summary::json(fmu.description(), &args.fmu);
         out!(

@@ -6,7 +6,6 @@ use clap::Args;
 
 use super::say;
 
-use cosimo::results::Table;
 use cosimo::Error;
 
 #[derive(Args)]
@@ -51,7 +50,7 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
     }
     let mut series = Vec::with_capacity(args.files.len());
     for (i, file) in args.files.iter().enumerate() {
-        let table = Table::read(file)?;
+        let table = cosimo::fs_checks::read_table(file, "results")?;
         let column = table.column(&args.variable).ok_or_else(|| {
             Error::Usage(format!(
                 "{}: no column \"{}\"; the columns are: {}",

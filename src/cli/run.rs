@@ -11,10 +11,11 @@ use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::values::{check_start_value_allowed, find_variable, parse_value};
 use cosimo::fmu::worker::WorkerOptions;
 use cosimo::fmu::Fmu;
+use cosimo::fs_checks::read_table;
 use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::observe::Progress as ProgressObserver;
-use cosimo::results::{CsvWriter, Table};
+use cosimo::results::CsvWriter;
 use cosimo::settings::control::Estimator;
 use cosimo::settings::{AlgorithmKind, Experiment, Labels, Overrides};
 use cosimo::system::load::{load, Target};
@@ -122,6 +123,10 @@ pub(crate) struct RunArgs {
     /// Interval between result rows [s] (default: the step size).
     #[arg(long)]
     pub(crate) output_interval: Option<f64>,
+    /// Most result rows the output grid may make; a run that would write more is refused
+    /// before it starts [default: 100000000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_rows: Option<u64>,
     /// Relative tolerance passed to the FMU (default: the default experiment's).
     #[arg(long)]
     pub(crate) tolerance: Option<f64>,
@@ -216,7 +221,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         inputs: args
             .input_file
             .as_deref()
-            .map(Table::read)
+            .map(|p| read_table(p, "the input file (--input-file)"))
             .transpose()?
             .map(std::sync::Arc::new),
         opened: Vec::new(),
@@ -300,6 +305,7 @@ fn overrides(args: &RunArgs) -> Overrides {
         atol_coupling: args.atol_coupling,
         max_step: args.max_step,
         safety_factor: args.safety_factor,
+        max_rows: args.max_rows,
     }
 }
 
@@ -468,7 +474,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
         inputs: args
             .input_file
             .as_deref()
-            .map(Table::read)
+            .map(|p| read_table(p, "the input file (--input-file)"))
             .transpose()?
             .map(std::sync::Arc::new),
         opened: vec![fmu],

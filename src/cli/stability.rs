@@ -139,6 +139,8 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
     ];
     let (h_low, h_high) = (args.h_low.unwrap_or(1e-4), args.h_high.unwrap_or(1.0));
     let points = args.points.unwrap_or(21);
+    cosimo::analysis::linear::check_points(points)
+        .map_err(|message| Error::Usage(format!("--points: {message}")))?;
     let extension = args.extension.as_deref().map(|e| match e {
         "derivative" => Extension::Derivative,
         "integral" => Extension::Integral,

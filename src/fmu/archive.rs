@@ -7,6 +7,9 @@ use std::path::{Component, Path, PathBuf};
 use crate::fmu::FmiVersion;
 use crate::{Error, Result};
 
+pub use super::extract_dir::remove_extracted_on_signals;
+use super::extract_dir::ExtractionDir;
+
 /// Limits that keep a hostile or broken archive from filling the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExtractLimits {
@@ -14,13 +17,18 @@ pub struct ExtractLimits {
     pub max_entries: usize,
     /// Most bytes all entries together may uncompress to (declared or actually written).
     pub max_total_size: u64,
+    /// Most bytes one entry may uncompress to (declared or actually written).
+    pub max_entry_size: u64,
 }
 
 impl Default for ExtractLimits {
+    /// 2 GiB in all and per entry: far above real FMUs (binaries for a few platforms and
+    /// resources, tens of MiB), far below a full temporary folder.
     fn default() -> Self {
         ExtractLimits {
             max_entries: 100_000,
-            max_total_size: 4 << 30,
+            max_total_size: 2 << 30,
+            max_entry_size: 2 << 30,
         }
     }
 }
@@ -31,7 +39,7 @@ pub struct FmuArchive {
     source: PathBuf,
     root: PathBuf,
     /// The extraction folder, deleted when the archive is dropped.
-    _temp: Option<tempfile::TempDir>,
+    _temp: Option<ExtractionDir>,
 }
 
 impl FmuArchive {
@@ -52,6 +60,9 @@ impl FmuArchive {
             }
             Err(e) => return Err(Error::io(path, e)),
         };
+        if let Some(message) = crate::fs_checks::special_file_message(path, "an FMU") {
+            return Err(archive_error(path, &message));
+        }
         if meta.is_dir() {
             let root = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
             return Ok(FmuArchive {
@@ -60,10 +71,7 @@ impl FmuArchive {
                 _temp: None,
             });
         }
-        let temp = tempfile::Builder::new()
-            .prefix("cosimo-fmu-")
-            .tempdir()
-            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        let temp = ExtractionDir::new("fmu")?;
         extract(path, temp.path(), limits)?;
         Ok(FmuArchive {
             source: path.to_path_buf(),
@@ -277,6 +285,9 @@ pub(crate) fn extract(path: &Path, dest: &Path, limits: ExtractLimits) -> Result
         path: path.to_path_buf(),
         message,
     };
+    if let Some(message) = crate::fs_checks::special_file_message(path, "an archive") {
+        return Err(fail(message));
+    }
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut zip = zip::ZipArchive::new(BufReader::new(file)).map_err(|e| match e {
         zip::result::ZipError::Io(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
@@ -340,10 +351,20 @@ pub(crate) fn extract(path: &Path, dest: &Path, limits: ExtractLimits) -> Result
             continue;
         }
 
+        // The declared size bounds what is read: a deflate stream may inflate to far more.
+        let declared = entry.size();
+        if declared > limits.max_entry_size {
+            return Err(fail(format!(
+                "entry \"{name}\" declares {declared} bytes of uncompressed contents, more than \
+                 the limit of {} bytes per entry; refusing to extract it",
+                limits.max_entry_size
+            )));
+        }
         create_parent(&target)?;
         let mut out = File::create(&target).map_err(|e| Error::io(&target, e))?;
+        let mut contents = entry.by_ref().take(declared);
         loop {
-            let n = entry
+            let n = contents
                 .read(&mut buffer)
                 .map_err(|e| fail(format!("entry \"{name}\" is corrupt: {e}")))?;
             if n == 0 {
@@ -359,6 +380,16 @@ pub(crate) fn extract(path: &Path, dest: &Path, limits: ExtractLimits) -> Result
             }
             out.write_all(&buffer[..n])
                 .map_err(|e| Error::io(&target, e))?;
+        }
+        // Reading on to the end of the stream also checks the entry's CRC.
+        let beyond = entry
+            .read(&mut buffer[..1])
+            .map_err(|e| fail(format!("entry \"{name}\" is corrupt: {e}")))?;
+        if beyond > 0 {
+            return Err(fail(format!(
+                "entry \"{name}\" uncompresses to more than the {declared} bytes it declares \
+                 (a corrupt or hostile archive); refusing to extract it"
+            )));
         }
         drop(out);
         set_permissions(&target, &relative, mode)?;

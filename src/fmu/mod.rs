@@ -6,6 +6,7 @@
 
 pub mod archive;
 pub mod description;
+pub mod extract_dir;
 pub mod ffi;
 pub mod instance;
 pub mod library;
@@ -96,6 +97,11 @@ impl Fmu {
     pub fn instantiate(&self, name: &str, mut options: InstanceOptions) -> Result<Box<dyn Slave>> {
         if options.keep_alive.is_none() {
             options.keep_alive = Some(self.archive.clone());
+        }
+        // Array buffers are sized from the model description: refuse sizes no buffer could
+        // hold before an instance exists (`inspect` still shows them, with a warning).
+        for variable in self.description.variables.iter().filter(|v| v.is_array()) {
+            values::check_array_size(&self.description, variable)?;
         }
         instance::instantiate(
             Arc::clone(self.library()?),

@@ -28,11 +28,16 @@ pub fn dimension_size(
     })
 }
 
+/// Most elements one array variable may have (16 Mi: 128 MiB as Float64). Sizes come from the
+/// model description, so a hostile or broken one could otherwise ask for terabytes.
+pub const MAX_ARRAY_ELEMENTS: u64 = 1 << 24;
+
 /// Number of scalar elements of a variable: 1 for scalars, the product of the dimensions for
-/// FMI 3 arrays (a dimension given by a structural parameter uses that parameter's start).
+/// FMI 3 arrays (a dimension given by a structural parameter uses that parameter's start). An
+/// array above [`MAX_ARRAY_ELEMENTS`] is an error naming the model, variable and dimension.
 pub fn element_count(description: &ModelDescription, variable: &Variable) -> Result<usize> {
-    let mut count = 1usize;
-    for dimension in &variable.dimensions {
+    let mut count: u64 = 1;
+    for (i, dimension) in variable.dimensions.iter().enumerate() {
         let size = match (dimension_size(description, dimension), dimension.value_reference) {
             (Some(size), _) => size,
             (None, Some(vr)) => {
@@ -48,9 +53,52 @@ pub fn element_count(description: &ModelDescription, variable: &Variable) -> Res
                 )))
             }
         };
-        count = count.saturating_mul(usize::try_from(size).unwrap_or(usize::MAX));
+        count = grow(description, variable, i, count, size)?;
     }
-    Ok(count)
+    // At most MAX_ARRAY_ELEMENTS, which fits every usize of 32 bits or more.
+    usize::try_from(count).map_err(|_| too_large(description, variable, 0, count))
+}
+
+/// Refuse an array whose declared size exceeds [`MAX_ARRAY_ELEMENTS`] (a dimension without a
+/// usable size counts as 1 here: [`element_count`] reports it where the size is needed).
+pub fn check_array_size(description: &ModelDescription, variable: &Variable) -> Result<()> {
+    let mut count: u64 = 1;
+    for (i, dimension) in variable.dimensions.iter().enumerate() {
+        let size = dimension_size(description, dimension).unwrap_or(1);
+        count = grow(description, variable, i, count, size)?;
+    }
+    Ok(())
+}
+
+/// `count` elements times the `size` of dimension `i`, if that stays within the limit.
+fn grow(
+    description: &ModelDescription,
+    variable: &Variable,
+    i: usize,
+    count: u64,
+    size: u64,
+) -> Result<u64> {
+    count
+        .checked_mul(size)
+        .filter(|&n| n <= MAX_ARRAY_ELEMENTS)
+        .ok_or_else(|| too_large(description, variable, i, size))
+}
+
+fn too_large(description: &ModelDescription, variable: &Variable, i: usize, size: u64) -> Error {
+    let given_by = match variable.dimensions.get(i) {
+        Some(d) if d.start.is_none() => d
+            .value_reference
+            .map(|vr| format!(" (the start value of structural parameter {vr})"))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    Error::Usage(format!(
+        "{}: array \"{}\" is too large: its dimension {} of {} has size {size}{given_by}, which makes more than {MAX_ARRAY_ELEMENTS} elements, the most cosimo allocates for one variable; check the <Dimension> elements of the model description",
+        description.model_name,
+        variable.name,
+        i + 1,
+        variable.dimensions.len()
+    ))
 }
 
 /// Parse a user's text (`--start-value NAME=TEXT`, a parameter in a system file) into a value of

@@ -8,7 +8,7 @@ use super::compare::{
     compare, CompareOptions, Comparison, SignalKind, SignalTable, ToleranceSettings,
 };
 use super::reference::{ls_reference, Case, ModelKind};
-use super::{CsvWriter, Table};
+use super::CsvWriter;
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
 use crate::fmu::Fmu;
@@ -117,7 +117,11 @@ pub fn simulate_and_compare(
             let run_options = RunOptions {
                 record,
                 bare_names: true,
-                inputs: input.as_deref().map(Table::read).transpose()?.map(Arc::new),
+                inputs: input
+                    .as_deref()
+                    .map(|p| crate::fs_checks::read_table(p, "an input file"))
+                    .transpose()?
+                    .map(Arc::new),
                 opened: vec![fmu],
                 ..RunOptions::default()
             };
@@ -139,6 +143,7 @@ pub fn simulate_and_compare(
             // An SSP's package holds its extracted FMUs: keep it until the run ends.
             let mut _package = None;
             let (mut system, labels) = if case.kind == ModelKind::Ssp {
+                crate::fs_checks::check_regular(&case.model, "an SSP")?;
                 let package = SspPackage::open(&case.model)?;
                 let imported = package.import(None)?;
                 _package = Some(package);

@@ -179,7 +179,7 @@ pub struct SignalTable {
 impl SignalTable {
     /// Read a CSV file.
     pub fn read(path: &Path) -> Result<SignalTable> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::fs_checks::read_to_string(path, "results")?;
         SignalTable::parse(&text, path)
     }
 

@@ -33,7 +33,7 @@ pub fn ls_reference(root: &Path) -> Result<Option<LsReference>> {
     if !manifest.is_file() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&manifest).map_err(|e| Error::io(&manifest, e))?;
+    let text = crate::fs_checks::read_to_string(&manifest, "an FMI-LS-REF manifest")?;
     let bad = |message: String| Error::Usage(format!("{}: {message}", manifest.display()));
     let mut reader = quick_xml::Reader::from_str(&text);
     let mut reference = LsReference {
@@ -170,7 +170,7 @@ pub struct CheckSettings {
 impl CheckSettings {
     /// Read a settings file; relative paths in it are made relative to its folder.
     pub fn read(path: &Path) -> Result<CheckSettings> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::fs_checks::read_to_string(path, "check settings")?;
         let mut settings: CheckSettings = serde_json::from_str(&text).map_err(|e| {
             Error::Usage(format!(
                 "{}:{}:{}: {e}",

@@ -209,6 +209,15 @@ impl Algorithm {
     }
 }
 
+/// Most result rows a run writes unless its experiment allows more ([`Experiment::max_rows`],
+/// `--max-rows`): 100 million rows are gigabytes of CSV even with one column, and a mistyped
+/// output interval (1e-9 for 1e-3) would otherwise fill the disk before anyone noticed.
+pub const DEFAULT_MAX_ROWS: u64 = 100_000_000;
+
+/// Most macro steps on a fixed step grid: 10^12 steps take days even at a microsecond each, so
+/// more can only be a mistaken step size (step control is not counted: its steps grow).
+pub const MAX_FIXED_STEPS: f64 = 1e12;
+
 /// Time span, macro step, output grid and algorithm of a run: checked, consistent settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Experiment {
@@ -224,6 +233,8 @@ pub struct Experiment {
     /// Keep each component on its own worker thread and step them concurrently.
     pub parallel: bool,
     pub loops: LoopSettings,
+    /// Most result rows the output grid may make (default [`DEFAULT_MAX_ROWS`]).
+    pub max_rows: u64,
 }
 
 impl Default for Experiment {
@@ -237,6 +248,7 @@ impl Default for Experiment {
             algorithm: Algorithm::default(),
             parallel: false,
             loops: LoopSettings::default(),
+            max_rows: DEFAULT_MAX_ROWS,
         }
     }
 }
@@ -265,6 +277,7 @@ impl Experiment {
             algorithm: Some(self.algorithm.kind()),
             parallel: self.parallel.then_some(true),
             loops: Some(self.loops),
+            max_rows: Some(self.max_rows),
             labels,
             ..ExperimentSpec::default()
         };
@@ -396,6 +409,8 @@ pub struct ExperimentSpec {
     pub control: Option<StepControl>,
     pub rim: Option<RimSettings>,
     pub constraints: Option<ConstraintCoupling>,
+    /// Most result rows (`None`: [`DEFAULT_MAX_ROWS`]).
+    pub max_rows: Option<u64>,
     /// How each setting is spelled where it came from.
     pub labels: Labels,
 }
@@ -432,6 +447,15 @@ impl ExperimentSpec {
                 ));
             }
         }
+        let max_rows = self.max_rows.unwrap_or(DEFAULT_MAX_ROWS);
+        check_grid_size(
+            (start, stop),
+            step,
+            self.output_interval,
+            self.control.is_some(),
+            max_rows,
+            &l,
+        )?;
         if let Some(tol) = self.tolerance {
             if !(tol > 0.0 && tol.is_finite()) {
                 return Err(format!(
@@ -562,8 +586,44 @@ impl ExperimentSpec {
             algorithm,
             parallel: self.parallel.unwrap_or(false),
             loops,
+            max_rows,
         })
     }
+}
+
+/// Refuse an output grid of more than `max_rows` rows and a fixed step grid of more than
+/// [`MAX_FIXED_STEPS`] steps, counted before the run so that it never fills the disk or runs
+/// for ever.
+fn check_grid_size(
+    (start, stop): (f64, f64),
+    step: f64,
+    output_interval: Option<f64>,
+    controlled: bool,
+    max_rows: u64,
+    l: &Labels,
+) -> Result<(), String> {
+    let span = stop - start;
+    let interval = output_interval.unwrap_or(step);
+    // One row at the start, one per interval, and one at the stop time when off the grid.
+    let rows = (span / interval).ceil() + 1.0;
+    if rows > max_rows as f64 {
+        let (label, what) = match output_interval {
+            Some(_) => (l.output_interval, "an output interval"),
+            None => (l.step, "a step size (and so output interval)"),
+        };
+        return Err(format!(
+            "{label}: {what} of {interval} s from {start} s to {stop} s makes {rows:.0} result rows, more than the limit of {max_rows}; choose a larger {} or a shorter run, or raise the limit (--max-rows)",
+            if output_interval.is_some() { "output interval" } else { "step size or an output interval" }
+        ));
+    }
+    let steps = (span / step).ceil();
+    if !controlled && steps > MAX_FIXED_STEPS {
+        return Err(format!(
+            "{}: a step size of {step} s from {start} s to {stop} s makes {steps:.0} macro steps, more than {MAX_FIXED_STEPS:.0} (days of computing even at a microsecond per step); choose a larger step size or a shorter run",
+            l.step
+        ));
+    }
+    Ok(())
 }
 
 /// The controller's own numbers must make sense whatever the algorithm.

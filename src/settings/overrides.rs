@@ -30,6 +30,8 @@ pub struct Overrides {
     pub atol_coupling: Option<f64>,
     pub max_step: Option<f64>,
     pub safety_factor: Option<f64>,
+    /// Most result rows the run may write.
+    pub max_rows: Option<u64>,
 }
 
 impl Overrides {
@@ -52,6 +54,9 @@ impl Overrides {
         set!(output_interval);
         set!(tolerance);
         set!(extrapolation_order);
+        if self.max_rows.is_some() {
+            spec.max_rows = self.max_rows;
+        }
         if self.parallel {
             spec.parallel = Some(true);
             spec.labels.parallel = cli.parallel;

@@ -23,7 +23,7 @@ use crate::{Error, Result};
 
 /// Read and check a system file.
 pub fn from_file(path: &Path) -> Result<System> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::fs_checks::read_to_string(path, "a system file")?;
     from_str(&text, path)
 }
 
@@ -795,6 +795,7 @@ impl ExperimentEntry {
                 .constraints
                 .map(ConstraintsEntry::into_coupling)
                 .transpose()?,
+            max_rows: None,
             labels: Labels::SYSTEM_FILE,
         }
         .build()

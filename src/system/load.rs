@@ -63,6 +63,7 @@ pub fn load(targets: &[String], connections: &[String], ssd: Option<&str>) -> Re
         return Ok(Target::Fmu(Arc::new(Fmu::open(path)?)));
     }
     if file && is_ssp(path) {
+        crate::fs_checks::check_regular(path, "an SSP")?;
         let package = SspPackage::open(path)?;
         let imported = package.import(ssd)?;
         return Ok(Target::System(Box::new(LoadedSystem {

@@ -147,7 +147,8 @@ impl System {
         start_values: Vec<(String, String)>,
         overrides: &crate::settings::Overrides,
     ) -> crate::Result<System> {
-        use crate::settings::{ExperimentSpec, Labels};
+        use crate::settings::control::StepControl;
+        use crate::settings::{Algorithm, ExperimentSpec, Labels};
         let de = description.default_experiment.clone().unwrap_or_default();
         let start = overrides.start.or(de.start_time).unwrap_or(0.0);
         let stop = overrides.stop.or(de.stop_time).unwrap_or(start + 1.0);
@@ -168,13 +169,19 @@ impl System {
             start: pick(overrides.start.is_some(), given.start, fmu.start),
             stop: pick(overrides.stop.is_some(), given.stop, fmu.stop),
             step: pick(overrides.step.is_some(), given.step, fmu.step),
+            output_interval: given.output_interval,
             ..fmu
         };
-        let defaults = ExperimentSpec {
+        // The output interval, row limit and step control asked for decide how many rows and
+        // fixed steps the FMU's time span makes.
+        let mut defaults = ExperimentSpec {
             start: Some(start),
             stop: Some(stop),
             step: Some(step),
+            output_interval: overrides.output_interval,
             tolerance: de.tolerance,
+            control: overrides.adaptive.then(StepControl::default),
+            max_rows: overrides.max_rows,
             labels,
             ..ExperimentSpec::default()
         }
@@ -187,6 +194,9 @@ impl System {
                 m
             })
         })?;
+        // The step control above only spared the first step the count of fixed steps: the
+        // overrides choose its estimator for the algorithm they choose.
+        defaults.algorithm = Algorithm::default();
         let experiment = overrides
             .apply(&defaults, Labels::DEFAULT_EXPERIMENT)
             .map_err(crate::Error::Usage)?;

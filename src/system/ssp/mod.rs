@@ -85,7 +85,7 @@ pub struct SspPackage {
     root: PathBuf,
     /// A bare .ssd: its file name.
     bare: Option<String>,
-    _temp: Option<tempfile::TempDir>,
+    _temp: Option<crate::fmu::extract_dir::ExtractionDir>,
 }
 
 /// An imported system with what the import had to say about it.
@@ -144,10 +144,7 @@ impl SspPackage {
                 _temp: None,
             });
         }
-        let temp = tempfile::Builder::new()
-            .prefix("cosimo-ssp-")
-            .tempdir()
-            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        let temp = crate::fmu::extract_dir::ExtractionDir::new("ssp")?;
         crate::fmu::archive::extract(path, temp.path(), ExtractLimits::default()).map_err(|e| {
             match e {
                 Error::Archive { path, message } if message == crate::fmu::archive::NOT_A_ZIP => {
