@@ -54,7 +54,11 @@ fn bench(c: &mut Criterion, components: usize, version: u8, isolate: bool) {
     let system = chain(components, version);
     let name = format!(
         "isolation/feedthrough_chain_{components}_fmi{version}/{}",
-        if isolate { "worker_processes" } else { "in_process" }
+        if isolate {
+            "worker_processes"
+        } else {
+            "in_process"
+        }
     );
     c.bench_function(&name, |b| {
         b.iter_batched(
