@@ -158,18 +158,24 @@ pub fn publish(word: &AtomicU32, sleeping: &AtomicU32, value: u32) {
     }
 }
 
-/// How long a waiter spins before it sleeps: long enough for a fast FMU's call and the other
-/// side's wake-up, short enough not to take a core from the other processes for long.
-pub const SPIN: Duration = Duration::from_micros(50);
+/// How long a waiter spins on its core before it yields it: about one fast FMU call.
+const SPIN: Duration = Duration::from_micros(5);
 
-/// Wait until `word` equals `target`: spin for `spin`, then sleep on the futex in slices of
-/// `slice`, calling `between` after every slice (it checks whether the other process lives and
-/// whether a deadline passed, and ends the wait with its error).
+/// How long a waiter keeps polling, yielding its core to any other runnable process between
+/// looks, before it sleeps on the futex: the master's next call to a worker usually comes
+/// within this (after the other components' calls of the same macro step), and a sleeping
+/// process takes tens of microseconds to wake.
+pub const PATIENCE: Duration = Duration::from_micros(500);
+
+/// Wait until `word` equals `target`: spin briefly, then poll while yielding the core until
+/// `patience` is over, then sleep on the futex in slices of `slice`, calling `between` after
+/// every slice (it checks whether the other process lives and whether a deadline passed, and
+/// ends the wait with its error).
 pub fn wait_for<E>(
     word: &AtomicU32,
     sleeping: &AtomicU32,
     target: u32,
-    spin: Duration,
+    patience: Duration,
     slice: Duration,
     mut between: impl FnMut() -> Result<(), E>,
 ) -> Result<(), E> {
@@ -177,16 +183,25 @@ pub fn wait_for<E>(
         return Ok(());
     }
     let start = Instant::now();
-    let mut spins = 0u32;
+    let mut polls = 0u32;
+    let mut yielding = false;
     loop {
         if word.load(Ordering::Acquire) == target {
             return Ok(());
         }
-        std::hint::spin_loop();
-        spins += 1;
-        // Reading the clock costs more than a spin: look at it every 64 spins only.
-        if spins.is_multiple_of(64) && start.elapsed() >= spin {
-            break;
+        polls = polls.wrapping_add(1);
+        if yielding {
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+            if polls.is_multiple_of(8) && start.elapsed() >= patience {
+                break;
+            }
+        } else {
+            std::hint::spin_loop();
+            // Reading the clock costs more than a spin: look at it every 64 spins only.
+            if polls.is_multiple_of(64) && start.elapsed() >= SPIN {
+                yielding = true;
+            }
         }
     }
     loop {

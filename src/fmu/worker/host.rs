@@ -6,7 +6,7 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::channel::{publish, wait_for, Channel, REGION_SIZE, SPIN};
+use super::channel::{publish, wait_for, Channel, PATIENCE, REGION_SIZE};
 use super::wire::{
     self, Call, Code, Instantiated, Instantiation, Malformed, Numeric, Pod, Reader, WireError,
     Writer,
@@ -49,7 +49,7 @@ pub fn serve(fd: RawFd) -> Result<()> {
             &header.request,
             &header.worker_sleeping,
             next,
-            SPIN,
+            PATIENCE,
             Duration::from_secs(1),
             // SAFETY: getppid cannot fail.
             || match unsafe { libc::getppid() } == master {
@@ -128,14 +128,23 @@ fn malformed(e: Malformed) -> Error {
 impl Host {
     /// Run every record of a request; returns whether the instance was freed.
     fn run(&mut self, mut request: Reader<'_>, reply: &mut Writer<'_>) -> Result<bool> {
+        // Each record appends its output: a step's result, then the values read ahead.
         while !request.is_at_end() {
-            let (code, payload) = request.record().map_err(malformed)?;
-            reply.reset();
+            let (code, read_ahead, payload) = request.record().map_err(malformed)?;
             if code == Code::Plain(Call::Free) {
                 self.slave = None;
                 return Ok(true);
             }
-            self.one(code, payload, reply)?;
+            if read_ahead {
+                let at = reply.position();
+                reply.u64(1).map_err(malformed)?;
+                if self.one(code, payload, reply).is_err() {
+                    reply.truncate(at);
+                    reply.u64(0).map_err(malformed)?;
+                }
+            } else {
+                self.one(code, payload, reply)?;
+            }
         }
         Ok(false)
     }

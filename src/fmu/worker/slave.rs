@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::channel::{publish, wait_for, Channel, REGION_SIZE, SPIN};
+use super::channel::{publish, wait_for, Channel, PATIENCE, REGION_SIZE};
 use super::host::{REPLY_ERROR, REPLY_OK};
 use super::wire::{self, Call, Code, Instantiated, Malformed, Numeric, Pod, Reader, Writer};
 use super::WorkerOptions;
@@ -47,7 +47,28 @@ pub struct WorkerSlave {
     gone: Option<String>,
     call_sink: Option<CallSink>,
     log_sink: Option<LogSink>,
+    /// Getters that followed the last step, run ahead with the next one.
+    read_ahead: ReadAhead,
     _keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+/// The getters a master calls right after every step (its outputs), learned after one step and
+/// then sent with the next step (see [`wire::READ_AHEAD`]), so that a step with its inputs and
+/// outputs costs one round trip. A value read ahead is served only to the identical getter
+/// called in the same order with no other call in between: exactly what the FMU would answer
+/// then.
+#[derive(Default)]
+struct ReadAhead {
+    /// (getter, value references, value count) after the last step, in call order.
+    learned: Vec<(Code, Vec<ValueReference>, usize)>,
+    /// Recording the getters after a step.
+    learning: bool,
+    /// Where the values read ahead start in the reply region (`None`: that getter failed).
+    offsets: Vec<Option<usize>>,
+    /// The next read-ahead getter to serve, while `live`.
+    next: usize,
+    /// The reply region still holds values read ahead that have not been served.
+    live: bool,
 }
 
 impl WorkerSlave {
@@ -85,6 +106,7 @@ impl WorkerSlave {
             gone: None,
             call_sink: sinks.0,
             log_sink: sinks.1,
+            read_ahead: ReadAhead::default(),
             _keep_alive: keep_alive,
         };
         let json = serde_json::to_vec(instantiation).map_err(|e| Error::Internal(e.to_string()))?;
@@ -133,6 +155,8 @@ impl WorkerSlave {
         encode: impl Fn(&mut Writer<'_>) -> std::result::Result<(), Malformed>,
     ) -> Result<()> {
         self.refuse_if_gone(code)?;
+        self.read_ahead.live = false;
+        self.read_ahead.learning = false;
         self.append(code, &encode)
     }
 
@@ -143,6 +167,8 @@ impl WorkerSlave {
         encode: impl Fn(&mut Writer<'_>) -> std::result::Result<(), Malformed>,
     ) -> Result<()> {
         self.refuse_if_gone(code)?;
+        self.read_ahead.live = false;
+        self.read_ahead.learning = false;
         self.append(code, &encode)?;
         self.exchange(code)
     }
@@ -180,6 +206,29 @@ impl WorkerSlave {
         }
     }
 
+    /// Queue a getter to run ahead after the step queued before it.
+    fn append_read_ahead(
+        &mut self,
+        getter: Code,
+        vrs: &[ValueReference],
+        count: usize,
+    ) -> Result<()> {
+        // SAFETY: between calls the master owns the regions.
+        let region = unsafe { self.channel.request_region() };
+        let mut writer = Writer::new(region, self.queued);
+        let written = writer.begin_read_ahead(getter).and_then(|at| {
+            writer.slice(vrs)?;
+            writer.u64(count as u64)?;
+            writer.end_record(at);
+            Ok(())
+        });
+        // A read-ahead that does not fit is left out (the getter is then called for real).
+        if written.is_ok() {
+            self.queued = writer.position();
+        }
+        Ok(())
+    }
+
     /// Publish the queued records and wait for the reply.
     fn exchange(&mut self, code: Code) -> Result<()> {
         let header = self.channel.header();
@@ -197,7 +246,7 @@ impl WorkerSlave {
             &header.reply,
             &header.master_sleeping,
             seq,
-            SPIN,
+            PATIENCE,
             LIVENESS_SLICE,
             || -> std::result::Result<(), Ended> {
                 if let Ok(Some(status)) = child.try_wait() {
@@ -336,12 +385,65 @@ impl WorkerSlave {
     }
 
     fn get<T: Pod>(&mut self, t: Numeric, vrs: &[ValueReference], values: &mut [T]) -> Result<()> {
+        if let Some(at) = self.served(Code::Get(t), vrs, values.len()) {
+            return self.reply_at(at, |r| r.slice_into(values));
+        }
+        let learning = self.read_ahead.learning;
         // FMI 3 arrays: one value reference stands for many values.
         self.call(Code::Get(t), |w| {
             w.slice(vrs)?;
             w.u64(values.len() as u64)
         })?;
+        self.learn(learning, Code::Get(t), vrs, values.len());
         self.reply(|r| r.slice_into(values))
+    }
+
+    /// Where the values of this getter, read ahead, are in the reply region, if they are.
+    fn served(&mut self, code: Code, vrs: &[ValueReference], count: usize) -> Option<usize> {
+        let ra = &mut self.read_ahead;
+        if !ra.live {
+            return None;
+        }
+        let next = ra.next;
+        match ra.learned.get(next) {
+            Some((c, v, n)) if *c == code && v.as_slice() == vrs && *n == count => {
+                ra.next += 1;
+                match ra.offsets.get(next).copied().flatten() {
+                    Some(at) => Some(at),
+                    // It failed ahead: the call itself gets the error (and ends the read-ahead).
+                    None => None,
+                }
+            }
+            // Another pattern: learn it from here.
+            _ => {
+                ra.learned.truncate(next);
+                ra.live = false;
+                ra.learning = true;
+                None
+            }
+        }
+    }
+
+    /// After a getter called for real: record it if the getters after a step are being learned.
+    fn learn(&mut self, learning: bool, code: Code, vrs: &[ValueReference], count: usize) {
+        if learning && self.read_ahead.learned.len() < 64 {
+            self.read_ahead.learned.push((code, vrs.to_vec(), count));
+            self.read_ahead.learning = true;
+        }
+    }
+
+    /// Read from the reply region at `at` (values read ahead).
+    fn reply_at<T>(
+        &self,
+        at: usize,
+        read: impl FnOnce(&mut Reader<'_>) -> std::result::Result<T, Malformed>,
+    ) -> Result<T> {
+        let len =
+            (self.channel.header().reply_len.load(Ordering::Relaxed) as usize).min(REGION_SIZE);
+        // SAFETY: after a reply the master owns the regions.
+        let region = unsafe { &self.channel.reply_region()[..len] };
+        read(&mut Reader::new(region).at(at))
+            .map_err(|e| self.protocol_error(Code::Plain(Call::DoStep), &e.0))
     }
 
     fn set<T: Pod>(&mut self, t: Numeric, vrs: &[ValueReference], values: &[T]) -> Result<()> {
@@ -364,6 +466,16 @@ impl WorkerSlave {
         usize::try_from(id)
             .map(StateId)
             .map_err(|_| self.protocol_error(Code::Plain(Call::SaveState), "a state id"))
+    }
+}
+
+/// Bytes of one value of a getter's type.
+fn value_size(getter: Code) -> usize {
+    match getter {
+        Code::Get(Numeric::Float64 | Numeric::Int64 | Numeric::UInt64) => 8,
+        Code::Get(Numeric::Float32 | Numeric::Int32 | Numeric::UInt32) => 4,
+        Code::Get(Numeric::Int16 | Numeric::UInt16) => 2,
+        _ => 1,
     }
 }
 
@@ -480,11 +592,43 @@ impl Slave for WorkerSlave {
     }
     fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult> {
         self.time = current_time;
-        self.call(Code::Plain(Call::DoStep), |w| {
+        let code = Code::Plain(Call::DoStep);
+        self.refuse_if_gone(code)?;
+        self.read_ahead.live = false;
+        self.read_ahead.learning = false;
+        self.append(code, &|w: &mut Writer<'_>| {
             w.f64(current_time)?;
             w.f64(step_size)
         })?;
-        let (reached_time, flags) = self.reply(|r| Ok((r.f64()?, r.u64()?)))?;
+        let learned = std::mem::take(&mut self.read_ahead.learned);
+        for (getter, vrs, count) in &learned {
+            self.append_read_ahead(*getter, vrs, *count)?;
+        }
+        self.read_ahead.learned = learned;
+        self.exchange(code)?;
+        let learned = std::mem::take(&mut self.read_ahead.learned);
+        let mut offsets = std::mem::take(&mut self.read_ahead.offsets);
+        offsets.clear();
+        let reply = self.reply(|r| {
+            let result = (r.f64()?, r.u64()?);
+            for (getter, _, count) in &learned {
+                if r.u64()? == 1 {
+                    offsets.push(Some(r.position()));
+                    r.skip_values(value_size(*getter), *count)?;
+                } else {
+                    offsets.push(None);
+                }
+            }
+            Ok(result)
+        });
+        let ra = &mut self.read_ahead;
+        ra.learned = learned;
+        ra.offsets = offsets;
+        let (reached_time, flags) = reply?;
+        ra.next = 0;
+        ra.live = !ra.learned.is_empty();
+        // Nothing learned yet: learn from the getters that follow this step.
+        ra.learning = ra.learned.is_empty();
         self.time = reached_time;
         Ok(StepResult {
             reached_time,
@@ -529,10 +673,16 @@ impl Slave for WorkerSlave {
     numeric!(get_uint64, set_uint64, u64, Numeric::UInt64);
 
     fn get_boolean(&mut self, vrs: &[ValueReference], values: &mut [bool]) -> Result<()> {
-        self.call(Code::Get(Numeric::Boolean), |w| {
+        let code = Code::Get(Numeric::Boolean);
+        if let Some(at) = self.served(code, vrs, values.len()) {
+            return self.reply_at(at, |r| r.bools_into(values));
+        }
+        let learning = self.read_ahead.learning;
+        self.call(code, |w| {
             w.slice(vrs)?;
             w.u64(values.len() as u64)
         })?;
+        self.learn(learning, code, vrs, values.len());
         self.reply(|r| r.bools_into(values))
     }
     fn set_boolean(&mut self, vrs: &[ValueReference], values: &[bool]) -> Result<()> {

@@ -212,6 +212,12 @@ impl Code {
     }
 }
 
+/// A flag on a record's call code: a getter the master will most likely call right after the
+/// preceding step (it did after the last one), run ahead so that the step's reply carries its
+/// values. Its output is a word 1 followed by the values, or a word 0 when it failed: its error
+/// is not the request's (the master then makes the call itself and gets the error).
+pub const READ_AHEAD: u32 = 1 << 31;
+
 /// Plain numbers that can be copied to and from the regions byte for byte.
 ///
 /// # Safety
@@ -324,9 +330,23 @@ impl<'a> Writer<'a> {
 
     /// Start a record: returns the position of its header, to be finished with `end_record`.
     pub fn begin_record(&mut self, code: Code) -> Result<usize, Malformed> {
+        self.begin(code.raw())
+    }
+
+    /// Start a read-ahead record (see [`READ_AHEAD`]).
+    pub fn begin_read_ahead(&mut self, code: Code) -> Result<usize, Malformed> {
+        self.begin(code.raw() | READ_AHEAD)
+    }
+
+    fn begin(&mut self, raw: u32) -> Result<usize, Malformed> {
         let at = self.reserve(8)?;
-        self.buf[at..at + 4].copy_from_slice(&code.raw().to_ne_bytes());
+        self.buf[at..at + 4].copy_from_slice(&raw.to_ne_bytes());
         Ok(at)
+    }
+
+    /// Forget what was written from `position` on.
+    pub fn truncate(&mut self, position: usize) {
+        self.pos = self.pos.min(position);
     }
 
     /// Write the payload length into the record header at `at`.
@@ -429,6 +449,17 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Step over a slice of `count` values of `size` bytes each.
+    pub fn skip_values(&mut self, size: usize, count: usize) -> Result<(), Malformed> {
+        let n = self.count()?;
+        if n != count {
+            return Err(Malformed(format!(
+                "{n} values where {count} were asked for"
+            )));
+        }
+        self.take(n.saturating_mul(size)).map(|_| ())
+    }
+
     /// Booleans written by [`Writer::bools`] into `target`.
     pub fn bools_into(&mut self, target: &mut [bool]) -> Result<(), Malformed> {
         let n = self.count()?;
@@ -468,14 +499,28 @@ impl<'a> Reader<'a> {
             .collect()
     }
 
-    /// The next record: its code and payload.
-    pub fn record(&mut self) -> Result<(Code, Reader<'a>), Malformed> {
+    /// The next record: its code, whether it is a read-ahead, and its payload.
+    pub fn record(&mut self) -> Result<(Code, bool, Reader<'a>), Malformed> {
         let header = self.take(8)?;
-        let code = u32::from_ne_bytes([header[0], header[1], header[2], header[3]]);
+        let raw = u32::from_ne_bytes([header[0], header[1], header[2], header[3]]);
         let len = u32::from_ne_bytes([header[4], header[5], header[6], header[7]]) as usize;
-        let code = Code::from_raw(code).ok_or_else(|| Malformed(format!("unknown call {code}")))?;
+        let code = Code::from_raw(raw & !READ_AHEAD)
+            .ok_or_else(|| Malformed(format!("unknown call {raw}")))?;
         let payload = self.take(len)?;
-        Ok((code, Reader::new(payload)))
+        Ok((code, raw & READ_AHEAD != 0, Reader::new(payload)))
+    }
+
+    /// The current offset.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// A reader of the same bytes from `position` (for values read ahead).
+    pub fn at(&self, position: usize) -> Reader<'a> {
+        Reader {
+            buf: self.buf,
+            pos: position.min(self.buf.len()),
+        }
     }
 }
 
@@ -790,4 +835,77 @@ pub fn state_from_wire(code: u32) -> Option<SlaveState> {
         7 => SlaveState::Fatal,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let mut buf = vec![0u8; 256];
+        let mut w = Writer::new(&mut buf, 0);
+        let at = w.begin_record(Code::Set(Numeric::Float64)).unwrap();
+        w.slice(&[1u32, 2]).unwrap();
+        w.slice(&[0.5f64, -1.5]).unwrap();
+        w.end_record(at);
+        let at = w.begin_read_ahead(Code::Get(Numeric::Int16)).unwrap();
+        w.slice(&[3u32]).unwrap();
+        w.end_record(at);
+        let len = w.position();
+        let mut r = Reader::new(&buf[..len]);
+        let (code, ahead, mut p) = r.record().unwrap();
+        assert_eq!((code, ahead), (Code::Set(Numeric::Float64), false));
+        assert_eq!(&*p.slice::<u32>().unwrap(), &[1, 2]);
+        assert_eq!(&*p.slice::<f64>().unwrap(), &[0.5, -1.5]);
+        let (code, ahead, _) = r.record().unwrap();
+        assert_eq!((code, ahead), (Code::Get(Numeric::Int16), true));
+        assert!(r.is_at_end());
+    }
+
+    /// Lengths the other side wrote are checked: a lie is an error, never a panic or an
+    /// allocation of its size.
+    #[test]
+    fn lying_lengths_are_errors() {
+        let mut buf = vec![0u8; 64];
+        buf[..8].copy_from_slice(&u64::MAX.to_ne_bytes());
+        assert!(Reader::new(&buf).slice::<f64>().is_err());
+        assert!(Reader::new(&buf).byte_strings().is_err());
+        assert!(Reader::new(&buf).bools().is_err());
+        let mut values = [0.0; 2];
+        assert!(Reader::new(&buf).slice_into(&mut values).is_err());
+        // A record whose payload runs past the message.
+        let mut record = vec![0u8; 16];
+        record[..4].copy_from_slice(&(Call::DoStep as u32).to_ne_bytes());
+        record[4..8].copy_from_slice(&1000u32.to_ne_bytes());
+        assert!(Reader::new(&record).record().is_err());
+        // An unknown call.
+        record[..4].copy_from_slice(&77u32.to_ne_bytes());
+        record[4..8].copy_from_slice(&0u32.to_ne_bytes());
+        assert!(Reader::new(&record).record().is_err());
+        // A writer refuses what does not fit instead of overrunning.
+        let mut small = vec![0u8; 16];
+        assert!(Writer::new(&mut small, 0).slice(&[0u64; 4]).is_err());
+        assert!(Writer::new(&mut small, 0)
+            .slice_mut::<f64>(usize::MAX)
+            .is_err());
+    }
+
+    #[test]
+    fn codes_and_errors_cross() {
+        for raw in 0..400 {
+            if let Some(code) = Code::from_raw(raw) {
+                assert_eq!(code.raw(), raw);
+            }
+        }
+        let error = Error::Fmi {
+            instance: "a".into(),
+            function: "fmi2DoStep",
+            status: FmiStatus::Error,
+            log: vec!["boom".into()],
+        };
+        let json = serde_json::to_vec(&WireError::from(&error)).unwrap();
+        let back = Error::from(serde_json::from_slice::<WireError>(&json).unwrap());
+        assert_eq!(back.to_string(), error.to_string());
+    }
 }
