@@ -408,11 +408,8 @@ impl WorkerSlave {
         match ra.learned.get(next) {
             Some((c, v, n)) if *c == code && v.as_slice() == vrs && *n == count => {
                 ra.next += 1;
-                match ra.offsets.get(next).copied().flatten() {
-                    Some(at) => Some(at),
-                    // It failed ahead: the call itself gets the error (and ends the read-ahead).
-                    None => None,
-                }
+                // `None` when it failed ahead: the call itself then gets the error.
+                ra.offsets.get(next).copied().flatten()
             }
             // Another pattern: learn it from here.
             _ => {
