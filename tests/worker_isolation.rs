@@ -408,3 +408,40 @@ fn feedthrough_chains_match_in_process_through_the_library() {
         assert_eq!(run(false), run(true), "FMI {version}");
     }
 }
+
+/// `cosimo check --isolate`: a case whose FMU segfaults fails alone with the signal in its
+/// report; the next case still runs and passes.
+#[test]
+fn a_crashing_case_fails_alone_in_an_isolated_check() {
+    let dir = temp_dir();
+    let cases = dir.path().join("cases");
+    let reference = "\"time\",\"x\"\n0,0\n0.5,0.5\n1,1\n";
+    for (name, failure) in [("a-crashes", 5), ("b-passes", 0)] {
+        let folder = cases.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("check.json"),
+            format!(
+                r#"{{ "model": "{}", "startValues": {{ "failure": {failure} }} }}"#,
+                fmu("Faulty", 2).display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(folder.join("reference.csv"), reference).unwrap();
+    }
+    let output = common::cosimo([
+        "check".as_ref(),
+        cases.as_os_str(),
+        "--isolate".as_ref(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&output)));
+    let text = report.to_string();
+    assert!(text.contains("SIGSEGV"), "{text}");
+    assert!(text.contains("fmi2DoStep from t = 0.4"), "{text}");
+    let cases = report["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 2, "{text}");
+    assert_eq!(cases[1]["status"], "passed", "{text}");
+}

@@ -65,6 +65,17 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) results: Option<PathBuf>,
     /// Print no summary.
+    /// Host every FMU in its own worker process: a case whose FMU crashes fails alone, with
+    /// the signal in its report, and the other cases run.
+    #[arg(long)]
+    pub(crate) isolate: bool,
+    /// Seconds an FMI call may take before its worker is killed and the case fails (puts every
+    /// FMU into a worker process).
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) call_timeout: Option<f64>,
+    /// Memory limit of each worker process, e.g. 512M or 2G.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) worker_memory: Option<String>,
     #[arg(long, short)]
     pub(crate) quiet: bool,
 }
@@ -147,9 +158,15 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
 
+    let worker = super::run::worker_options(args.call_timeout, args.worker_memory.as_deref())?;
+    if worker.memory_limit.is_some() && !args.isolate && worker.call_timeout.is_none() {
+        return Err(Error::Usage(
+            "--worker-memory limits worker processes, but no FMU runs in one: add --isolate".into(),
+        ));
+    }
     let mut reports = Vec::new();
     for case in &cases {
-        let mut report = check_case(case, args, &cli_tolerance, &work);
+        let mut report = check_case(case, args, &cli_tolerance, &worker, &work);
         if let Some(dir) = &args.plot {
             plot_failures(dir, &mut report);
         }
@@ -184,6 +201,7 @@ fn check_case(
     case: &cosimo::results::reference::Case,
     args: &CheckArgs,
     cli_tolerance: &cosimo::results::compare::ToleranceSettings,
+    worker: &cosimo::fmu::worker::WorkerOptions,
     work: &Path,
 ) -> cosimo::results::report::CaseReport {
     use cosimo::results::report::CaseReport;
@@ -197,6 +215,8 @@ fn check_case(
         output_interval: args.output_interval,
         tolerance: cli_tolerance.clone(),
         keep_traces: args.plot.is_some(),
+        isolate: args.isolate,
+        worker: worker.clone(),
     };
     let simulated = cosimo::results::check::simulate_and_compare(
         case,

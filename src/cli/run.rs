@@ -227,7 +227,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         opened: Vec::new(),
         allow_non_finite: args.allow_non_finite,
         isolate: args.isolate,
-        worker: worker_options(args)?,
+        worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
     };
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
     let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
@@ -480,7 +480,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
         opened: vec![fmu],
         allow_non_finite: args.allow_non_finite,
         isolate: args.isolate,
-        worker: worker_options(args)?,
+        worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
     };
     let mut execution = Execution::instantiate(&system, &options)?;
     let output_file = args
@@ -536,8 +536,11 @@ fn refuse_overwriting(output: &Path, inputs: &[&Path], args: &RunArgs) -> Result
 }
 
 /// `--call-timeout` and `--worker-memory` as worker options.
-fn worker_options(args: &RunArgs) -> Result<WorkerOptions, Error> {
-    let call_timeout = match args.call_timeout {
+pub(crate) fn worker_options(
+    call_timeout: Option<f64>,
+    worker_memory: Option<&str>,
+) -> Result<WorkerOptions, Error> {
+    let call_timeout = match call_timeout {
         None => None,
         Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
             Some(std::time::Duration::from_secs_f64(seconds))
@@ -548,7 +551,7 @@ fn worker_options(args: &RunArgs) -> Result<WorkerOptions, Error> {
             )))
         }
     };
-    let memory_limit = args.worker_memory.as_deref().map(parse_size).transpose()?;
+    let memory_limit = worker_memory.map(parse_size).transpose()?;
     Ok(WorkerOptions {
         program: None,
         call_timeout,

@@ -11,6 +11,7 @@ use super::reference::{ls_reference, Case, ModelKind};
 use super::CsvWriter;
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
+use crate::fmu::worker::WorkerOptions;
 use crate::fmu::Fmu;
 use crate::master::execution::{Execution, RunOptions};
 use crate::master::run::run;
@@ -30,6 +31,10 @@ pub struct CaseOptions {
     pub tolerance: ToleranceSettings,
     /// Keep the compared traces (for plots).
     pub keep_traces: bool,
+    /// Host every FMU in a worker process: a case whose FMU crashes or hangs fails alone.
+    pub isolate: bool,
+    /// How worker processes are started and watched (a call timeout isolates every FMU).
+    pub worker: WorkerOptions,
 }
 
 /// Simulate `case` into `result_file` and compare the result with its reference. When the
@@ -123,6 +128,8 @@ pub fn simulate_and_compare(
                     .transpose()?
                     .map(Arc::new),
                 opened: vec![fmu],
+                isolate: options.isolate,
+                worker: options.worker.clone(),
                 ..RunOptions::default()
             };
             simulate(&system, &run_options, result_file)?;
@@ -160,8 +167,12 @@ pub fn simulate_and_compare(
                 .apply(&system.experiment, labels)
                 .map_err(|m| in_model(Error::Usage(m)))?;
             set_start_values(&mut system, &settings.start_values)?;
-            let descriptions =
-                simulate(&system, &RunOptions::default(), result_file).map_err(in_model)?;
+            let run_options = RunOptions {
+                isolate: options.isolate,
+                worker: options.worker.clone(),
+                ..RunOptions::default()
+            };
+            let descriptions = simulate(&system, &run_options, result_file).map_err(in_model)?;
             let result = SignalTable::read(result_file)?;
             Ok(compare(&reference, &result, &compare_options, &|column| {
                 descriptions.iter().find_map(|(prefix, md)| {
