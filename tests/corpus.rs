@@ -968,3 +968,46 @@ fn py_crane_driving_force_in_a_system_with_a_project_fmu() {
         "the mass moves"
     );
 }
+
+/// In a worker process the defects above stay in the worker: py-crane's MobileCrane (which
+/// crashes finalizing Python at exit) ends with exit code 0 under `--isolate`, the worker ends
+/// with `_exit` after freeing the instance, and the results are the bytes of the in-process run.
+#[test]
+fn py_crane_mobile_crane_isolated_exits_cleanly() {
+    let Some(py) = python() else { return };
+    let dir = temp_dir();
+    let crane = from_wheel(
+        py,
+        "py_crane-0.3.1-py3-none-any.whl",
+        &["examples/MobileCrane.fmu"],
+        dir.path(),
+    )
+    .remove(0);
+    let inside = dir.path().join("in.csv");
+    let outside = dir.path().join("out.csv");
+    let args = |out: &Path, isolate: bool| {
+        let mut args = vec![
+            "run".to_string(),
+            crane.display().to_string(),
+            "--stop-time".into(),
+            "0.1".into(),
+            "--step-size".into(),
+            "0.01".into(),
+            "--output-file".into(),
+            out.display().to_string(),
+        ];
+        if isolate {
+            args.push("--isolate".into());
+        }
+        args
+    };
+    let output = cosimo_py(py, args(&inside, false));
+    assert_ran(&output, "MobileCrane in-process", Some(MOBILE_CRANE_EXIT));
+    let output = cosimo_py(py, args(&outside, true));
+    assert_ran(&output, "MobileCrane isolated", None);
+    assert_eq!(
+        std::fs::read(&inside).unwrap(),
+        std::fs::read(&outside).unwrap(),
+        "MobileCrane: isolated results differ from in-process ones"
+    );
+}
