@@ -556,6 +556,7 @@ pub(crate) fn worker_options(
         program: None,
         call_timeout,
         memory_limit,
+        worker_spin: None,
     })
 }
 

@@ -108,6 +108,17 @@ fn hosts(
             ..options.worker.clone()
         }));
     }
+    // Workers spin for the next call only while each, and the master, has a core to itself.
+    let workers = hosts.iter().flatten().count();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let spin = if workers < cores {
+        worker::MAX_SPIN
+    } else {
+        std::time::Duration::ZERO
+    };
+    for host in hosts.iter_mut().flatten() {
+        host.worker_spin.get_or_insert(spin);
+    }
     if options.worker.memory_limit.is_some() && hosts.iter().all(Option::is_none) {
         return Err(Error::Usage(
             "--worker-memory limits worker processes, but no component runs in one: add --isolate (or \"isolate\": true to a component)".into(),

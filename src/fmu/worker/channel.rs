@@ -5,8 +5,9 @@
 //! alternate strictly: the master owns both regions until it publishes a request (bumping the
 //! `request` sequence word); the worker owns them until it publishes the reply (bumping
 //! `reply`). Each side waits for the other's word by spinning briefly (a call to a fast FMU
-//! answers within microseconds) and then sleeping on it with a futex, which the other side wakes
-//! only when the sleeper said it sleeps; no socket, no serialisation framework, no allocation.
+//! answers within microseconds; see [`Patience`]) and then sleeping on it with a futex, which the
+//! other side wakes only when the sleeper said it sleeps; no socket, no serialisation
+//! framework, no allocation.
 //!
 //! The memory is sparse: pages are allocated only when a call's data touch them, so the
 //! generous region sizes cost nothing for small calls.
@@ -48,6 +49,9 @@ pub struct Header {
     pub events_len: AtomicU64,
     /// Reply: the instance's FMI call count.
     pub call_count: AtomicU64,
+    /// The most the worker may spin waiting for a request, in nanoseconds (set by the master:
+    /// zero when the processes outnumber the cores).
+    pub worker_spin_ns: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
@@ -158,63 +162,88 @@ pub fn publish(word: &AtomicU32, sleeping: &AtomicU32, value: u32) {
     }
 }
 
-/// How long a waiter spins on its core before it yields it: about one fast FMU call.
-const SPIN: Duration = Duration::from_micros(5);
+/// The longest a waiter spins before it sleeps on the futex.
+pub const MAX_SPIN: Duration = Duration::from_micros(50);
 
-/// How long a waiter keeps polling, yielding its core to any other runnable process between
-/// looks, before it sleeps on the futex: the master's next call to a worker usually comes
-/// within this (after the other components' calls of the same macro step), and a sleeping
-/// process takes tens of microseconds to wake.
-pub const PATIENCE: Duration = Duration::from_micros(500);
+/// How long one side spins before it sleeps, learned from how long its waits took.
+///
+/// Spinning answers in well under a microsecond but holds a core; sleeping frees the core but
+/// a futex wake-up costs microseconds. A side whose waits are typically short (a fast FMU's
+/// step; the master's next call to the only worker) spins a little longer than they take;
+/// one whose waits are long (a slow FMU; a worker whose master is busy with other
+/// components) sleeps almost at once, so that the processes with work get the cores.
+#[derive(Debug, Clone, Copy)]
+pub struct Patience {
+    /// Exponential moving average of recent waits, in nanoseconds.
+    typical_ns: f64,
+    /// The most this side may spin.
+    limit: Duration,
+}
 
-/// Wait until `word` equals `target`: spin briefly, then poll while yielding the core until
-/// `patience` is over, then sleep on the futex in slices of `slice`, calling `between` after
-/// every slice (it checks whether the other process lives and whether a deadline passed, and
-/// ends the wait with its error).
+impl Patience {
+    /// A side that may spin up to `limit` (zero: always sleep at once).
+    pub fn new(limit: Duration) -> Patience {
+        Patience {
+            typical_ns: 0.0,
+            limit: limit.min(MAX_SPIN),
+        }
+    }
+
+    /// How long to spin in the next wait: the whole limit while waits typically end within it
+    /// (a wait that outlasts the spin also pays the other side's wake-up, so spinning less than
+    /// the limit would make waits longer, not shorter); a microsecond once they typically take
+    /// longer (a reply already on its way).
+    pub fn spin(&self) -> Duration {
+        if self.typical_ns <= self.limit.as_nanos() as f64 {
+            self.limit
+        } else {
+            Duration::from_micros(1).min(self.limit)
+        }
+    }
+
+    /// Learn from a wait that took `waited` (capped, so that one long wait, such as the
+    /// master writing an output row, does not stop the spinning for long).
+    pub fn record(&mut self, waited: Duration) {
+        let capped = waited.min(4 * MAX_SPIN).as_nanos() as f64;
+        self.typical_ns = 0.875 * self.typical_ns + 0.125 * capped;
+    }
+}
+
+/// Wait until `word` equals `target`: spin for `spin`, then sleep on the futex in slices of
+/// `slice`, calling `between` after every slice (it checks whether the other process lives and
+/// whether a deadline passed, and ends the wait with its error). Returns how long it waited.
 pub fn wait_for<E>(
     word: &AtomicU32,
     sleeping: &AtomicU32,
     target: u32,
-    patience: Duration,
+    spin: Duration,
     slice: Duration,
     mut between: impl FnMut() -> Result<(), E>,
-) -> Result<(), E> {
-    if word.load(Ordering::Acquire) == target {
-        return Ok(());
-    }
+) -> Result<Duration, E> {
     let start = Instant::now();
     let mut polls = 0u32;
-    let mut yielding = false;
     loop {
         if word.load(Ordering::Acquire) == target {
-            return Ok(());
+            return Ok(start.elapsed());
         }
         polls = polls.wrapping_add(1);
-        if yielding {
-            // SAFETY: sched_yield has no preconditions.
-            unsafe { libc::sched_yield() };
-            if polls.is_multiple_of(8) && start.elapsed() >= patience {
-                break;
-            }
-        } else {
-            std::hint::spin_loop();
-            // Reading the clock costs more than a spin: look at it every 64 spins only.
-            if polls.is_multiple_of(64) && start.elapsed() >= SPIN {
-                yielding = true;
-            }
+        // Reading the clock costs more than a spin: look at it every 32 spins only.
+        if polls.is_multiple_of(32) && start.elapsed() >= spin {
+            break;
         }
+        std::hint::spin_loop();
     }
     loop {
         sleeping.store(1, Ordering::SeqCst);
         let current = word.load(Ordering::SeqCst);
         if current == target {
             sleeping.store(0, Ordering::SeqCst);
-            return Ok(());
+            return Ok(start.elapsed());
         }
         futex_wait(word, current, slice);
         sleeping.store(0, Ordering::SeqCst);
         if word.load(Ordering::Acquire) == target {
-            return Ok(());
+            return Ok(start.elapsed());
         }
         between()?;
     }
@@ -254,5 +283,54 @@ fn futex_wake(word: &AtomicU32) {
             std::ptr::null::<u32>(),
             0u32,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patience_spins_while_waits_are_short_and_backs_off_when_they_are_not() {
+        let mut p = Patience::new(MAX_SPIN);
+        assert_eq!(p.spin(), MAX_SPIN);
+        for _ in 0..20 {
+            p.record(Duration::from_micros(3));
+        }
+        assert_eq!(p.spin(), MAX_SPIN);
+        // A slow FMU: every wait outlasts the limit.
+        for _ in 0..20 {
+            p.record(Duration::from_millis(5));
+        }
+        assert_eq!(p.spin(), Duration::from_micros(1));
+        // Fast again: back to spinning within a few waits.
+        for _ in 0..20 {
+            p.record(Duration::from_micros(2));
+        }
+        assert_eq!(p.spin(), MAX_SPIN);
+        // A side that may not spin never does.
+        assert_eq!(Patience::new(Duration::ZERO).spin(), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_wait_ends_when_the_word_is_published_from_another_thread() {
+        let (channel, _fd) = Channel::create().expect("shared memory");
+        let header = channel.header();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(20));
+                publish(&header.reply, &header.master_sleeping, 1);
+            });
+            // No spinning: the waiter sleeps on the futex and must be woken.
+            let waited = wait_for(
+                &header.reply,
+                &header.master_sleeping,
+                1,
+                Duration::ZERO,
+                Duration::from_secs(5),
+                || Err::<(), ()>(()),
+            );
+            assert!(waited.is_ok(), "the futex wake was lost");
+        });
     }
 }

@@ -6,7 +6,7 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::channel::{publish, wait_for, Channel, PATIENCE, REGION_SIZE};
+use super::channel::{publish, wait_for, Channel, Patience, REGION_SIZE};
 use super::wire::{
     self, Call, Code, Instantiated, Instantiation, Malformed, Numeric, Pod, Reader, WireError,
     Writer,
@@ -43,13 +43,17 @@ pub fn serve(fd: RawFd) -> Result<()> {
     };
     // A fresh channel: the master may have published request 1 before this process got here.
     let mut seen = 0u32;
+    // How long to spin for the next request: known once the master's first request (which it
+    // publishes after writing the limit) has arrived.
+    let mut patience: Option<Patience> = None;
     loop {
         let next = seen.wrapping_add(1);
+        let spin = patience.map_or(Duration::ZERO, |p| p.spin());
         let waited = wait_for(
             &header.request,
             &header.worker_sleeping,
             next,
-            PATIENCE,
+            spin,
             Duration::from_secs(1),
             // SAFETY: getppid cannot fail.
             || match unsafe { libc::getppid() } == master {
@@ -57,10 +61,18 @@ pub fn serve(fd: RawFd) -> Result<()> {
                 false => Err(()),
             },
         );
-        if waited.is_err() {
+        match waited {
+            Ok(waited) => patience
+                .get_or_insert_with(|| {
+                    let limit = header
+                        .worker_spin_ns
+                        .load(std::sync::atomic::Ordering::Relaxed);
+                    Patience::new(Duration::from_nanos(limit))
+                })
+                .record(waited),
             // The master is gone (it was killed): nobody will free the instance.
             // SAFETY: ends this process at once.
-            unsafe { libc::_exit(0) };
+            Err(()) => unsafe { libc::_exit(0) },
         }
         seen = next;
         let len = (header

@@ -28,6 +28,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use channel::MAX_SPIN;
 pub use host::serve;
 pub use slave::WorkerSlave;
 
@@ -47,6 +48,12 @@ pub struct WorkerOptions {
     pub call_timeout: Option<Duration>,
     /// The worker's address-space limit in bytes (`RLIMIT_AS`).
     pub memory_limit: Option<u64>,
+    /// The most a worker may spin waiting for the master's next call before it sleeps (at
+    /// most 50 µs; zero: sleep at once). Spinning answers faster but holds a core: worth it
+    /// only while every worker and the master have a core of their own. `None`: a run
+    /// decides by that rule ([`crate::master::execution::Execution::instantiate`]); a slave
+    /// made directly does not spin.
+    pub worker_spin: Option<Duration>,
 }
 
 /// The executable that serves `cosimo worker`: `$COSIMO_WORKER`, else this program when it is

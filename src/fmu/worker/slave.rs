@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::channel::{publish, wait_for, Channel, PATIENCE, REGION_SIZE};
+use super::channel::{publish, wait_for, Channel, Patience, MAX_SPIN, REGION_SIZE};
 use super::host::{REPLY_ERROR, REPLY_OK};
 use super::wire::{self, Call, Code, Instantiated, Malformed, Numeric, Pod, Reader, Writer};
 use super::WorkerOptions;
@@ -49,6 +49,8 @@ pub struct WorkerSlave {
     log_sink: Option<LogSink>,
     /// Getters that followed the last step, run ahead with the next one.
     read_ahead: ReadAhead,
+    /// How long the master spins for this worker's replies.
+    patience: Patience,
     _keep_alive: Option<Arc<dyn Any + Send + Sync>>,
 }
 
@@ -107,8 +109,18 @@ impl WorkerSlave {
             call_sink: sinks.0,
             log_sink: sinks.1,
             read_ahead: ReadAhead::default(),
+            patience: Patience::new(MAX_SPIN),
             _keep_alive: keep_alive,
         };
+        slave.channel.header().worker_spin_ns.store(
+            slave
+                .options
+                .worker_spin
+                .unwrap_or_default()
+                .min(MAX_SPIN)
+                .as_nanos() as u64,
+            Ordering::Relaxed,
+        );
         let json = serde_json::to_vec(instantiation).map_err(|e| Error::Internal(e.to_string()))?;
         slave.call(Code::Plain(Call::Instantiate), |w| w.slice(&json))?;
         let answer = slave.reply(|r| r.slice::<u8>().map(|b| b.into_owned()))?;
@@ -246,7 +258,7 @@ impl WorkerSlave {
             &header.reply,
             &header.master_sleeping,
             seq,
-            PATIENCE,
+            self.patience.spin(),
             LIVENESS_SLICE,
             || -> std::result::Result<(), Ended> {
                 if let Ok(Some(status)) = child.try_wait() {
@@ -258,8 +270,9 @@ impl WorkerSlave {
                 }
             },
         );
-        if let Err(ended) = waited {
-            return Err(self.ended(code, ended));
+        match waited {
+            Ok(waited) => self.patience.record(waited),
+            Err(ended) => return Err(self.ended(code, ended)),
         }
         self.after_reply(code)
     }
