@@ -12,5 +12,6 @@ pub mod results;
 pub mod settings;
 pub mod system;
 pub mod table;
+pub(crate) mod xml;
 
 pub use error::{Error, FmiStatus, Result};

@@ -1639,3 +1639,33 @@ fn clocks_that_name_no_clock_are_ignored_with_a_warning() {
         )
     );
 }
+
+// ------------------------------------------------------------------------------------------
+// Hostile files (issue 15)
+
+/// An FMI 2 description with `depth` levels of `<a>` in a vendor annotation on line 4.
+fn deeply_annotated(depth: usize) -> String {
+    format!(
+        "<?xml version=\"1.0\"?>\n<fmiModelDescription fmiVersion=\"2.0\" modelName=\"M\" \
+         guid=\"g\">\n  <CoSimulation modelIdentifier=\"M\"/>\n  <VendorAnnotations><Tool \
+         name=\"x\">{}{}</Tool></VendorAnnotations>\n  <ModelVariables/>\n</fmiModelDescription>\n",
+        "<a>".repeat(depth),
+        "</a>".repeat(depth)
+    )
+}
+
+#[test]
+fn nesting_deeper_than_the_parser_takes_is_an_error_naming_the_line() {
+    // 150,000 levels used to overflow the stack (the element tree was dropped recursively).
+    let expected = (
+        4,
+        "the elements are nested deeper than 1000 levels, inside <VendorAnnotations> (line 4) \
+         and <Tool name=\"x\"> (line 4); cosimo reads at most 1000 levels: remove or flatten \
+         the deeply nested content"
+            .to_string(),
+    );
+    assert_eq!(parse_err(&deeply_annotated(150_000)), expected);
+    // <fmiModelDescription>, <VendorAnnotations> and <Tool> are three levels.
+    assert_eq!(parse_err(&deeply_annotated(1000 - 3 + 1)), expected);
+    from_str(&deeply_annotated(1000 - 3), Path::new("m.xml")).expect("as deep as it takes");
+}

@@ -1146,3 +1146,54 @@ fn truncated_and_mangled_files_give_errors_not_panics() {
         }
     }
 }
+
+// ------------------------------------------------------------------------------------------
+// Hostile files (issue 15): deep nesting is an error naming the file and line, not a crash
+
+/// `depth` levels of `<a>` inside an annotation of the root system.
+fn deeply_annotated(depth: usize) -> String {
+    ssd(&format!(
+        "<ssd:System name=\"root\">\n<ssd:Annotations>\n<ssc:Annotation type=\"x\">{}{}\
+         </ssc:Annotation>\n</ssd:Annotations>\n</ssd:System>",
+        "<a>".repeat(depth),
+        "</a>".repeat(depth)
+    ))
+}
+
+#[test]
+fn nesting_deeper_than_the_reader_takes_is_refused_with_file_and_line() {
+    // 200,000 levels used to overflow the stack (the element tree was dropped recursively).
+    let message = import_error(&[("SystemStructure.ssd", &deeply_annotated(200_000))]);
+    assert_eq!(
+        message,
+        "TMP/model.ssp/SystemStructure.ssd:10: the elements are nested deeper than 1000 levels, \
+         inside <System name=\"root\"> (line 8) and <Annotations> (line 9); cosimo reads at \
+         most 1000 levels: remove or flatten the deeply nested content"
+    );
+}
+
+/// A root system with `levels` systems nested in it.
+fn nested_systems(levels: usize) -> String {
+    let mut body = "<ssd:System name=\"root\"><ssd:Elements>\n".to_string();
+    for level in 1..=levels {
+        body.push_str(&format!("<ssd:System name=\"s{level}\"><ssd:Elements>\n"));
+    }
+    for _ in 0..=levels {
+        body.push_str("</ssd:Elements></ssd:System>\n");
+    }
+    ssd(&body)
+}
+
+#[test]
+fn systems_nested_deeper_than_the_reader_takes_are_refused_and_as_deep_are_read() {
+    // The reader recurses per level of systems: as deep as it takes must fit a test thread's
+    // stack in a debug build.
+    let message = import_error(&[("SystemStructure.ssd", &nested_systems(100))]);
+    assert!(message.contains("no component"), "{message}");
+    let message = import_error(&[("SystemStructure.ssd", &nested_systems(101))]);
+    assert_eq!(
+        message,
+        "TMP/model.ssp/SystemStructure.ssd:109: <ssd:System name=\"s101\">: systems are nested \
+         deeper than 100 levels; cosimo reads at most 100: flatten the hierarchy"
+    );
+}

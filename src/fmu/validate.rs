@@ -103,97 +103,22 @@ pub fn has_errors(findings: &[Finding]) -> bool {
 // ---------------------------------------------------------------------------------------------
 // A lenient element tree
 
-#[derive(Debug, Default)]
-struct Node {
-    name: String,
-    line: usize,
-    attributes: Vec<(String, String)>,
-    children: Vec<Node>,
-}
+type Node = crate::xml::Element;
 
-impl Node {
-    fn attr(&self, name: &str) -> Option<&str> {
-        self.attributes
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn child(&self, name: &str) -> Option<&Node> {
-        self.children.iter().find(|c| c.name == name)
-    }
-
-    fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Node> + 'a {
-        self.children.iter().filter(move |c| c.name == name)
-    }
-}
-
+/// The one root element of `xml`; on failure `(line, message)`.
 fn parse_tree(xml: &str) -> std::result::Result<Node, (usize, String)> {
-    use quick_xml::events::Event;
-    let line_at = |pos: usize| {
-        xml.as_bytes()[..pos.min(xml.len())]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
-    };
-    let mut reader = quick_xml::Reader::from_str(xml);
-    let mut stack: Vec<Node> = vec![Node::default()];
-    loop {
-        let position = reader.buffer_position() as usize;
-        let event = reader
-            .read_event()
-            .map_err(|e| (line_at(reader.buffer_position() as usize), e.to_string()))?;
-        let open =
-            |e: &quick_xml::events::BytesStart<'_>| -> std::result::Result<Node, (usize, String)> {
-                let mut node = Node {
-                    name: String::from_utf8_lossy(e.local_name().as_ref()).into_owned(),
-                    line: line_at(position + 1),
-                    ..Node::default()
-                };
-                for a in e.attributes() {
-                    let a = a.map_err(|err| (line_at(position), err.to_string()))?;
-                    let value = a
-                        .unescape_value()
-                        .map_err(|err| (line_at(position), err.to_string()))?
-                        .into_owned();
-                    node.attributes
-                        .push((String::from_utf8_lossy(a.key.as_ref()).into_owned(), value));
-                }
-                Ok(node)
-            };
-        match event {
-            Event::Start(e) => stack.push(open(&e)?),
-            Event::Empty(e) => {
-                let node = open(&e)?;
-                if let Some(parent) = stack.last_mut() {
-                    parent.children.push(node);
-                }
-            }
-            Event::End(_) => {
-                let node = stack
-                    .pop()
-                    .ok_or((line_at(position), "unbalanced end tag".to_string()))?;
-                match stack.last_mut() {
-                    Some(parent) => parent.children.push(node),
-                    None => return Err((line_at(position), "unbalanced end tag".into())),
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
+    let mut roots = crate::xml::parse_roots(xml).map_err(|f| {
+        let message = f
+            .message
+            .strip_prefix("malformed XML: ")
+            .unwrap_or(&f.message);
+        (f.line, message.to_string())
+    })?;
+    match roots.len() {
+        1 => Ok(roots.remove(0)),
+        0 => Err((1, "there is no root element".into())),
+        _ => Err((roots[1].line, "expected exactly one root element".into())),
     }
-    if stack.len() != 1 {
-        return Err((
-            line_at(xml.len()),
-            "the document ends inside an element".into(),
-        ));
-    }
-    let mut document = stack.pop().unwrap_or_default();
-    if document.children.len() != 1 {
-        return Err((1, "expected exactly one root element".into()));
-    }
-    Ok(document.children.remove(0))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 mod model;
 mod parse;
-mod xml;
 
 use std::collections::BTreeSet;
 use std::path::Path;

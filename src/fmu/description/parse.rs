@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use super::model::*;
-use super::xml::{parse_tree, Element, Fail, R};
+use crate::xml::{parse_tree, Element, Fail, R};
 
 const CAUSALITIES: &[(&str, Causality)] = &[
     ("parameter", Causality::Parameter),
@@ -728,6 +728,7 @@ fn clock_attributes(e: &Element, label: &str, fallback: Option<&Element>) -> R<C
     attrs.extend(e.attrs.iter().cloned());
     attrs.reverse(); // the variable's own attributes are found first
     let m = Element {
+        ns: (),
         name: e.name.clone(),
         attrs,
         line: e.line,

@@ -17,6 +17,10 @@ use crate::{Error, Result};
 /// Separator of flattened component names (`outer/inner/component`).
 const SEPARATOR: char = '/';
 
+/// The deepest nesting of systems read: the reader recurses once per level, and real
+/// hierarchies are a few levels deep.
+const MAX_SYSTEM_DEPTH: usize = 100;
+
 /// Import the `.ssd` at `relative` (a '/'-path inside the package).
 pub(super) fn import(package: &SspPackage, relative: &str) -> Result<Imported> {
     let relative_path = PathBuf::from(relative);
@@ -795,6 +799,16 @@ impl Importer<'_> {
         depth: usize,
         outer_dictionaries: &HashMap<String, usize>,
     ) -> Result<usize> {
+        if depth > MAX_SYSTEM_DEPTH {
+            return Err(self.fail(
+                e.line,
+                format!(
+                    "{}: systems are nested deeper than {MAX_SYSTEM_DEPTH} levels; cosimo reads \
+                     at most {MAX_SYSTEM_DEPTH}: flatten the hierarchy",
+                    e.show()
+                ),
+            ));
+        }
         let name = self.element_name(e)?.to_string();
         let path = match parent {
             None => String::new(),
