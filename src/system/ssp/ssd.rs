@@ -23,14 +23,20 @@ const MAX_SYSTEM_DEPTH: usize = 100;
 
 /// Import the `.ssd` at `relative` (a '/'-path inside the package).
 pub(super) fn import(package: &SspPackage, relative: &str) -> Result<Imported> {
+    let file = package.display(Path::new(relative));
+    let text = read_text(&package.root.join(relative), &file)?;
+    import_text(package, relative, &text)
+}
+
+/// Import `text` as the `.ssd` at `relative` (a '/'-path inside the package).
+pub(super) fn import_text(package: &SspPackage, relative: &str, text: &str) -> Result<Imported> {
     let relative_path = PathBuf::from(relative);
     let file = package.display(&relative_path);
-    let disk = package.root.join(&relative_path);
     let folder = relative_path
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let root = read_xml(&disk, &file)?;
+    let root = parse_xml(text, &file)?;
     let importer = Importer {
         package,
         file,
@@ -53,15 +59,24 @@ pub(super) fn import(package: &SspPackage, relative: &str) -> Result<Imported> {
 
 /// Read and parse an XML file; errors name the file and line.
 fn read_xml(disk: &Path, shown: &Path) -> Result<Element> {
+    parse_xml(&read_text(disk, shown)?, shown)
+}
+
+/// The UTF-8 text of a file; errors name it as `shown`.
+fn read_text(disk: &Path, shown: &Path) -> Result<String> {
     let bytes = std::fs::read(disk).map_err(|e| Error::io(shown, e))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         Error::Usage(format!(
             "{}: the file is not UTF-8 text (invalid byte at offset {}); save it as UTF-8",
             shown.display(),
             e.utf8_error().valid_up_to()
         ))
-    })?;
-    xml::parse_tree(&text)
+    })
+}
+
+/// Parse XML text; errors name the file `shown` and the line.
+fn parse_xml(text: &str, shown: &Path) -> Result<Element> {
+    xml::parse_tree(text)
         .map_err(|(line, message)| Error::Usage(format!("{}:{line}: {message}", shown.display())))
 }
 
