@@ -36,7 +36,6 @@ pub(crate) type R<T> = std::result::Result<T, Fail>;
 
 /// One XML element: its namespace (`()` when read without namespaces), local name, attributes
 /// (unescaped), line and child elements.
-#[derive(Debug)]
 pub(crate) struct Element<N = ()> {
     pub ns: N,
     pub name: String,
@@ -64,6 +63,19 @@ impl Element {
     /// All child elements called `name`.
     pub fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> {
         self.children.iter().filter(move |c| c.name == name)
+    }
+}
+
+impl<N: std::fmt::Debug> std::fmt::Debug for Element<N> {
+    /// Shallow (the children are counted): the derived one recurses once per level.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Element")
+            .field("ns", &self.ns)
+            .field("name", &self.name)
+            .field("attrs", &self.attrs)
+            .field("line", &self.line)
+            .field("children", &self.children.len())
+            .finish()
     }
 }
 
