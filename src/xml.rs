@@ -5,6 +5,8 @@
 //! with one (see `Drop for Element`), and nesting deeper than [`MAX_DEPTH`] is an error, so
 //! the readers' own walks over it stay shallow.
 
+use std::collections::HashSet;
+
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
 use quick_xml::{NsReader, Reader};
@@ -13,6 +15,11 @@ use quick_xml::{NsReader, Reader};
 /// nested systems a few per level); deeper content is refused rather than read, as a file that
 /// needs it is far more likely hostile than real.
 pub(crate) const MAX_DEPTH: usize = 1000;
+
+/// The most namespace declarations in scope at once when reading with namespaces: quick-xml
+/// looks each element's namespace up among all of them, so many thousands of them make a
+/// small file take minutes. Real files declare a handful.
+pub(crate) const MAX_NAMESPACES: usize = 100;
 
 /// A parse failure at a 1-based line.
 #[derive(Debug)]
@@ -142,6 +149,7 @@ pub(crate) fn parse_tree_ns<N>(xml: &str, classify: impl Fn(Option<&str>) -> N) 
     let xml = without_bom(xml);
     let mut reader = NsReader::from_str(xml);
     let mut tree = Builder::new(xml);
+    tree.max_namespaces = Some(MAX_NAMESPACES);
     loop {
         let line = tree.line_at(reader.buffer_position());
         let (ns, event) = match reader.read_resolved_event() {
@@ -185,6 +193,10 @@ struct Builder<'x, N> {
     lines: Lines,
     open: Vec<Element<N>>,
     roots: Vec<Element<N>>,
+    /// The namespace declarations of each open element, their sum, and its bound.
+    declared: Vec<usize>,
+    in_scope: usize,
+    max_namespaces: Option<usize>,
 }
 
 impl<'x, N> Builder<'x, N> {
@@ -194,6 +206,9 @@ impl<'x, N> Builder<'x, N> {
             lines: Lines::new(xml),
             open: Vec::new(),
             roots: Vec::new(),
+            declared: Vec::new(),
+            in_scope: 0,
+            max_namespaces: None,
         }
     }
 
@@ -216,21 +231,20 @@ impl<'x, N> Builder<'x, N> {
     fn event(&mut self, ns: N, event: Event<'_>, line: usize) -> R<bool> {
         match event {
             Event::Start(start) => {
-                let element = element(ns, &start, line)?;
-                if self.open.len() >= MAX_DEPTH {
-                    return Err(self.too_deep(line));
-                }
+                let (element, declared) = element(ns, &start, line)?;
+                self.check(&element, declared)?;
                 self.open.push(element);
+                self.declared.push(declared);
+                self.in_scope += declared;
             }
             Event::Empty(start) => {
-                let element = element(ns, &start, line)?;
-                if self.open.len() >= MAX_DEPTH {
-                    return Err(self.too_deep(line));
-                }
+                let (element, declared) = element(ns, &start, line)?;
+                self.check(&element, declared)?;
                 self.attach(element);
             }
             Event::End(_) => {
                 if let Some(element) = self.open.pop() {
+                    self.in_scope -= self.declared.pop().unwrap_or(0);
                     self.attach(element);
                 }
             }
@@ -238,6 +252,26 @@ impl<'x, N> Builder<'x, N> {
             _ => {}
         }
         Ok(false)
+    }
+
+    /// Whether `element`, with its `declared` namespaces, may join the open ones.
+    fn check(&self, element: &Element<N>, declared: usize) -> R<()> {
+        if self.open.len() >= MAX_DEPTH {
+            return Err(self.too_deep(element.line));
+        }
+        if let Some(max) = self.max_namespaces {
+            if self.in_scope + declared > max {
+                return Err(Fail::new(
+                    element.line,
+                    format!(
+                        "<{}>: more than {max} namespace declarations (xmlns) are in scope; \
+                         cosimo reads at most {max}: declare each namespace once",
+                        element.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn attach(&mut self, element: Element<N>) {
@@ -286,13 +320,25 @@ impl<'x, N> Builder<'x, N> {
     }
 }
 
-fn element<N>(ns: N, start: &BytesStart<'_>, line: usize) -> R<Element<N>> {
+/// The element of a start tag, and how many namespaces it declares.
+fn element<N>(ns: N, start: &BytesStart<'_>, line: usize) -> R<(Element<N>, usize)> {
     let name = String::from_utf8_lossy(start.local_name().as_ref()).into_owned();
     let mut attrs = Vec::new();
-    for attr in start.attributes() {
+    // quick-xml's own check for repeated attributes compares each with every earlier one:
+    // minutes for an element with 100,000 attributes. A set does it in linear time.
+    let mut keys = HashSet::new();
+    let mut declared = 0;
+    for attr in start.attributes().with_checks(false) {
         let attr = attr.map_err(|e| Fail::new(line, format!("malformed XML in <{name}>: {e}")))?;
         let key = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
+        if !keys.insert(key.clone()) {
+            return Err(Fail::new(
+                line,
+                format!("malformed XML in <{name}>: attribute \"{key}\" is given twice"),
+            ));
+        }
         if key == "xmlns" || key.starts_with("xmlns:") {
+            declared += 1;
             continue;
         }
         let value = attr.unescape_value().map_err(|e| {
@@ -303,13 +349,14 @@ fn element<N>(ns: N, start: &BytesStart<'_>, line: usize) -> R<Element<N>> {
         })?;
         attrs.push((key, value.into_owned()));
     }
-    Ok(Element {
+    let element = Element {
         ns,
         name,
         attrs,
         line,
         children: Vec::new(),
-    })
+    };
+    Ok((element, declared))
 }
 
 #[cfg(test)]
@@ -371,5 +418,24 @@ mod tests {
         assert_eq!(ns.children[0].ns, None);
         let fail = parse_tree_ns("<p:r/>", |_| ()).expect_err("undeclared prefix");
         assert!(fail.message.contains("prefix \"p\" is not declared"));
+        // Namespaces in scope are bounded; declared again on each sibling is fine.
+        let declare =
+            |n: usize| -> String { (0..n).map(|i| format!(" xmlns:p{i}=\"urn:{i}\"")).collect() };
+        let siblings = format!(
+            "<r{}>{}</r>",
+            declare(50),
+            format!("<a{}/>", declare(50)).repeat(9)
+        );
+        assert!(parse_tree_ns(&siblings, |_| ()).is_ok());
+        let fail = parse_tree_ns(
+            &format!("<r{}>\n<a xmlns:q=\"urn:q\"/></r>", declare(100)),
+            |_| (),
+        )
+        .expect_err("too many");
+        assert_eq!(fail.line, 2);
+        assert!(fail
+            .message
+            .starts_with("<a>: more than 100 namespace declarations"));
+        assert!(parse_tree(&format!("<r{}/>", declare(1000))).is_ok());
     }
 }

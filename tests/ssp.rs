@@ -1197,3 +1197,23 @@ fn systems_nested_deeper_than_the_reader_takes_are_refused_and_as_deep_are_read(
          deeper than 100 levels; cosimo reads at most 100: flatten the hierarchy"
     );
 }
+
+#[test]
+fn thousands_of_namespace_declarations_are_refused_before_they_take_minutes() {
+    // Each element's namespace is looked up among all declarations in scope: 30,000 of them
+    // and as many elements took a minute.
+    let declarations: String = (0..30_000)
+        .map(|i| format!(" xmlns:p{i}=\"urn:{i}\""))
+        .collect();
+    let body = format!(
+        "<ssd:System name=\"root\">{}</ssd:System>",
+        "<ssd:Annotations/>".repeat(30_000)
+    );
+    let text = ssd(&body).replacen("name=\"test\"", &format!("name=\"test\"{declarations}"), 1);
+    assert_eq!(
+        import_error(&[("SystemStructure.ssd", &text)]),
+        "TMP/model.ssp/SystemStructure.ssd:2: <SystemStructureDescription>: more than 100 \
+         namespace declarations (xmlns) are in scope; cosimo reads at most 100: declare each \
+         namespace once"
+    );
+}
