@@ -506,3 +506,23 @@ fn deep_nesting_is_a_json_error_naming_its_place_not_a_stack_overflow() {
         "{message}"
     );
 }
+
+#[test]
+fn a_misspelt_name_a_megabyte_long_gets_no_suggestion_rather_than_hours_of_search() {
+    // The suggestion's edit distance costs the product of the two names' lengths.
+    let long = |c: &str| c.repeat(1_000_000);
+    let text = format!(
+        r#"{{"components": [{{"name": "{}", "fmu": "A.fmu"}}],
+"connections": [{{"from": "{}.y", "to": "{}.u"}}]}}"#,
+        long("a"),
+        long("b"),
+        long("a")
+    );
+    let message = error(&text);
+    assert!(
+        message.starts_with("dir/bad.json: connections[0] (bbb"),
+        "{}",
+        &message[..80]
+    );
+    assert!(!message.contains("did you mean"));
+}
