@@ -1217,3 +1217,27 @@ fn thousands_of_namespace_declarations_are_refused_before_they_take_minutes() {
          namespace once"
     );
 }
+
+#[test]
+fn conversions_and_transformations_whose_product_overflows_are_an_error() {
+    // Each factor is finite, their product is not: the connection would pass infinities on.
+    let text = osc_and_feedthrough(
+        &[(
+            "Float64_continuous_input",
+            "input",
+            "<ssc:Real unit=\"mm\"/>",
+        )],
+        "<ssd:Connection startElement=\"osc\" startConnector=\"x\" endElement=\"ft\" \
+         endConnector=\"Float64_continuous_input\">\
+         <ssc:LinearTransformation factor=\"1e300\"/></ssd:Connection>",
+        "",
+    )
+    .replace("factor=\"0.001\"", "factor=\"1e-300\"");
+    let message = import_error(&[("SystemStructure.ssd", &text)]);
+    assert_eq!(
+        message,
+        "TMP/model.ssp/SystemStructure.ssd:15: the unit conversions and transformations along \
+         the connection to ft.Float64_continuous_input multiply to inf x + 0, which is not \
+         finite; check their factors and offsets"
+    );
+}

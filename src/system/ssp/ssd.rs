@@ -1652,6 +1652,20 @@ impl Importer<'_> {
                 b = factor * b + offset;
             }
         }
+        if !(a.is_finite() && b.is_finite()) {
+            // Each factor is finite, their product need not be (1e300 m per unit, then 1e300).
+            let last = chain.last().map_or(0, |&i| self.edges[i].line);
+            let to = chain.last().map(|&i| self.edges[i].to).unwrap_or(first);
+            return Err(self.fail(
+                last,
+                format!(
+                    "the unit conversions and transformations along the connection to {} \
+                     multiply to {a} x + {b}, which is not finite; check their factors and \
+                     offsets",
+                    self.end_text(to)
+                ),
+            ));
+        }
         Ok((a, b, converted))
     }
 
