@@ -800,3 +800,29 @@ fn nesting_deeper_than_the_reader_takes_is_one_xml_error() {
         findings[0].message
     );
 }
+
+#[test]
+fn findings_are_bounded_however_many_tokens_quote_a_long_name() {
+    // A finding per token, each quoting the long name and the whole attribute: 40 KB of file
+    // made 800 MB of findings.
+    let name = "n".repeat(100_000);
+    let xml = FMI3.replacen(
+        "<Float64 name=\"u\" valueReference=\"3\"",
+        &format!(
+            "<Float64 name=\"{name}\" valueReference=\"9\" clocks=\"{}\"/>\n    \
+             <Float64 name=\"u\" valueReference=\"3\"",
+            "x ".repeat(20_000)
+        ),
+        1,
+    );
+    let findings = validate_xml(&xml);
+    assert_eq!(findings.len(), 1001);
+    assert!(findings[..1000]
+        .iter()
+        .all(|f| f.rule == "references" && f.message.chars().count() <= 1003));
+    assert_eq!(findings[1000].rule, "findings");
+    assert_eq!(
+        findings[1000].message,
+        "checking stopped after 1000 findings: fix these first"
+    );
+}
