@@ -1690,3 +1690,23 @@ fn an_element_with_fifty_thousand_attributes_parses_in_linear_time() {
         )
     );
 }
+
+#[test]
+fn inspect_shows_a_variable_name_longer_than_a_format_width_can_be() {
+    // Padding with `{:<w$}` panicked for widths past 65,535.
+    let name = "n".repeat(70_000);
+    let xml = fmi3_with_variables(&format!(
+        "    <Float64 name=\"{name}\" valueReference=\"1\"/>\n    <Float64 name=\"y\" valueReference=\"2\"/>"
+    ));
+    let md = from_str(&xml, Path::new("m.xml")).expect("parses");
+    let text = cosimo::fmu::summary::text(&md, Path::new("m.xml"));
+    let y = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("y "))
+        .expect("a row for y");
+    assert!(
+        y.contains(&format!("y{}local", " ".repeat(70_000))),
+        "{}",
+        &y[..40]
+    );
+}
