@@ -1710,3 +1710,24 @@ fn inspect_shows_a_variable_name_longer_than_a_format_width_can_be() {
         &y[..40]
     );
 }
+
+#[test]
+fn warnings_are_bounded_however_many_tokens_quote_a_long_name() {
+    // A warning per token of "clocks", each quoting the long name: 100 KB of file made
+    // 400 MB of warnings.
+    let name = "n".repeat(100_000);
+    let xml = fmi3_with_variables(&format!(
+        "    <Float64 name=\"{name}\" valueReference=\"2\" clocks=\"{}\"/>",
+        "2 ".repeat(2000)
+    ));
+    let origin = "bounded/modelDescription.xml";
+    let (md, warnings) = parse_warned(&xml, origin);
+    assert!(md.variables[0].clocks.is_empty());
+    // Said once each (the first 1000 are identical), then the note.
+    assert_eq!(warnings.len(), 2, "{}", warnings.len());
+    assert!(warnings[0].len() < 1100);
+    assert_eq!(
+        warnings[1],
+        format!("{origin}:3: further warnings are not shown after 1000; fix these first")
+    );
+}

@@ -46,7 +46,7 @@ pub fn from_str(xml: &str, origin: &Path) -> Result<ModelDescription> {
         line: f.line,
         message: f.message,
     })?;
-    for w in warnings {
+    for w in warnings.into_list() {
         warn_once(format!("{}:{}: {}", origin.display(), w.line, w.message));
     }
     Ok(description)
