@@ -1241,3 +1241,27 @@ fn conversions_and_transformations_whose_product_overflows_are_an_error() {
          finite; check their factors and offsets"
     );
 }
+
+#[test]
+fn many_annotation_lists_and_unsupported_elements_cost_linear_time_and_bounded_warnings() {
+    // Each <ssd:Annotations> of a system used to scan all of the system's lists (quadratic),
+    // and each unsupported element's warning quoted its parent's name (here 100,000 long).
+    let name = "s".repeat(100_000);
+    let lists = "<ssd:Annotations><ssc:Annotation type=\"org.cosimo.unknown\"/></ssd:Annotations>"
+        .repeat(20_000);
+    let unsupported = "<ssd:Unsupported/>".repeat(20_000);
+    let text = ssd(&format!(
+        "<ssd:System name=\"{name}\">\n{lists}\n<ssd:Elements>{}{unsupported}</ssd:Elements>\n\
+         </ssd:System>",
+        component("osc", "@Oscillator-fmi2@", &[("x", "output", REAL)], "")
+    ));
+    let imported = import(&[("SystemStructure.ssd", &text)]);
+    assert_eq!(imported.warnings.len(), 1001);
+    assert!(imported.warnings.iter().all(|w| w.chars().count() <= 1003));
+    assert!(
+        imported.warnings[1000]
+            .ends_with("further warnings are not shown after 1000; fix these first"),
+        "{}",
+        imported.warnings[1000]
+    );
+}

@@ -17,6 +17,11 @@ use crate::{Error, Result};
 /// Separator of flattened component names (`outer/inner/component`).
 const SEPARATOR: char = '/';
 
+/// The most warnings kept, and the longest (in characters): a hostile file can have a warning
+/// per element, each quoting a long name from elsewhere in the file.
+const MAX_WARNINGS: usize = 1000;
+const MAX_WARNING: usize = 1000;
+
 /// The deepest nesting of systems read: the reader recurses once per level, and real
 /// hierarchies are a few levels deep.
 const MAX_SYSTEM_DEPTH: usize = 100;
@@ -192,9 +197,28 @@ impl Importer<'_> {
     }
 
     fn warn(&mut self, line: usize, message: impl std::fmt::Display) {
-        let text = format!("{}:{line}: {message}", self.file.display());
+        if self.warnings.len() > MAX_WARNINGS {
+            return;
+        }
+        let mut text = if self.warnings.len() == MAX_WARNINGS {
+            format!(
+                "{}:{line}: further warnings are not shown after {MAX_WARNINGS}; fix these first",
+                self.file.display()
+            )
+        } else {
+            format!("{}:{line}: {message}", self.file.display())
+        };
+        if let Some((cut, _)) = text.char_indices().nth(MAX_WARNING) {
+            text.truncate(cut);
+            text.push_str("...");
+        }
         log::warn!("{text}");
         self.warnings.push(text);
+    }
+
+    /// Whether warnings are no longer kept (loops that would make many stop formatting them).
+    fn quiet(&self) -> bool {
+        self.warnings.len() > MAX_WARNINGS && !log::log_enabled!(log::Level::Debug)
     }
 
     /// A child the importer does not read: vendor extensions, geometry and annotations are
@@ -209,8 +233,12 @@ impl Importer<'_> {
             "Annotations",
             "Note",
         ];
+        if self.quiet() {
+            return;
+        }
         if child.is("Annotations") {
-            self.annotations(parent, "");
+            // This list only: each of the parent's lists comes here once.
+            self.annotation_list(parent, child, "", &mut Vec::new());
         } else if !child.is_ssp() || GRAPHICAL.contains(&child.name.as_str()) {
             log::debug!(
                 "{}:{}: {} in {} is ignored",
@@ -236,32 +264,45 @@ impl Importer<'_> {
     fn annotations<'e>(&mut self, element: &'e Element, kind: &str) -> Vec<&'e Element> {
         let mut found = Vec::new();
         for list in element.children_named("Annotations") {
-            for a in &list.children {
-                let ty = a.attr("type").unwrap_or("");
-                if a.is("Annotation") && !kind.is_empty() && ty == kind {
-                    found.extend(a.children.iter());
-                } else if a.is("Annotation") && ty.starts_with("org.cosimo.") {
-                    self.warn(
-                        a.line,
-                        format!(
-                            "annotation type \"{ty}\" is not read in {} (cosimo reads \
-                             org.cosimo.experiment in ssd:DefaultExperiment, org.cosimo.component \
-                             in ssd:Component, org.cosimo.connection in ssd:Connection); it is \
-                             ignored",
-                            element.show()
-                        ),
-                    );
-                } else {
-                    log::debug!(
-                        "{}:{}: annotation type=\"{ty}\" in {} is ignored (not cosimo's)",
-                        self.file.display(),
-                        a.line,
-                        element.show()
-                    );
-                }
-            }
+            self.annotation_list(element, list, kind, &mut found);
         }
         found
+    }
+
+    /// The annotations of type `kind` in one `ssc:Annotations` list of `element`, into `found`.
+    fn annotation_list<'e>(
+        &mut self,
+        element: &Element,
+        list: &'e Element,
+        kind: &str,
+        found: &mut Vec<&'e Element>,
+    ) {
+        for a in &list.children {
+            let ty = a.attr("type").unwrap_or("");
+            if a.is("Annotation") && !kind.is_empty() && ty == kind {
+                found.extend(a.children.iter());
+            } else if self.quiet() {
+                continue;
+            } else if a.is("Annotation") && ty.starts_with("org.cosimo.") {
+                self.warn(
+                    a.line,
+                    format!(
+                        "annotation type \"{ty}\" is not read in {} (cosimo reads \
+                         org.cosimo.experiment in ssd:DefaultExperiment, org.cosimo.component \
+                         in ssd:Component, org.cosimo.connection in ssd:Connection); it is \
+                         ignored",
+                        element.show()
+                    ),
+                );
+            } else {
+                log::debug!(
+                    "{}:{}: annotation type=\"{ty}\" in {} is ignored (not cosimo's)",
+                    self.file.display(),
+                    a.line,
+                    element.show()
+                );
+            }
+        }
     }
 
     // -----------------------------------------------------------------------------------------
