@@ -13,5 +13,6 @@ pub mod results;
 pub mod settings;
 pub mod system;
 pub mod table;
+pub(crate) mod xml;
 
 pub use error::{Error, FmiStatus, Result};

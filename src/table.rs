@@ -88,12 +88,22 @@ impl Table {
                     columns.len() + 1
                 )));
             }
-            let t = parse_cell(&record[0]).ok_or_else(|| {
-                bad(format!(
-                    "line {line}: time \"{}\" is not a number",
-                    &record[0]
-                ))
-            })?;
+            let t = match parse_cell(&record[0]) {
+                Some(t) if t.is_finite() => t,
+                // NaN would pass the order check below and break the lookup by time.
+                Some(_) => {
+                    return Err(bad(format!(
+                        "line {line}: time \"{}\" is not finite; times are finite numbers",
+                        &record[0]
+                    )))
+                }
+                None => {
+                    return Err(bad(format!(
+                        "line {line}: time \"{}\" is not a number",
+                        &record[0]
+                    )))
+                }
+            };
             if let Some(&previous) = time.last() {
                 if t < previous {
                     return Err(bad(format!(
@@ -303,6 +313,11 @@ mod tests {
             "in.csv: the table has a header but no rows"
         );
         assert!(err("time,u\n0,1,2\n").contains("line 2 has 3 cells"));
+        assert_eq!(
+            err("time,u\n0,1\nNaN,2\n"),
+            "in.csv: line 3: time \"NaN\" is not finite; times are finite numbers"
+        );
+        assert!(err("time,u\ninf,1\n").contains("time \"inf\" is not finite"));
     }
 
     #[test]

@@ -1639,3 +1639,95 @@ fn clocks_that_name_no_clock_are_ignored_with_a_warning() {
         )
     );
 }
+
+// ------------------------------------------------------------------------------------------
+// Hostile files (issue 15)
+
+/// An FMI 2 description with `depth` levels of `<a>` in a vendor annotation on line 4.
+fn deeply_annotated(depth: usize) -> String {
+    format!(
+        "<?xml version=\"1.0\"?>\n<fmiModelDescription fmiVersion=\"2.0\" modelName=\"M\" \
+         guid=\"g\">\n  <CoSimulation modelIdentifier=\"M\"/>\n  <VendorAnnotations><Tool \
+         name=\"x\">{}{}</Tool></VendorAnnotations>\n  <ModelVariables/>\n</fmiModelDescription>\n",
+        "<a>".repeat(depth),
+        "</a>".repeat(depth)
+    )
+}
+
+#[test]
+fn nesting_deeper_than_the_parser_takes_is_an_error_naming_the_line() {
+    // 150,000 levels used to overflow the stack (the element tree was dropped recursively).
+    let expected = (
+        4,
+        "the elements are nested deeper than 1000 levels, inside <VendorAnnotations> (line 4) \
+         and <Tool name=\"x\"> (line 4); cosimo reads at most 1000 levels: remove or flatten \
+         the deeply nested content"
+            .to_string(),
+    );
+    assert_eq!(parse_err(&deeply_annotated(150_000)), expected);
+    // <fmiModelDescription>, <VendorAnnotations> and <Tool> are three levels.
+    assert_eq!(parse_err(&deeply_annotated(1000 - 3 + 1)), expected);
+    from_str(&deeply_annotated(1000 - 3), Path::new("m.xml")).expect("as deep as it takes");
+}
+
+#[test]
+fn an_element_with_fifty_thousand_attributes_parses_in_linear_time() {
+    // Repeated attributes used to be found by comparing each with every earlier one: half a
+    // minute for this element in a debug build.
+    let attrs: Vec<String> = (0..50_000).map(|i| format!("a{i}=\"1\"")).collect();
+    let xml = format!(
+        "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"M\" guid=\"g\" {}>\n  \
+         <CoSimulation modelIdentifier=\"M\"/>\n</fmiModelDescription>\n",
+        attrs.join(" ")
+    );
+    from_str(&xml, Path::new("m.xml")).expect("parses");
+    let repeated = xml.replacen("a49999=", "a7=", 1);
+    assert_eq!(
+        parse_err(&repeated),
+        (
+            1,
+            "malformed XML in <fmiModelDescription>: attribute \"a7\" is given twice".to_string()
+        )
+    );
+}
+
+#[test]
+fn inspect_shows_a_variable_name_longer_than_a_format_width_can_be() {
+    // Padding with `{:<w$}` panicked for widths past 65,535.
+    let name = "n".repeat(70_000);
+    let xml = fmi3_with_variables(&format!(
+        "    <Float64 name=\"{name}\" valueReference=\"1\"/>\n    <Float64 name=\"y\" valueReference=\"2\"/>"
+    ));
+    let md = from_str(&xml, Path::new("m.xml")).expect("parses");
+    let text = cosimo::fmu::summary::text(&md, Path::new("m.xml"));
+    let y = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("y "))
+        .expect("a row for y");
+    assert!(
+        y.contains(&format!("y{}local", " ".repeat(70_000))),
+        "{}",
+        &y[..40]
+    );
+}
+
+#[test]
+fn warnings_are_bounded_however_many_tokens_quote_a_long_name() {
+    // A warning per token of "clocks", each quoting the long name: 100 KB of file made
+    // 400 MB of warnings.
+    let name = "n".repeat(100_000);
+    let xml = fmi3_with_variables(&format!(
+        "    <Float64 name=\"{name}\" valueReference=\"2\" clocks=\"{}\"/>",
+        "2 ".repeat(2000)
+    ));
+    let origin = "bounded/modelDescription.xml";
+    let (md, warnings) = parse_warned(&xml, origin);
+    assert!(md.variables[0].clocks.is_empty());
+    // Said once each (the first 1000 are identical), then the note.
+    assert_eq!(warnings.len(), 2, "{}", warnings.len());
+    assert!(warnings[0].len() < 1100);
+    assert_eq!(
+        warnings[1],
+        format!("{origin}:3: further warnings are not shown after 1000; fix these first")
+    );
+}

@@ -1146,3 +1146,122 @@ fn truncated_and_mangled_files_give_errors_not_panics() {
         }
     }
 }
+
+// ------------------------------------------------------------------------------------------
+// Hostile files (issue 15): deep nesting is an error naming the file and line, not a crash
+
+/// `depth` levels of `<a>` inside an annotation of the root system.
+fn deeply_annotated(depth: usize) -> String {
+    ssd(&format!(
+        "<ssd:System name=\"root\">\n<ssd:Annotations>\n<ssc:Annotation type=\"x\">{}{}\
+         </ssc:Annotation>\n</ssd:Annotations>\n</ssd:System>",
+        "<a>".repeat(depth),
+        "</a>".repeat(depth)
+    ))
+}
+
+#[test]
+fn nesting_deeper_than_the_reader_takes_is_refused_with_file_and_line() {
+    // 200,000 levels used to overflow the stack (the element tree was dropped recursively).
+    let message = import_error(&[("SystemStructure.ssd", &deeply_annotated(200_000))]);
+    assert_eq!(
+        message,
+        "TMP/model.ssp/SystemStructure.ssd:10: the elements are nested deeper than 1000 levels, \
+         inside <System name=\"root\"> (line 8) and <Annotations> (line 9); cosimo reads at \
+         most 1000 levels: remove or flatten the deeply nested content"
+    );
+}
+
+/// A root system with `levels` systems nested in it.
+fn nested_systems(levels: usize) -> String {
+    let mut body = "<ssd:System name=\"root\"><ssd:Elements>\n".to_string();
+    for level in 1..=levels {
+        body.push_str(&format!("<ssd:System name=\"s{level}\"><ssd:Elements>\n"));
+    }
+    for _ in 0..=levels {
+        body.push_str("</ssd:Elements></ssd:System>\n");
+    }
+    ssd(&body)
+}
+
+#[test]
+fn systems_nested_deeper_than_the_reader_takes_are_refused_and_as_deep_are_read() {
+    // The reader recurses per level of systems: as deep as it takes must fit a test thread's
+    // stack in a debug build.
+    let message = import_error(&[("SystemStructure.ssd", &nested_systems(100))]);
+    assert!(message.contains("no component"), "{message}");
+    let message = import_error(&[("SystemStructure.ssd", &nested_systems(101))]);
+    assert_eq!(
+        message,
+        "TMP/model.ssp/SystemStructure.ssd:109: <ssd:System name=\"s101\">: systems are nested \
+         deeper than 100 levels; cosimo reads at most 100: flatten the hierarchy"
+    );
+}
+
+#[test]
+fn thousands_of_namespace_declarations_are_refused_before_they_take_minutes() {
+    // Each element's namespace is looked up among all declarations in scope: 30,000 of them
+    // and as many elements took a minute.
+    let declarations: String = (0..30_000)
+        .map(|i| format!(" xmlns:p{i}=\"urn:{i}\""))
+        .collect();
+    let body = format!(
+        "<ssd:System name=\"root\">{}</ssd:System>",
+        "<ssd:Annotations/>".repeat(30_000)
+    );
+    let text = ssd(&body).replacen("name=\"test\"", &format!("name=\"test\"{declarations}"), 1);
+    assert_eq!(
+        import_error(&[("SystemStructure.ssd", &text)]),
+        "TMP/model.ssp/SystemStructure.ssd:2: <SystemStructureDescription>: more than 100 \
+         namespace declarations (xmlns) are in scope; cosimo reads at most 100: declare each \
+         namespace once"
+    );
+}
+
+#[test]
+fn conversions_and_transformations_whose_product_overflows_are_an_error() {
+    // Each factor is finite, their product is not: the connection would pass infinities on.
+    let text = osc_and_feedthrough(
+        &[(
+            "Float64_continuous_input",
+            "input",
+            "<ssc:Real unit=\"mm\"/>",
+        )],
+        "<ssd:Connection startElement=\"osc\" startConnector=\"x\" endElement=\"ft\" \
+         endConnector=\"Float64_continuous_input\">\
+         <ssc:LinearTransformation factor=\"1e300\"/></ssd:Connection>",
+        "",
+    )
+    .replace("factor=\"0.001\"", "factor=\"1e-300\"");
+    let message = import_error(&[("SystemStructure.ssd", &text)]);
+    assert_eq!(
+        message,
+        "TMP/model.ssp/SystemStructure.ssd:15: the unit conversions and transformations along \
+         the connection to ft.Float64_continuous_input multiply to inf x + 0, which is not \
+         finite; check their factors and offsets"
+    );
+}
+
+#[test]
+fn many_annotation_lists_and_unsupported_elements_cost_linear_time_and_bounded_warnings() {
+    // Each <ssd:Annotations> of a system used to scan all of the system's lists (quadratic),
+    // and each unsupported element's warning quoted its parent's name (here 100,000 long).
+    let name = "s".repeat(100_000);
+    let lists = "<ssd:Annotations><ssc:Annotation type=\"org.cosimo.unknown\"/></ssd:Annotations>"
+        .repeat(20_000);
+    let unsupported = "<ssd:Unsupported/>".repeat(20_000);
+    let text = ssd(&format!(
+        "<ssd:System name=\"{name}\">\n{lists}\n<ssd:Elements>{}{unsupported}</ssd:Elements>\n\
+         </ssd:System>",
+        component("osc", "@Oscillator-fmi2@", &[("x", "output", REAL)], "")
+    ));
+    let imported = import(&[("SystemStructure.ssd", &text)]);
+    assert_eq!(imported.warnings.len(), 1001);
+    assert!(imported.warnings.iter().all(|w| w.chars().count() <= 1003));
+    assert!(
+        imported.warnings[1000]
+            .ends_with("further warnings are not shown after 1000; fix these first"),
+        "{}",
+        imported.warnings[1000]
+    );
+}

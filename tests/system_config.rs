@@ -486,3 +486,48 @@ fn value_maps_are_read_as_text_pairs() {
     assert_eq!(pairs(0), vec![s("true", "false"), s("false", "true")]);
     assert_eq!(pairs(1), vec![s("Option 1", "Option 2"), s("3", "4")]);
 }
+
+#[test]
+fn deep_nesting_is_a_json_error_naming_its_place_not_a_stack_overflow() {
+    // serde_json refuses more than 128 levels where it builds values (an untagged value-map
+    // side); typed fields refuse the wrong type first.
+    let deep = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let d = deep(100_000);
+    assert_eq!(
+        error(&format!("{{\"components\": [{d}]}}")),
+        "dir/bad.json:1:17: invalid type: sequence, expected a string"
+    );
+    // The run's reader skips the stability section without recursing (analysis reads it).
+    let text = with("", "").replacen('{', &format!("{{\"stability\": {d}, "), 1);
+    let system = from_str(&text, Path::new("dir/ok.json")).expect("the section is skipped");
+    assert_eq!(system.components.len(), 2);
+    let text = with(
+        &format!(r#"{{"from": "a.y", "to": "b.u", "valueMap": [{{"from": {d}, "to": 1}}]}}"#),
+        "",
+    );
+    let message = error(&text);
+    assert!(
+        message.starts_with("dir/bad.json:2:") && message.ends_with(": recursion limit exceeded"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_misspelt_name_a_megabyte_long_gets_no_suggestion_rather_than_hours_of_search() {
+    // The suggestion's edit distance costs the product of the two names' lengths.
+    let long = |c: &str| c.repeat(1_000_000);
+    let text = format!(
+        r#"{{"components": [{{"name": "{}", "fmu": "A.fmu"}}],
+"connections": [{{"from": "{}.y", "to": "{}.u"}}]}}"#,
+        long("a"),
+        long("b"),
+        long("a")
+    );
+    let message = error(&text);
+    assert!(
+        message.starts_with("dir/bad.json: connections[0] (bbb"),
+        "{}",
+        &message[..80]
+    );
+    assert!(!message.contains("did you mean"));
+}

@@ -738,3 +738,91 @@ fn the_cli_exit_code_is_2_with_errors_and_0_with_warnings_only() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("0 errors, 1 warning"));
 }
+
+// ------------------------------------------------------------------------------------------
+// Hostile and large files (issue 15)
+
+/// An FMI 2 description with `n` output variables, one per line.
+fn many_variables(n: usize) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\"?>\n<fmiModelDescription fmiVersion=\"2.0\" modelName=\"M\" \
+         guid=\"g\">\n<CoSimulation modelIdentifier=\"M\"/>\n<ModelVariables>\n",
+    );
+    for i in 1..=n {
+        xml.push_str(&format!(
+            "<ScalarVariable name=\"x{i}\" valueReference=\"{i}\" causality=\"output\" \
+             variability=\"continuous\" initial=\"exact\"><Real start=\"1\"/></ScalarVariable>\n"
+        ));
+    }
+    xml.push_str("</ModelVariables>\n<ModelStructure><Outputs>\n");
+    for i in 1..=n {
+        xml.push_str(&format!("<Unknown index=\"{i}\" dependencies=\"\"/>\n"));
+    }
+    xml.push_str("</Outputs></ModelStructure>\n</fmiModelDescription>\n");
+    xml
+}
+
+#[test]
+fn twenty_thousand_variables_validate_in_linear_time() {
+    // Each element's line used to be counted from the start of the file: minutes for this one.
+    let xml = many_variables(20_000);
+    let findings = validate_xml(&xml);
+    assert_eq!(findings, []);
+    let broken = xml.replacen("name=\"x20000\"", "name=\"x1\"", 1);
+    let findings = validate_xml(&broken);
+    assert_eq!(errors_of(&findings), ["unique-names"]);
+    assert_eq!(findings[0].line, Some(20_004));
+}
+
+#[test]
+fn nesting_deeper_than_the_reader_takes_is_one_xml_error() {
+    // 150,000 levels used to overflow the stack.
+    let depth = 150_000;
+    let xml = FMI2.replacen(
+        "<ModelVariables>",
+        &format!(
+            "<VendorAnnotations><Tool name=\"x\">{}{}</Tool></VendorAnnotations>\n  \
+             <ModelVariables>",
+            "<a>".repeat(depth),
+            "</a>".repeat(depth)
+        ),
+        1,
+    );
+    let findings = validate_xml(&xml);
+    assert_eq!(errors_of(&findings), ["xml"]);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].line, Some(5));
+    assert!(
+        findings[0]
+            .message
+            .contains("nested deeper than 1000 levels"),
+        "{}",
+        findings[0].message
+    );
+}
+
+#[test]
+fn findings_are_bounded_however_many_tokens_quote_a_long_name() {
+    // A finding per token, each quoting the long name and the whole attribute: 40 KB of file
+    // made 800 MB of findings.
+    let name = "n".repeat(100_000);
+    let xml = FMI3.replacen(
+        "<Float64 name=\"u\" valueReference=\"3\"",
+        &format!(
+            "<Float64 name=\"{name}\" valueReference=\"9\" clocks=\"{}\"/>\n    \
+             <Float64 name=\"u\" valueReference=\"3\"",
+            "x ".repeat(20_000)
+        ),
+        1,
+    );
+    let findings = validate_xml(&xml);
+    assert_eq!(findings.len(), 1001);
+    assert!(findings[..1000]
+        .iter()
+        .all(|f| f.rule == "references" && f.message.chars().count() <= 1003));
+    assert_eq!(findings[1000].rule, "findings");
+    assert_eq!(
+        findings[1000].message,
+        "checking stopped after 1000 findings: fix these first"
+    );
+}

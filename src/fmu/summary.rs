@@ -272,7 +272,11 @@ pub fn text(md: &ModelDescription, source: &Path) -> String {
                 text.push(' ');
                 text.push_str(cell);
             } else {
-                let _ = write!(text, " {cell:<w$}");
+                // Padded by hand: `{cell:<w$}` panics for widths past 65,535 (a long name).
+                text.push(' ');
+                text.push_str(cell);
+                let padding = w.saturating_sub(cell.chars().count());
+                text.extend(std::iter::repeat_n(' ', padding));
             }
         }
         let _ = writeln!(out, "{}", text.trim_end());

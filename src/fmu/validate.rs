@@ -103,97 +103,22 @@ pub fn has_errors(findings: &[Finding]) -> bool {
 // ---------------------------------------------------------------------------------------------
 // A lenient element tree
 
-#[derive(Debug, Default)]
-struct Node {
-    name: String,
-    line: usize,
-    attributes: Vec<(String, String)>,
-    children: Vec<Node>,
-}
+type Node = crate::xml::Element;
 
-impl Node {
-    fn attr(&self, name: &str) -> Option<&str> {
-        self.attributes
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn child(&self, name: &str) -> Option<&Node> {
-        self.children.iter().find(|c| c.name == name)
-    }
-
-    fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Node> + 'a {
-        self.children.iter().filter(move |c| c.name == name)
-    }
-}
-
+/// The one root element of `xml`; on failure `(line, message)`.
 fn parse_tree(xml: &str) -> std::result::Result<Node, (usize, String)> {
-    use quick_xml::events::Event;
-    let line_at = |pos: usize| {
-        xml.as_bytes()[..pos.min(xml.len())]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
-    };
-    let mut reader = quick_xml::Reader::from_str(xml);
-    let mut stack: Vec<Node> = vec![Node::default()];
-    loop {
-        let position = reader.buffer_position() as usize;
-        let event = reader
-            .read_event()
-            .map_err(|e| (line_at(reader.buffer_position() as usize), e.to_string()))?;
-        let open =
-            |e: &quick_xml::events::BytesStart<'_>| -> std::result::Result<Node, (usize, String)> {
-                let mut node = Node {
-                    name: String::from_utf8_lossy(e.local_name().as_ref()).into_owned(),
-                    line: line_at(position + 1),
-                    ..Node::default()
-                };
-                for a in e.attributes() {
-                    let a = a.map_err(|err| (line_at(position), err.to_string()))?;
-                    let value = a
-                        .unescape_value()
-                        .map_err(|err| (line_at(position), err.to_string()))?
-                        .into_owned();
-                    node.attributes
-                        .push((String::from_utf8_lossy(a.key.as_ref()).into_owned(), value));
-                }
-                Ok(node)
-            };
-        match event {
-            Event::Start(e) => stack.push(open(&e)?),
-            Event::Empty(e) => {
-                let node = open(&e)?;
-                if let Some(parent) = stack.last_mut() {
-                    parent.children.push(node);
-                }
-            }
-            Event::End(_) => {
-                let node = stack
-                    .pop()
-                    .ok_or((line_at(position), "unbalanced end tag".to_string()))?;
-                match stack.last_mut() {
-                    Some(parent) => parent.children.push(node),
-                    None => return Err((line_at(position), "unbalanced end tag".into())),
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
+    let mut roots = crate::xml::parse_roots(xml).map_err(|f| {
+        let message = f
+            .message
+            .strip_prefix("malformed XML: ")
+            .unwrap_or(&f.message);
+        (f.line, message.to_string())
+    })?;
+    match roots.len() {
+        1 => Ok(roots.remove(0)),
+        0 => Err((1, "there is no root element".into())),
+        _ => Err((roots[1].line, "expected exactly one root element".into())),
     }
-    if stack.len() != 1 {
-        return Err((
-            line_at(xml.len()),
-            "the document ends inside an element".into(),
-        ));
-    }
-    let mut document = stack.pop().unwrap_or_default();
-    if document.children.len() != 1 {
-        return Err((1, "expected exactly one root element".into()));
-    }
-    Ok(document.children.remove(0))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,36 +157,74 @@ const FMI3_TYPES: &[&str] = &[
     "Clock",
 ];
 
-struct Findings(Vec<Finding>);
+/// The most findings kept: checking stops there. A hostile file can have a finding
+/// per token of one attribute, each quoting a long name from elsewhere in the file.
+const MAX_FINDINGS: usize = 1000;
+
+/// The longest message kept, in characters (names and values in it come from the file).
+const MAX_MESSAGE: usize = 1000;
+
+struct Findings {
+    list: Vec<Finding>,
+}
 
 impl Findings {
+    fn new() -> Findings {
+        Findings { list: Vec::new() }
+    }
+
     fn error(&mut self, rule: &'static str, line: usize, message: String) {
-        self.0.push(Finding {
-            severity: Severity::Error,
+        self.push(Severity::Error, rule, line, message);
+    }
+
+    fn warning(&mut self, rule: &'static str, line: usize, message: String) {
+        self.push(Severity::Warning, rule, line, message);
+    }
+
+    fn push(&mut self, severity: Severity, rule: &'static str, line: usize, mut message: String) {
+        if self.full() {
+            return;
+        }
+        if let Some((cut, _)) = message.char_indices().nth(MAX_MESSAGE) {
+            message.truncate(cut);
+            message.push_str("...");
+        }
+        self.list.push(Finding {
+            severity,
             rule,
             line: Some(line),
             message,
         });
     }
 
-    fn warning(&mut self, rule: &'static str, line: usize, message: String) {
-        self.0.push(Finding {
-            severity: Severity::Warning,
-            rule,
-            line: Some(line),
-            message,
-        });
+    /// Whether no further finding is kept: loops whose findings quote more than their own
+    /// element stop here, so that their cost stays bounded too.
+    fn full(&self) -> bool {
+        self.list.len() >= MAX_FINDINGS
+    }
+
+    /// The findings, with a note when some were not kept.
+    fn finish(mut self) -> Vec<Finding> {
+        if self.full() {
+            self.list.push(Finding {
+                severity: Severity::Warning,
+                rule: "findings",
+                line: None,
+                message: format!("checking stopped after {MAX_FINDINGS} findings: fix these first"),
+            });
+        }
+        self.list
     }
 }
 
 /// Validate the text of a `modelDescription.xml`.
 pub fn validate_xml(xml: &str) -> Vec<Finding> {
-    let mut f = Findings(Vec::new());
+    let mut f = Findings::new();
     let root = match parse_tree(xml.strip_prefix('\u{feff}').unwrap_or(xml)) {
         Ok(root) => root,
         Err((line, message)) => {
             f.error("xml", line, format!("not well-formed XML: {message}"));
-            return f.0;
+            return f.finish();
         }
     };
     if root.name != "fmiModelDescription" {
@@ -273,7 +236,7 @@ pub fn validate_xml(xml: &str) -> Vec<Finding> {
                 root.name
             ),
         );
-        return f.0;
+        return f.finish();
     }
     let version = match root.attr("fmiVersion") {
         Some(v) if v.starts_with("2.") => FmiVersion::Fmi2,
@@ -287,7 +250,7 @@ pub fn validate_xml(xml: &str) -> Vec<Finding> {
                     other.map_or("(missing)".to_string(), |v| format!("\"{v}\""))
                 ),
             );
-            return f.0;
+            return f.finish();
         }
     };
     let token = match version {
@@ -372,7 +335,7 @@ pub fn validate_xml(xml: &str) -> Vec<Finding> {
         combinations(v, version, &mut f);
     }
     references(&root, &vars, version, &mut f);
-    f.0
+    f.finish()
 }
 
 fn variables<'a>(root: &'a Node, version: FmiVersion, f: &mut Findings) -> Vec<Var<'a>> {
@@ -781,6 +744,9 @@ fn unique(vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) {
     let mut names: HashMap<&str, usize> = HashMap::new();
     let mut vrs: HashMap<u32, &Var<'_>> = HashMap::new();
     for v in vars {
+        if f.full() {
+            break;
+        }
         if let Some(first) = names.get(v.name.as_str()) {
             f.error(
                 "unique-names",
@@ -1025,12 +991,15 @@ fn references(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findin
                 continue;
             };
             for token in value.split_whitespace() {
+                if f.full() {
+                    break;
+                }
                 match resolve(token) {
                     None => f.error(
                         "references",
                         v.node.line,
                         format!(
-                            "\"{}\": {attribute}=\"{value}\": \"{token}\" is not {what}",
+                            "\"{}\": {attribute} lists \"{token}\", which is not {what}",
                             v.name
                         ),
                     ),
@@ -1107,6 +1076,9 @@ fn references(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findin
         let is_outputs = matches!(*group, "Outputs" | "Output");
         let is_derivatives = matches!(*group, "Derivatives" | "ContinuousStateDerivative");
         for u in unknowns {
+            if f.full() {
+                break;
+            }
             let Some(token) = u.attr(key) else {
                 f.error(
                     "references",
@@ -1168,6 +1140,9 @@ fn references(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findin
                 }
             }
             for token in dependencies {
+                if f.full() {
+                    break;
+                }
                 match resolve(token) {
                     None => f.error(
                         "dependencies",
@@ -1335,11 +1310,11 @@ fn required_functions(cs: &Node, version: FmiVersion) -> Vec<(&'static str, &'st
 }
 
 fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
-    let mut f = Findings(Vec::new());
+    let mut f = Findings::new();
     let version = match root.attr("fmiVersion") {
         Some(v) if v.starts_with("2.") => FmiVersion::Fmi2,
         Some(v) if v.starts_with("3.") => FmiVersion::Fmi3,
-        _ => return f.0,
+        _ => return f.finish(),
     };
     let Some(cs) = root.child("CoSimulation") else {
         f.warning(
@@ -1347,10 +1322,10 @@ fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
             root.line,
             "no Co-Simulation interface: exported functions were not checked (cosimo checks Co-Simulation exports only)".into(),
         );
-        return f.0;
+        return f.finish();
     };
     let Some(identifier) = cs.attr("modelIdentifier").filter(|m| !m.trim().is_empty()) else {
-        return f.0;
+        return f.finish();
     };
     let binary = match archive.binary_path(version, identifier) {
         Ok(path) if path.is_file() => path,
@@ -1360,7 +1335,7 @@ fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
                 cs.line,
                 format!("no binary \"{identifier}\" for this platform: exported functions were not checked"),
             );
-            return f.0;
+            return f.finish();
         }
     };
     // SAFETY: loading runs the library's initialisers; an FMU binary is trusted code by the
@@ -1373,7 +1348,7 @@ fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
                 cs.line,
                 format!("{}: cannot load the binary: {e}", binary.display()),
             );
-            return f.0;
+            return f.finish();
         }
     };
     for (name, reason) in required_functions(cs, version) {
@@ -1394,5 +1369,5 @@ fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
             );
         }
     }
-    f.0
+    f.finish()
 }

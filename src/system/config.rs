@@ -250,6 +250,10 @@ fn validate(system: &System, source: Source) -> std::result::Result<(), String> 
     Ok(())
 }
 
+/// Names longer than this get no suggestion: the edit distance costs the product of the two
+/// lengths, and a hostile file can make both a megabyte long.
+const MAX_SUGGESTED_LENGTH: usize = 256;
+
 /// The candidate closest to `name` by edit distance, if it is close enough to be a likely typo.
 pub(crate) fn closest<'a>(
     name: &str,
@@ -257,9 +261,14 @@ pub(crate) fn closest<'a>(
 ) -> Option<&'a str> {
     let lower = name.to_lowercase();
     let length = name.chars().count();
+    if length > MAX_SUGGESTED_LENGTH {
+        return None;
+    }
     let limit = (length / 3).max(1);
     candidates
         .into_iter()
+        // The distance is at least the difference of the lengths: skip the hopeless at once.
+        .filter(|c| c.chars().count().abs_diff(length) <= limit)
         .map(|c| {
             let d = if c.to_lowercase() == lower {
                 0

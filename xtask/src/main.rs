@@ -4,6 +4,8 @@
 //! - `cargo xtask test`: the whole test suite, with the independent importer (FMPy) and the
 //!   exporters of the third-party FMU corpus installed into a virtual environment under
 //!   `target/` first. `.ci/run` calls this.
+//! - `cargo xtask fuzz [SECONDS]`: every fuzz target of `fuzz/` for SECONDS each (default 30),
+//!   seeded from the repository's own files; cargo-fuzz is installed into `target/tools` first.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -35,7 +37,10 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("test") => test(&args[1..]),
         Some("fmpy") => fmpy_python().map(|p| println!("{}", p.display())),
-        _ => Err("usage: cargo xtask demo | test [cargo test args] | fmpy".to_string()),
+        Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        _ => Err(
+            "usage: cargo xtask demo | test [cargo test args] | fmpy | fuzz [SECONDS]".to_string(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -189,4 +194,244 @@ fn test(extra: &[String]) -> Result<(), String> {
     tests.args(extra);
     tests.env("COSIMO_FMPY_PYTHON", &python);
     run(tests)
+}
+
+/// The fuzz targets of `fuzz/` (its Cargo.toml lists the same).
+const FUZZ_TARGETS: &[&str] = &[
+    "model_description",
+    "ssd",
+    "ssp_package",
+    "system_json",
+    "input_csv",
+];
+
+/// The cargo-fuzz installed into `target/tools`, pinned like the venv's packages.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
+/// The build's target folder (`CARGO_TARGET_DIR` when set).
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => workspace_root().join(dir),
+        None => workspace_root().join("target"),
+    }
+}
+
+/// Run every fuzz target for `seconds` each (default 30). The targets need nightly flags: the
+/// stable toolchain takes them with RUSTC_BOOTSTRAP=1. No sanitizer: the readers are safe
+/// Rust, where AddressSanitizer finds nothing that a panic would not, at half the speed.
+fn fuzz(seconds: Option<&str>) -> Result<(), String> {
+    let seconds: u64 =
+        match seconds {
+            None => 30,
+            Some(text) => text.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
+                format!("fuzz {text}: expected a number of seconds, e.g. fuzz 30")
+            })?,
+        };
+    let tools = target_dir().join("tools");
+    install_cargo_fuzz(&tools)?;
+    let seeds = fuzz_seeds()?;
+    let path = std::env::join_paths(
+        std::iter::once(tools.join("bin")).chain(
+            std::env::var_os("PATH")
+                .iter()
+                .flat_map(std::env::split_paths),
+        ),
+    )
+    .map_err(|e| format!("PATH: {e}"))?;
+    let mut failed = Vec::new();
+    for target in FUZZ_TARGETS {
+        let corpus = workspace_root().join("fuzz").join("corpus").join(target);
+        std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        let mut command = cargo();
+        command
+            .args(["fuzz", "run", "--sanitizer", "none", "--target-dir"])
+            .arg(target_dir().join("fuzz"))
+            .arg(target)
+            .arg(&corpus)
+            .arg(seeds.join(target))
+            .arg("--")
+            .arg(format!("-max_total_time={seconds}"))
+            // A single input that takes 10 s is a hang; 2 GB of memory is a leak or a bomb.
+            .args(["-timeout=10", "-rss_limit_mb=2048"])
+            .env("PATH", &path)
+            .env("RUSTC_BOOTSTRAP", "1");
+        println!("fuzzing {target} for {seconds} s");
+        if let Err(message) = run(command) {
+            eprintln!("xtask: {message}");
+            failed.push(*target);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "fuzz targets failed: {}; the inputs are in fuzz/artifacts/<target>/ (reproduce one \
+             with `cargo fuzz run -s none <target> <file>`)",
+            failed.join(", ")
+        ))
+    }
+}
+
+/// Install the pinned cargo-fuzz into `tools` unless it is there.
+fn install_cargo_fuzz(tools: &Path) -> Result<(), String> {
+    let binary = tools.join("bin").join("cargo-fuzz");
+    let installed = Command::new(&binary)
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains(CARGO_FUZZ_VERSION));
+    if installed {
+        return Ok(());
+    }
+    let mut install = cargo();
+    install
+        .args([
+            "install",
+            "--locked",
+            "cargo-fuzz",
+            "--version",
+            CARGO_FUZZ_VERSION,
+        ])
+        .arg("--root")
+        .arg(tools);
+    run(install)
+}
+
+/// Seed corpora from the repository's own files, one folder per target under
+/// `target/fuzz-seeds` (made afresh each run; libFuzzer reads them, its findings go to
+/// `fuzz/corpus`).
+fn fuzz_seeds() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let seeds = target_dir().join("fuzz-seeds");
+    if seeds.exists() {
+        std::fs::remove_dir_all(&seeds).map_err(|e| format!("{}: {e}", seeds.display()))?;
+    }
+    let folder = |target: &str| -> Result<PathBuf, String> {
+        let dir = seeds.join(target);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(dir)
+    };
+    let write = |dir: &Path, name: String, bytes: &[u8]| -> Result<(), String> {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let read = |path: &Path| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    let mut files = Vec::new();
+    for dir in ["fmus", "tests/data"] {
+        walk(&root.join(dir), &mut files);
+    }
+    let named = |extensions: &[&str]| -> Vec<&PathBuf> {
+        files
+            .iter()
+            .filter(|f| {
+                f.extension()
+                    .is_some_and(|e| extensions.iter().any(|x| e.eq_ignore_ascii_case(x)))
+            })
+            .collect()
+    };
+    // A unique file name for a seed: its path below the root, flattened.
+    let seed_name = |path: &Path| {
+        path.strip_prefix(&root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace(['/', '\\'], "_")
+    };
+
+    let descriptions = folder("model_description")?;
+    for file in named(&["xml"]) {
+        write(&descriptions, seed_name(file), &read(file)?)?;
+    }
+    // The project's FMUs: their model descriptions are generated, so the FMUs are packed first.
+    match fmu_pack::packed_fmus() {
+        Ok(fmus) => {
+            for fmu in fmus {
+                let xml = read_zip_entry(&fmu.path, "modelDescription.xml")?;
+                write(&descriptions, seed_name(&fmu.path) + ".xml", &xml)?;
+            }
+        }
+        Err(e) => eprintln!("xtask: the project's FMUs are not seeds ({e})"),
+    }
+    let ssd = folder("ssd")?;
+    for file in named(&["ssd", "ssv", "ssm", "ssb"]) {
+        write(&ssd, seed_name(file), &read(file)?)?;
+    }
+    let packages = folder("ssp_package")?;
+    let mut ssp_folders: Vec<PathBuf> = files
+        .iter()
+        .filter_map(|f| {
+            f.ancestors()
+                .find(|a| a.extension().is_some_and(|e| e == "ssp"))
+        })
+        .map(Path::to_path_buf)
+        .collect();
+    ssp_folders.sort();
+    ssp_folders.dedup();
+    for dir in ssp_folders {
+        write(
+            &packages,
+            seed_name(&dir) + ".zip",
+            &zip_folder(&dir, &files)?,
+        )?;
+    }
+    let systems = folder("system_json")?;
+    for file in named(&["json"]) {
+        write(&systems, seed_name(file), &read(file)?)?;
+    }
+    // Result tables are long: their first rows show the format as well, and fuzz faster.
+    let tables = folder("input_csv")?;
+    for file in named(&["csv"]) {
+        let text = String::from_utf8_lossy(&read(file)?).into_owned();
+        let head: Vec<&str> = text.lines().take(25).collect();
+        write(
+            &tables,
+            seed_name(file),
+            (head.join("\n") + "\n").as_bytes(),
+        )?;
+    }
+    Ok(seeds)
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, files);
+        } else {
+            files.push(path);
+        }
+    }
+}
+
+/// One entry of a zip file.
+fn read_zip_entry(archive: &Path, name: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", archive.display());
+    let file = std::fs::File::open(archive).map_err(|e| fail(&e))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| fail(&e))?;
+    let mut entry = zip.by_name(name).map_err(|e| fail(&e))?;
+    let mut bytes = Vec::new();
+    entry.read_to_end(&mut bytes).map_err(|e| fail(&e))?;
+    Ok(bytes)
+}
+
+/// The files of `files` below `dir`, zipped with paths relative to it (a `.ssp`).
+fn zip_folder(dir: &Path, files: &[PathBuf]) -> Result<Vec<u8>, String> {
+    use std::io::Write;
+    let fail = |e: &dyn std::fmt::Display| format!("zipping {}: {e}", dir.display());
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for file in files {
+        let Ok(relative) = file.strip_prefix(dir) else {
+            continue;
+        };
+        let name = relative.to_string_lossy().replace('\\', "/");
+        zip.start_file(name, zip::write::SimpleFileOptions::default())
+            .map_err(|e| fail(&e))?;
+        let bytes = std::fs::read(file).map_err(|e| fail(&e))?;
+        zip.write_all(&bytes).map_err(|e| fail(&e))?;
+    }
+    let cursor = zip.finish().map_err(|e| fail(&e))?;
+    Ok(cursor.into_inner())
 }

@@ -2,7 +2,6 @@
 
 mod model;
 mod parse;
-mod xml;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -21,12 +20,18 @@ pub fn from_file(path: &Path) -> Result<ModelDescription> {
 /// messages (e.g. `model.fmu/modelDescription.xml` for a file extracted from `model.fmu`).
 pub fn from_file_as(path: &Path, shown_as: &Path) -> Result<ModelDescription> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(shown_as, e))?;
-    let text = decode(&bytes).map_err(|(line, message)| Error::ModelDescription {
-        path: shown_as.to_path_buf(),
+    from_bytes(&bytes, shown_as)
+}
+
+/// Parse the bytes of a modelDescription.xml file (UTF-8, or declared ISO-8859-1); `origin`
+/// names the file in error and warning messages.
+pub fn from_bytes(bytes: &[u8], origin: &Path) -> Result<ModelDescription> {
+    let text = decode(bytes).map_err(|(line, message)| Error::ModelDescription {
+        path: origin.to_path_buf(),
         line,
         message,
     })?;
-    from_str(&text, shown_as)
+    from_str(&text, origin)
 }
 
 /// Parse XML text; `origin` names the file in error and warning messages.
@@ -41,7 +46,7 @@ pub fn from_str(xml: &str, origin: &Path) -> Result<ModelDescription> {
         line: f.line,
         message: f.message,
     })?;
-    for w in warnings {
+    for w in warnings.into_list() {
         warn_once(format!("{}:{}: {}", origin.display(), w.line, w.message));
     }
     Ok(description)
@@ -50,6 +55,11 @@ pub fn from_str(xml: &str, origin: &Path) -> Result<ModelDescription> {
 /// Log a warning unless this process logged the same text before (a sweep opens the same FMU
 /// for every run; its warnings are said once).
 fn warn_once(text: String) {
+    // Remember only what is said: a process that logs nothing (a fuzzer, a library user without
+    // a logger) would otherwise keep every warning of every file it ever parsed.
+    if !log::log_enabled!(log::Level::Warn) {
+        return;
+    }
     static SAID: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     let first = SAID
         .lock()

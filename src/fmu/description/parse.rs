@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use super::model::*;
-use super::xml::{parse_tree, Element, Fail, R};
+use crate::xml::{parse_tree, Element, Fail, R};
 
 const CAUSALITIES: &[(&str, Causality)] = &[
     ("parameter", Causality::Parameter),
@@ -67,8 +67,55 @@ const FMI3_TYPES: &[(&str, VariableType)] = &[
 ];
 
 /// What the schema allows but is questionable, each at its line: the file loads, and these are
-/// logged.
-pub(super) type Warnings = Vec<Fail>;
+/// logged. At most [`MAX_WARNINGS`] are kept, each cut at [`MAX_WARNING`] characters: a hostile
+/// file can have one per token of an attribute, each quoting a long name.
+pub(super) struct Warnings {
+    list: Vec<Fail>,
+}
+
+/// The most warnings kept.
+const MAX_WARNINGS: usize = 1000;
+
+/// The longest warning kept, in characters.
+const MAX_WARNING: usize = 1000;
+
+impl Warnings {
+    fn new() -> Warnings {
+        Warnings { list: Vec::new() }
+    }
+
+    /// Keep `warning` unless there are enough already.
+    fn push(&mut self, mut warning: Fail) {
+        if self.is_full() {
+            return;
+        }
+        if let Some((cut, _)) = warning.message.char_indices().nth(MAX_WARNING) {
+            warning.message.truncate(cut);
+            warning.message.push_str("...");
+        }
+        self.list.push(warning);
+    }
+
+    /// Whether no further warning is kept (loops over tokens stop making them).
+    fn is_full(&self) -> bool {
+        self.list.len() >= MAX_WARNINGS
+    }
+
+    /// The warnings, with a note when some were not kept.
+    pub(super) fn into_list(mut self) -> Vec<Fail> {
+        if let Some(line) = self
+            .is_full()
+            .then(|| self.list.last().map(|w| w.line))
+            .flatten()
+        {
+            self.list.push(Fail::new(
+                line,
+                format!("further warnings are not shown after {MAX_WARNINGS}; fix these first"),
+            ));
+        }
+        self.list
+    }
+}
 
 /// Parse the text of a `modelDescription.xml`; also returns the warnings.
 pub(super) fn parse(xml: &str) -> R<(ModelDescription, Warnings)> {
@@ -728,6 +775,7 @@ fn clock_attributes(e: &Element, label: &str, fallback: Option<&Element>) -> R<C
     attrs.extend(e.attrs.iter().cloned());
     attrs.reverse(); // the variable's own attributes are found first
     let m = Element {
+        ns: (),
         name: e.name.clone(),
         attrs,
         line: e.line,
@@ -888,7 +936,7 @@ fn model_variables<'a>(
         // type is kept out of the list (cosimo schedules no clocks), with a warning.
         clocks.retain(|&c| {
             let clock = variables[c].var_type == VariableType::Clock;
-            if !clock {
+            if !clock && !w.is_full() {
                 let p = &pending[i];
                 w.push(Fail::new(
                     p.element.line,

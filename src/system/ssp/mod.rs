@@ -172,6 +172,26 @@ impl SspPackage {
         })
     }
 
+    /// Import the text of a `.ssd` file as if it were the bare `.ssd` file `path`: messages
+    /// name `path`, and the files it references are looked for next to it. For callers that
+    /// hold the text already (and the fuzz targets); the file itself need not exist.
+    pub fn import_ssd_text(text: &str, path: &Path) -> Result<Imported> {
+        let absolute = normalise(&std::path::absolute(path).map_err(|e| Error::io(path, e))?);
+        let folder = absolute.parent().map(Path::to_path_buf).unwrap_or_default();
+        let name = absolute
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| DEFAULT_SSD.to_string());
+        let package = SspPackage {
+            source: path.to_path_buf(),
+            location: folder.clone(),
+            root: folder,
+            bare: Some(name.clone()),
+            _temp: None,
+        };
+        ssd::import_text(&package, &name, text)
+    }
+
     /// The path the user gave.
     pub fn source(&self) -> &Path {
         &self.source

@@ -17,16 +17,31 @@ use crate::{Error, Result};
 /// Separator of flattened component names (`outer/inner/component`).
 const SEPARATOR: char = '/';
 
+/// The most warnings kept, and the longest (in characters): a hostile file can have a warning
+/// per element, each quoting a long name from elsewhere in the file.
+const MAX_WARNINGS: usize = 1000;
+const MAX_WARNING: usize = 1000;
+
+/// The deepest nesting of systems read: the reader recurses once per level, and real
+/// hierarchies are a few levels deep.
+const MAX_SYSTEM_DEPTH: usize = 100;
+
 /// Import the `.ssd` at `relative` (a '/'-path inside the package).
 pub(super) fn import(package: &SspPackage, relative: &str) -> Result<Imported> {
+    let file = package.display(Path::new(relative));
+    let text = read_text(&package.root.join(relative), &file)?;
+    import_text(package, relative, &text)
+}
+
+/// Import `text` as the `.ssd` at `relative` (a '/'-path inside the package).
+pub(super) fn import_text(package: &SspPackage, relative: &str, text: &str) -> Result<Imported> {
     let relative_path = PathBuf::from(relative);
     let file = package.display(&relative_path);
-    let disk = package.root.join(&relative_path);
     let folder = relative_path
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let root = read_xml(&disk, &file)?;
+    let root = parse_xml(text, &file)?;
     let importer = Importer {
         package,
         file,
@@ -49,15 +64,24 @@ pub(super) fn import(package: &SspPackage, relative: &str) -> Result<Imported> {
 
 /// Read and parse an XML file; errors name the file and line.
 fn read_xml(disk: &Path, shown: &Path) -> Result<Element> {
+    parse_xml(&read_text(disk, shown)?, shown)
+}
+
+/// The UTF-8 text of a file; errors name it as `shown`.
+fn read_text(disk: &Path, shown: &Path) -> Result<String> {
     let bytes = std::fs::read(disk).map_err(|e| Error::io(shown, e))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         Error::Usage(format!(
             "{}: the file is not UTF-8 text (invalid byte at offset {}); save it as UTF-8",
             shown.display(),
             e.utf8_error().valid_up_to()
         ))
-    })?;
-    xml::parse_tree(&text)
+    })
+}
+
+/// Parse XML text; errors name the file `shown` and the line.
+fn parse_xml(text: &str, shown: &Path) -> Result<Element> {
+    xml::parse_tree(text)
         .map_err(|(line, message)| Error::Usage(format!("{}:{line}: {message}", shown.display())))
 }
 
@@ -173,9 +197,28 @@ impl Importer<'_> {
     }
 
     fn warn(&mut self, line: usize, message: impl std::fmt::Display) {
-        let text = format!("{}:{line}: {message}", self.file.display());
+        if self.warnings.len() > MAX_WARNINGS {
+            return;
+        }
+        let mut text = if self.warnings.len() == MAX_WARNINGS {
+            format!(
+                "{}:{line}: further warnings are not shown after {MAX_WARNINGS}; fix these first",
+                self.file.display()
+            )
+        } else {
+            format!("{}:{line}: {message}", self.file.display())
+        };
+        if let Some((cut, _)) = text.char_indices().nth(MAX_WARNING) {
+            text.truncate(cut);
+            text.push_str("...");
+        }
         log::warn!("{text}");
         self.warnings.push(text);
+    }
+
+    /// Whether warnings are no longer kept (loops that would make many stop formatting them).
+    fn quiet(&self) -> bool {
+        self.warnings.len() > MAX_WARNINGS && !log::log_enabled!(log::Level::Debug)
     }
 
     /// A child the importer does not read: vendor extensions, geometry and annotations are
@@ -190,8 +233,12 @@ impl Importer<'_> {
             "Annotations",
             "Note",
         ];
+        if self.quiet() {
+            return;
+        }
         if child.is("Annotations") {
-            self.annotations(parent, "");
+            // This list only: each of the parent's lists comes here once.
+            self.annotation_list(parent, child, "", &mut Vec::new());
         } else if !child.is_ssp() || GRAPHICAL.contains(&child.name.as_str()) {
             log::debug!(
                 "{}:{}: {} in {} is ignored",
@@ -217,32 +264,45 @@ impl Importer<'_> {
     fn annotations<'e>(&mut self, element: &'e Element, kind: &str) -> Vec<&'e Element> {
         let mut found = Vec::new();
         for list in element.children_named("Annotations") {
-            for a in &list.children {
-                let ty = a.attr("type").unwrap_or("");
-                if a.is("Annotation") && !kind.is_empty() && ty == kind {
-                    found.extend(a.children.iter());
-                } else if a.is("Annotation") && ty.starts_with("org.cosimo.") {
-                    self.warn(
-                        a.line,
-                        format!(
-                            "annotation type \"{ty}\" is not read in {} (cosimo reads \
-                             org.cosimo.experiment in ssd:DefaultExperiment, org.cosimo.component \
-                             in ssd:Component, org.cosimo.connection in ssd:Connection); it is \
-                             ignored",
-                            element.show()
-                        ),
-                    );
-                } else {
-                    log::debug!(
-                        "{}:{}: annotation type=\"{ty}\" in {} is ignored (not cosimo's)",
-                        self.file.display(),
-                        a.line,
-                        element.show()
-                    );
-                }
-            }
+            self.annotation_list(element, list, kind, &mut found);
         }
         found
+    }
+
+    /// The annotations of type `kind` in one `ssc:Annotations` list of `element`, into `found`.
+    fn annotation_list<'e>(
+        &mut self,
+        element: &Element,
+        list: &'e Element,
+        kind: &str,
+        found: &mut Vec<&'e Element>,
+    ) {
+        for a in &list.children {
+            let ty = a.attr("type").unwrap_or("");
+            if a.is("Annotation") && !kind.is_empty() && ty == kind {
+                found.extend(a.children.iter());
+            } else if self.quiet() {
+                continue;
+            } else if a.is("Annotation") && ty.starts_with("org.cosimo.") {
+                self.warn(
+                    a.line,
+                    format!(
+                        "annotation type \"{ty}\" is not read in {} (cosimo reads \
+                         org.cosimo.experiment in ssd:DefaultExperiment, org.cosimo.component \
+                         in ssd:Component, org.cosimo.connection in ssd:Connection); it is \
+                         ignored",
+                        element.show()
+                    ),
+                );
+            } else {
+                log::debug!(
+                    "{}:{}: annotation type=\"{ty}\" in {} is ignored (not cosimo's)",
+                    self.file.display(),
+                    a.line,
+                    element.show()
+                );
+            }
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -795,6 +855,16 @@ impl Importer<'_> {
         depth: usize,
         outer_dictionaries: &HashMap<String, usize>,
     ) -> Result<usize> {
+        if depth > MAX_SYSTEM_DEPTH {
+            return Err(self.fail(
+                e.line,
+                format!(
+                    "{}: systems are nested deeper than {MAX_SYSTEM_DEPTH} levels; cosimo reads \
+                     at most {MAX_SYSTEM_DEPTH}: flatten the hierarchy",
+                    e.show()
+                ),
+            ));
+        }
         let name = self.element_name(e)?.to_string();
         let path = match parent {
             None => String::new(),
@@ -1651,6 +1721,20 @@ impl Importer<'_> {
                 a *= factor;
                 b = factor * b + offset;
             }
+        }
+        if !(a.is_finite() && b.is_finite()) {
+            // Each factor is finite, their product need not be (1e300 m per unit, then 1e300).
+            let last = chain.last().map_or(0, |&i| self.edges[i].line);
+            let to = chain.last().map(|&i| self.edges[i].to).unwrap_or(first);
+            return Err(self.fail(
+                last,
+                format!(
+                    "the unit conversions and transformations along the connection to {} \
+                     multiply to {a} x + {b}, which is not finite; check their factors and \
+                     offsets",
+                    self.end_text(to)
+                ),
+            ));
         }
         Ok((a, b, converted))
     }
