@@ -445,3 +445,64 @@ fn a_crashing_case_fails_alone_in_an_isolated_check() {
     assert_eq!(cases.len(), 2, "{text}");
     assert_eq!(cases[1]["status"], "passed", "{text}");
 }
+
+/// The SSP annotation `<cosimo:Component isolate="..." callTimeout="..."/>` is read: an isolated
+/// component gives the same bytes, a timeout with `isolate="false"` is refused, and a value that
+/// is not a boolean is named with its line.
+#[test]
+fn ssp_component_annotations_choose_the_worker() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let original = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus/two-mass-force-force.ssp");
+    let ssd = std::fs::read_to_string(original.join("SystemStructure.ssd")).unwrap();
+    let fmus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/fmus");
+    let ssd = ssd.replace("../../target/fmus", &fmus.display().to_string());
+    let dir = temp_dir();
+    let with = |attributes: &str| {
+        let annotation = format!(
+            "<ssc:Annotations><ssc:Annotation type=\"org.cosimo.component\"><cosimo:Component {attributes}/></ssc:Annotation></ssc:Annotations>\n      </ssd:Component>"
+        );
+        let folder = dir.path().join(format!("s{}.ssp", attributes.len()));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SystemStructure.ssd"),
+            ssd.replacen("</ssd:Component>", &annotation, 1),
+        )
+        .unwrap();
+        folder
+    };
+    let run = |ssp: &Path, out: &Path| {
+        common::cosimo([
+            "run".as_ref(),
+            ssp.as_os_str(),
+            "-q".as_ref(),
+            "--output-file".as_ref(),
+            out.as_os_str(),
+        ])
+    };
+    let plain = dir.path().join("plain.csv");
+    let isolated = dir.path().join("isolated.csv");
+    common::cosimo_ok([
+        "run".as_ref(),
+        original.as_os_str(),
+        "-q".as_ref(),
+        "--output-file".as_ref(),
+        plain.as_os_str(),
+    ]);
+    let output = run(&with(r#"isolate="true" callTimeout="30""#), &isolated);
+    assert!(output.status.success(), "{}", show(&output));
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&isolated).unwrap()
+    );
+    let output = run(&with(r#"isolate="false" callTimeout="2""#), &isolated);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("isolate is false"));
+    let output = run(&with(r#"isolate="maybe""#), &isolated);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("isolate=\"maybe\"; expected true or false"),
+        "{}",
+        show(&output)
+    );
+}

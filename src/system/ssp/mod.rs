@@ -51,7 +51,8 @@
 //! ```
 //!
 //!   Per component (`ssc:Annotations` of `ssd:Component`): type `org.cosimo.component` with
-//!   `<cosimo:Component subSteps="4"/>`; per connection: type `org.cosimo.connection` with
+//!   `<cosimo:Component subSteps="4" isolate="true" callTimeout="2"/>` (a worker process for
+//!   the component, a time limit in seconds per FMI call); per connection: type `org.cosimo.connection` with
 //!   `<cosimo:Connection extrapolationOrder="1" halfStep="true" sourceIntegral="x_int"/>`
 //!   (`halfStep` and `sourceIntegral` for the extended implicit coupling, with
 //!   `correctorExtension="derivative|integral"` on the experiment). Unknown cosimo attributes
