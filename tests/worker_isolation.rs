@@ -506,3 +506,43 @@ fn ssp_component_annotations_choose_the_worker() {
         show(&output)
     );
 }
+
+/// Steps of isolated components run side by side; when the first one's worker dies, the steps
+/// still running in the other workers end and those workers are freed (no hang, no litter).
+#[test]
+fn a_crash_while_other_steps_run_ends_cleanly() {
+    let dir = temp_dir();
+    let tmp = temp_dir();
+    let json = format!(
+        r#"{{
+  "components": [
+    {{ "name": "faulty", "fmu": "{faulty}", "parameters": {{ "failure": 6, "fail_at": 0.5 }} }},
+    {{ "name": "osc1", "fmu": "{osc}" }},
+    {{ "name": "osc2", "fmu": "{osc3}" }}
+  ],
+  "experiment": {{ "stopTime": 1.0, "stepSize": 0.1 }}
+}}"#,
+        faulty = fmu("Faulty", 3).display(),
+        osc = fmu("Oscillator", 2).display(),
+        osc3 = fmu("Oscillator", 3).display(),
+    );
+    let system = dir.path().join("first.json");
+    std::fs::write(&system, json).unwrap();
+    let out = dir.path().join("out.csv");
+    let output = cosimo_in(
+        tmp.path(),
+        &[
+            "run",
+            system.to_str().unwrap(),
+            "--isolate",
+            "-q",
+            "--output-file",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", show(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("SIGABRT"));
+    assert_eq!(read_results(&out).time().len(), 5);
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
+}

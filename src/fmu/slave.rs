@@ -97,6 +97,27 @@ pub trait Slave: Send {
     fn exit_initialization_mode(&mut self) -> Result<()>;
     /// Advance from `current_time` by `step_size`.
     fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult>;
+    /// Whether [`Slave::start_step`] returns before the step ends (a slave in another process:
+    /// the caller can start other components' steps meanwhile).
+    fn steps_in_background(&self) -> bool {
+        false
+    }
+    /// When [`Slave::steps_in_background`]: start `do_step` and return at once;
+    /// [`Slave::finish_step`] waits for it and returns what `do_step` would have. No other
+    /// call may come between the two.
+    fn start_step(&mut self, _current_time: f64, _step_size: f64) -> Result<()> {
+        Err(crate::Error::Internal(format!(
+            "{}: start_step on a slave that does not step in the background",
+            self.name()
+        )))
+    }
+    /// The result of the step begun by [`Slave::start_step`].
+    fn finish_step(&mut self) -> Result<StepResult> {
+        Err(crate::Error::Internal(format!(
+            "{}: finish_step without a step started in the background",
+            self.name()
+        )))
+    }
     /// FMI 3: enter event mode (after `event_handling_needed`).
     fn enter_event_mode(&mut self) -> Result<()>;
     /// FMI 3: one event iteration in event mode.

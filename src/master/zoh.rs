@@ -14,7 +14,7 @@ use super::execution::{
 };
 use super::inputs::TableInputs;
 use super::polynomial::{lagrange_taylor, shift_taylor, MAX_DEGREE};
-use super::pool::Unit;
+use super::pool::{Placement, Unit};
 use crate::settings::AlgorithmKind;
 use crate::system::resolve::ResolvedSystem;
 use crate::Result;
@@ -133,6 +133,20 @@ impl Execution {
             t_start: self.time,
             t_end,
         };
+        // Components in worker processes step side by side: start every step, then collect.
+        if let Placement::Local(units) = &mut self.placement {
+            if units.iter().all(|u| u.slave.steps_in_background()) {
+                for (i, unit) in units.iter_mut().enumerate() {
+                    if startable(i, &inputs) {
+                        start_component(i, unit, &inputs)?;
+                    }
+                }
+                for (i, unit) in units.iter_mut().enumerate() {
+                    step_component_from(i, unit, &inputs, startable(i, &inputs))?;
+                }
+                return Ok(());
+            }
+        }
         self.placement
             .run_all(&|i, unit: &mut Unit| step_component(i, unit, &inputs))
     }
@@ -213,11 +227,38 @@ pub(crate) type TrialStep<'a> = dyn Fn(usize, &mut Unit, &[f64]) -> Result<()> +
 
 /// Set a component's inputs for the macro step, step it (sub-steps, events), read its sources.
 fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
+    step_component_from(i, unit, s, false)
+}
+
+/// Whether a component's step can be started in the background: it takes one step per macro
+/// step and no input switches at the half step.
+fn startable(i: usize, s: &StepInputs<'_>) -> bool {
     let plan = &s.plans[i];
-    // The corrector has one point more than extrapolation: the value at the step's end.
+    plan.sub_steps <= 1 && !has_half_step_inputs(plan, s)
+}
+
+/// For a component in a worker process ([`startable`]): set its inputs and start its step in
+/// the background; `step_component_from(.., true)` collects it.
+fn start_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
+    let plan = &s.plans[i];
     let available = s.history.len() + usize::from(s.corrector.is_some());
+    set_step_inputs(i, unit, s, available)?;
+    apply_polynomials(
+        plan,
+        unit,
+        (s.t_start, 0.0),
+        available,
+        s.order_override,
+        None,
+    )?;
+    s.table_inputs[i].apply(unit.slave.as_mut(), s.t_start)?;
+    unit.slave.start_step(s.t_start, s.t_end - s.t_start)
+}
+
+/// The Taylor coefficients of the Float64 inputs, and the inputs of other types.
+fn set_step_inputs(i: usize, unit: &mut Unit, s: &StepInputs<'_>, available: usize) -> Result<()> {
+    let plan = &s.plans[i];
     prepare_taylor(plan, unit, s, available);
-    let orders = s.order_override;
     for binding in &plan.other_inputs {
         let conn = &s.resolved.connections[binding.connection];
         let fmi3 = s.resolved.components[conn.to_component]
@@ -232,6 +273,24 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
             s.values[binding.connection],
         )?;
     }
+    Ok(())
+}
+
+/// Step a component over the macro step; `started`: its (only) step was started in the
+/// background by `start_component`, with its inputs set, and is collected here.
+fn step_component_from(
+    i: usize,
+    unit: &mut Unit,
+    s: &StepInputs<'_>,
+    mut started: bool,
+) -> Result<()> {
+    let plan = &s.plans[i];
+    // The corrector has one point more than extrapolation: the value at the step's end.
+    let available = s.history.len() + usize::from(s.corrector.is_some());
+    if !started {
+        set_step_inputs(i, unit, s, available)?;
+    }
+    let orders = s.order_override;
     let mut n = plan.sub_steps.max(1);
     // Half-step inputs change their function at the step's middle: step there exactly.
     let switch_at = if has_half_step_inputs(plan, s) {
@@ -254,17 +313,21 @@ fn step_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
         let mut t = s.t_start + f64::from(j) * h;
         let mut second_half = (switch_at == Some(j)).then_some(s);
         while t < sub_end - eps {
-            apply_polynomials(
-                plan,
-                unit,
-                (t, t - expanded_at),
-                available,
-                orders,
-                second_half.take(),
-            )?;
-            expanded_at = t;
-            s.table_inputs[i].apply(unit.slave.as_mut(), t)?;
-            let result = unit.slave.do_step(t, sub_end - t)?;
+            let result = if std::mem::take(&mut started) {
+                unit.slave.finish_step()?
+            } else {
+                apply_polynomials(
+                    plan,
+                    unit,
+                    (t, t - expanded_at),
+                    available,
+                    orders,
+                    second_half.take(),
+                )?;
+                expanded_at = t;
+                s.table_inputs[i].apply(unit.slave.as_mut(), t)?;
+                unit.slave.do_step(t, sub_end - t)?
+            };
             if result.terminate_simulation {
                 s.terminate.store(true, Ordering::Relaxed);
             }

@@ -51,6 +51,10 @@ pub struct WorkerSlave {
     read_ahead: ReadAhead,
     /// How long the master spins for this worker's replies.
     patience: Patience,
+    /// A request was published and its reply not yet received (a step in the background).
+    in_flight: bool,
+    /// When the last request was published (the call timeout counts from there).
+    sent_at: Instant,
     _keep_alive: Option<Arc<dyn Any + Send + Sync>>,
 }
 
@@ -110,6 +114,8 @@ impl WorkerSlave {
             log_sink: sinks.1,
             read_ahead: ReadAhead::default(),
             patience: Patience::new(MAX_SPIN),
+            in_flight: false,
+            sent_at: Instant::now(),
             _keep_alive: keep_alive,
         };
         slave.channel.header().worker_spin_ns.store(
@@ -151,6 +157,13 @@ impl WorkerSlave {
     }
 
     fn refuse_if_gone(&self, code: Code) -> Result<()> {
+        if self.in_flight {
+            return Err(Error::Internal(format!(
+                "component \"{}\": {} while a step runs in the background",
+                self.name,
+                self.fmi(code)
+            )));
+        }
         match &self.gone {
             None => Ok(()),
             Some(reason) => Err(Error::Worker {
@@ -243,15 +256,29 @@ impl WorkerSlave {
 
     /// Publish the queued records and wait for the reply.
     fn exchange(&mut self, code: Code) -> Result<()> {
+        self.send();
+        self.receive(code)
+    }
+
+    /// Publish the queued records (the worker starts on them).
+    fn send(&mut self) {
         let header = self.channel.header();
         header
             .request_len
             .store(self.queued as u64, Ordering::Relaxed);
         self.queued = 0;
-        let seq = self.seq.wrapping_add(1);
-        self.seq = seq;
-        publish(&header.request, &header.worker_sleeping, seq);
-        let started = Instant::now();
+        self.seq = self.seq.wrapping_add(1);
+        self.sent_at = Instant::now();
+        self.in_flight = true;
+        publish(&header.request, &header.worker_sleeping, self.seq);
+    }
+
+    /// Wait for the reply to what `send` published.
+    fn receive(&mut self, code: Code) -> Result<()> {
+        self.in_flight = false;
+        let header = self.channel.header();
+        let seq = self.seq;
+        let started = self.sent_at;
         let deadline = self.options.call_timeout;
         let child = &mut self.child;
         let waited = wait_for(
@@ -539,6 +566,14 @@ fn signal_name(signal: i32) -> &'static str {
 
 impl Drop for WorkerSlave {
     fn drop(&mut self) {
+        if self.in_flight && self.gone.is_none() {
+            // A step started in the background (another component failed meanwhile): let it
+            // end before freeing.
+            if self.options.call_timeout.is_none() {
+                self.options.call_timeout = Some(Duration::from_secs(10));
+            }
+            let _ = self.receive(Code::Plain(Call::DoStep));
+        }
         if self.gone.is_none() {
             // Free the instance (the worker then exits); a worker that does not answer within
             // the call timeout (or 10 s) is killed.
@@ -601,6 +636,13 @@ impl Slave for WorkerSlave {
         self.plain(Call::ExitInitializationMode)
     }
     fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult> {
+        self.start_step(current_time, step_size)?;
+        self.finish_step()
+    }
+    fn steps_in_background(&self) -> bool {
+        true
+    }
+    fn start_step(&mut self, current_time: f64, step_size: f64) -> Result<()> {
         self.time = current_time;
         let code = Code::Plain(Call::DoStep);
         self.refuse_if_gone(code)?;
@@ -615,7 +657,18 @@ impl Slave for WorkerSlave {
             self.append_read_ahead(*getter, vrs, *count)?;
         }
         self.read_ahead.learned = learned;
-        self.exchange(code)?;
+        self.send();
+        Ok(())
+    }
+    fn finish_step(&mut self) -> Result<StepResult> {
+        let code = Code::Plain(Call::DoStep);
+        if !self.in_flight {
+            return Err(Error::Internal(format!(
+                "component \"{}\": finish_step without a step started in the background",
+                self.name
+            )));
+        }
+        self.receive(code)?;
         let learned = std::mem::take(&mut self.read_ahead.learned);
         let mut offsets = std::mem::take(&mut self.read_ahead.offsets);
         offsets.clear();
