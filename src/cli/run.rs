@@ -1,6 +1,7 @@
 //! `cosimo run`: one FMU, a system file, an SSP or FMUs joined with --connect, on the run loop.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 
@@ -208,27 +209,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         ));
     }
     apply_overrides(args, &mut system, labels)?;
-    let options = RunOptions {
-        instance: InstanceOptions {
-            log_fmi_calls: args.log_fmi_calls,
-            logging_on: args.debug_logging,
-            event_mode: args.event_mode,
-            ..InstanceOptions::default()
-        },
-        threads: args.threads,
-        record: args.output_variables.clone(),
-        bare_names: false,
-        inputs: args
-            .input_file
-            .as_deref()
-            .map(|p| read_table(p, "the input file (--input-file)"))
-            .transpose()?
-            .map(std::sync::Arc::new),
-        opened: Vec::new(),
-        allow_non_finite: args.allow_non_finite,
-        isolate: args.isolate,
-        worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
-    };
+    let options = run_options(args, false, Vec::new())?;
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
     let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
         Error::Usage(message) if file.is_some() => Error::Usage(format!("{first}: {message}")),
@@ -421,7 +402,7 @@ impl Progress {
     }
 }
 
-fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
+fn run_fmu(args: &RunArgs, fmu: Arc<Fmu>) -> Result<(), Error> {
     if !args.ignore_units.is_empty() {
         return Err(Error::Usage(
             "--ignore-units marks a connection of a system; one FMU alone has none".into(),
@@ -461,27 +442,7 @@ fn run_fmu(args: &RunArgs, fmu: std::sync::Arc<Fmu>) -> Result<(), Error> {
     }
     let system = System::single_fmu(path, &md, start_values, &overrides(args))?;
     check_threads(args, &system.experiment)?;
-    let options = RunOptions {
-        instance: InstanceOptions {
-            log_fmi_calls: args.log_fmi_calls,
-            logging_on: args.debug_logging,
-            event_mode: args.event_mode,
-            ..InstanceOptions::default()
-        },
-        threads: args.threads,
-        record: args.output_variables.clone(),
-        bare_names: true,
-        inputs: args
-            .input_file
-            .as_deref()
-            .map(|p| read_table(p, "the input file (--input-file)"))
-            .transpose()?
-            .map(std::sync::Arc::new),
-        opened: vec![fmu],
-        allow_non_finite: args.allow_non_finite,
-        isolate: args.isolate,
-        worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
-    };
+    let options = run_options(args, true, vec![fmu])?;
     let mut execution = Execution::instantiate(&system, &options)?;
     let output_file = args
         .output_file
@@ -533,6 +494,35 @@ fn refuse_overwriting(output: &Path, inputs: &[&Path], args: &RunArgs) -> Result
         )));
     }
     Ok(())
+}
+
+/// The run options the command line gives, for a system or (`bare_names`) one FMU.
+fn run_options(
+    args: &RunArgs,
+    bare_names: bool,
+    opened: Vec<Arc<Fmu>>,
+) -> Result<RunOptions, Error> {
+    Ok(RunOptions {
+        instance: InstanceOptions {
+            log_fmi_calls: args.log_fmi_calls,
+            logging_on: args.debug_logging,
+            event_mode: args.event_mode,
+            ..InstanceOptions::default()
+        },
+        threads: args.threads,
+        record: args.output_variables.clone(),
+        bare_names,
+        inputs: args
+            .input_file
+            .as_deref()
+            .map(|p| read_table(p, "the input file (--input-file)"))
+            .transpose()?
+            .map(Arc::new),
+        opened,
+        allow_non_finite: args.allow_non_finite,
+        isolate: args.isolate,
+        worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
+    })
 }
 
 /// `--call-timeout` and `--worker-memory` as worker options.

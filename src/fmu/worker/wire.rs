@@ -12,11 +12,28 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, FmiStatus};
 use crate::fmu::SlaveState;
 
-/// The calls a worker understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Call {
-    Instantiate = 1,
+/// The `Call` enum and the list of its plain calls (codes 1, 2, ... in this order), from one
+/// list of names.
+macro_rules! calls {
+    ($($name:ident),+ $(,)?) => {
+        /// The calls a worker understands.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u32)]
+        pub enum Call {
+            $($name,)+
+            /// Get a numeric type: `Get as u32 + Numeric as u32`.
+            Get = 100,
+            /// Set a numeric type: `Set as u32 + Numeric as u32`.
+            Set = 200,
+        }
+
+        /// Every call other than `Get` and `Set`, by code.
+        const PLAIN: &[Call] = &[$(Call::$name),+];
+    };
+}
+
+calls!(
+    Instantiate,
     Free,
     EnterConfigurationMode,
     ExitConfigurationMode,
@@ -41,11 +58,7 @@ pub enum Call {
     DirectionalDerivative,
     GetOutputDerivatives,
     SetInputPolynomial,
-    /// Get a numeric type: `Get as u32 + Numeric as u32`.
-    Get = 100,
-    /// Set a numeric type: `Set as u32 + Numeric as u32`.
-    Set = 200,
-}
+);
 
 /// The numeric FMI types, in the order of their call codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,34 +132,6 @@ impl Code {
 
     /// Decode a wire value.
     pub fn from_raw(raw: u32) -> Option<Code> {
-        use Call::*;
-        const PLAIN: [Call; 25] = [
-            Instantiate,
-            Free,
-            EnterConfigurationMode,
-            ExitConfigurationMode,
-            EnterInitializationMode,
-            ExitInitializationMode,
-            DoStep,
-            EnterEventMode,
-            UpdateDiscreteStates,
-            EnterStepMode,
-            Terminate,
-            Reset,
-            GetString,
-            SetString,
-            GetBinary,
-            SetBinary,
-            SaveState,
-            UpdateState,
-            RestoreState,
-            FreeState,
-            SerializeState,
-            DeserializeState,
-            DirectionalDerivative,
-            GetOutputDerivatives,
-            SetInputPolynomial,
-        ];
         match raw {
             200.. => Numeric::ALL
                 .get((raw - 200) as usize)
