@@ -55,6 +55,8 @@ pub struct WorkerSlave {
     in_flight: bool,
     /// When the last request was published (the call timeout counts from there).
     sent_at: Instant,
+    /// The call the last reply answered (for messages about a malformed reply).
+    last_call: Code,
     _keep_alive: Option<Arc<dyn Any + Send + Sync>>,
 }
 
@@ -116,6 +118,7 @@ impl WorkerSlave {
             patience: Patience::new(MAX_SPIN),
             in_flight: false,
             sent_at: Instant::now(),
+            last_call: Code::Plain(Call::Instantiate),
             _keep_alive: keep_alive,
         };
         slave.channel.header().worker_spin_ns.store(
@@ -276,6 +279,7 @@ impl WorkerSlave {
     /// Wait for the reply to what `send` published.
     fn receive(&mut self, code: Code) -> Result<()> {
         self.in_flight = false;
+        self.last_call = code;
         let header = self.channel.header();
         let seq = self.seq;
         let started = self.sent_at;
@@ -345,7 +349,7 @@ impl WorkerSlave {
         // SAFETY: after a reply the master owns the regions.
         let region = unsafe { &self.channel.reply_region()[..len] };
         read(&mut Reader::new(region))
-            .map_err(|e| self.protocol_error(Code::Plain(Call::Free), &e.0))
+            .map_err(|e| self.protocol_error(self.last_call, &e.0))
     }
 
     /// Hand the worker's traced calls and FMU log messages to the sinks (and the `log` crate),
