@@ -348,8 +348,7 @@ impl WorkerSlave {
             (self.channel.header().reply_len.load(Ordering::Relaxed) as usize).min(REGION_SIZE);
         // SAFETY: after a reply the master owns the regions.
         let region = unsafe { &self.channel.reply_region()[..len] };
-        read(&mut Reader::new(region))
-            .map_err(|e| self.protocol_error(self.last_call, &e.0))
+        read(&mut Reader::new(region)).map_err(|e| self.protocol_error(self.last_call, &e.0))
     }
 
     /// Hand the worker's traced calls and FMU log messages to the sinks (and the `log` crate),
