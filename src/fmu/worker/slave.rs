@@ -176,15 +176,22 @@ impl WorkerSlave {
         }
     }
 
+    /// Before any call: refuse it when the worker is gone or busy, and end the values read
+    /// ahead (any call may change what the FMU would answer).
+    fn begin(&mut self, code: Code) -> Result<()> {
+        self.refuse_if_gone(code)?;
+        self.read_ahead.live = false;
+        self.read_ahead.learning = false;
+        Ok(())
+    }
+
     /// Queue a record without waiting (setters).
     fn queue(
         &mut self,
         code: Code,
         encode: impl Fn(&mut Writer<'_>) -> std::result::Result<(), Malformed>,
     ) -> Result<()> {
-        self.refuse_if_gone(code)?;
-        self.read_ahead.live = false;
-        self.read_ahead.learning = false;
+        self.begin(code)?;
         self.append(code, &encode)
     }
 
@@ -194,9 +201,7 @@ impl WorkerSlave {
         code: Code,
         encode: impl Fn(&mut Writer<'_>) -> std::result::Result<(), Malformed>,
     ) -> Result<()> {
-        self.refuse_if_gone(code)?;
-        self.read_ahead.live = false;
-        self.read_ahead.learning = false;
+        self.begin(code)?;
         self.append(code, &encode)?;
         self.exchange(code)
     }
@@ -648,9 +653,7 @@ impl Slave for WorkerSlave {
     fn start_step(&mut self, current_time: f64, step_size: f64) -> Result<()> {
         self.time = current_time;
         let code = Code::Plain(Call::DoStep);
-        self.refuse_if_gone(code)?;
-        self.read_ahead.live = false;
-        self.read_ahead.learning = false;
+        self.begin(code)?;
         self.append(code, &|w: &mut Writer<'_>| {
             w.f64(current_time)?;
             w.f64(step_size)
