@@ -32,6 +32,7 @@ fn chain(parallel: bool) -> System {
             sub_steps: 1,
             isolate: None,
             call_timeout: None,
+            worker_group: None,
         })
         .collect();
     let connections = (1..COMPONENTS)

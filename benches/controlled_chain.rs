@@ -55,6 +55,7 @@ fn chain_system(
             sub_steps: 1,
             isolate: None,
             call_timeout: None,
+            worker_group: None,
         });
     }
     for i in 0..CHAINS - 1 {
@@ -71,6 +72,7 @@ fn chain_system(
             sub_steps: 1,
             isolate: None,
             call_timeout: None,
+            worker_group: None,
         });
         let (left, right) = (format!("chain{i}"), format!("chain{}", i + 1));
         for (from, to) in [

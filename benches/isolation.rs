@@ -28,6 +28,7 @@ fn chain(components: usize, version: u8) -> System {
                 sub_steps: 1,
                 isolate: None,
                 call_timeout: None,
+                worker_group: None,
             })
             .collect(),
         connections: (1..components)

@@ -324,6 +324,7 @@ fn pendulum_system(order: u8, h: f64, stop: f64, output: f64) -> System {
         sub_steps: 1,
         isolate: None,
         call_timeout: None,
+        worker_group: None,
     };
     let point = |m: &str| InterfacePoint {
         position: format!("{m}.p{{}}"),

@@ -117,6 +117,7 @@ fn a_full_file_parses_into_the_system() {
                 sub_steps: 4,
                 isolate: None,
                 call_timeout: None,
+                worker_group: None,
             },
             Component {
                 name: "b".into(),
@@ -125,6 +126,7 @@ fn a_full_file_parses_into_the_system() {
                 sub_steps: 1,
                 isolate: None,
                 call_timeout: None,
+                worker_group: None,
             },
         ],
         connections: vec![
@@ -205,7 +207,7 @@ fn json_errors_name_the_file_line_and_column() {
     assert_eq!(
         error(r#"{"components": [{"name": "a", "fmu": "A.fmu", "parameter": {}}]}"#),
         "dir/bad.json:1:57: unknown field `parameter`, expected one of `name`, `fmu`, \
-         `description`, `parameters`, `subSteps`, `isolate`, `callTimeout`"
+         `description`, `parameters`, `subSteps`, `isolate`, `callTimeout`, `workerGroup`"
     );
     assert_eq!(
         error(r#"{"components": [{"name": "a"}]}"#),

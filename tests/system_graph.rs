@@ -91,6 +91,7 @@ fn system(
                 sub_steps: 1,
                 isolate: None,
                 call_timeout: None,
+                worker_group: None,
             })
             .collect(),
         connections: connections
@@ -544,6 +545,7 @@ fn factors_need_numeric_types_and_start_values_are_checked() {
                 sub_steps: 1,
                 isolate: None,
                 call_timeout: None,
+                worker_group: None,
             })
             .collect(),
         connections: vec![Connection {

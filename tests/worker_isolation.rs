@@ -280,7 +280,12 @@ fn isolated_runs_give_the_same_results_as_in_process() {
         let path = examples.join(example);
         let inside = dir.path().join(format!("{example}-in.csv"));
         let outside = dir.path().join(format!("{example}-out.csv"));
-        for (file, extra) in [(&inside, None), (&outside, Some("--isolate"))] {
+        let grouped = dir.path().join(format!("{example}-grouped.csv"));
+        for (file, extra) in [
+            (&inside, &[][..]),
+            (&outside, &["--isolate"][..]),
+            (&grouped, &["--isolate", "--worker-processes", "1"][..]),
+        ] {
             let mut args = vec![
                 "run".to_string(),
                 path.display().to_string(),
@@ -288,13 +293,19 @@ fn isolated_runs_give_the_same_results_as_in_process() {
                 "--output-file".into(),
                 file.display().to_string(),
             ];
-            args.extend(extra.map(String::from));
+            args.extend(extra.iter().map(|a| a.to_string()));
             common::cosimo_ok(&args);
         }
+        let inside = std::fs::read(&inside).unwrap();
         assert_eq!(
-            std::fs::read(&inside).unwrap(),
+            inside,
             std::fs::read(&outside).unwrap(),
             "{example}: isolated results differ"
+        );
+        assert_eq!(
+            inside,
+            std::fs::read(&grouped).unwrap(),
+            "{example}: results in one shared worker process differ"
         );
     }
 }
@@ -379,16 +390,27 @@ fn feedthrough_chains_match_in_process_through_the_library() {
         };
         system.experiment.stop = 1.0;
         system.experiment.step = 0.01;
-        let run = |isolate: bool| {
+        let run = |isolate: bool, worker_processes: Option<usize>| {
             let options = RunOptions {
                 isolate,
                 worker: WorkerOptions {
                     program: Some(env!("CARGO_BIN_EXE_cosimo").into()),
                     ..WorkerOptions::default()
                 },
+                worker_processes,
                 ..RunOptions::default()
             };
             let mut exec = Execution::instantiate(&system, &options).expect("instantiates");
+            let expected = match (isolate, worker_processes) {
+                (false, _) => 0,
+                (true, None) => 3,
+                (true, Some(n)) => n,
+            };
+            assert_eq!(
+                worker_children(),
+                expected,
+                "worker processes with {worker_processes:?}"
+            );
             exec.initialize().expect("initializes");
             let mut rows = Vec::new();
             for k in 0..100 {
@@ -405,7 +427,161 @@ fn feedthrough_chains_match_in_process_through_the_library() {
             }
             rows
         };
-        assert_eq!(run(false), run(true), "FMI {version}");
+        let in_process = run(false, None);
+        assert_eq!(in_process, run(true, None), "FMI {version}");
+        // Steps of the components one worker hosts are queued behind each other; read-ahead
+        // values stay per component.
+        assert_eq!(in_process, run(true, Some(1)), "FMI {version}, one worker");
+        assert_eq!(in_process, run(true, Some(2)), "FMI {version}, two workers");
+    }
+}
+
+/// The `cosimo worker` processes this test process started (its children, any thread's).
+fn worker_children() -> usize {
+    let mut count = 0;
+    for task in std::fs::read_dir("/proc/self/task").expect("/proc is mounted") {
+        let children = task.expect("a task").path().join("children");
+        let Ok(pids) = std::fs::read_to_string(children) else {
+            continue;
+        };
+        for pid in pids.split_whitespace() {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains("--channel-fd") {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// Components sharing one worker process (`--worker-processes`): a segfault of one ends the
+/// run with the signal, the shared process named, the rows kept and no litter; an endless loop
+/// of one ends at the timeout and kills the process it shares.
+#[test]
+fn a_crash_in_a_shared_worker_ends_the_run() {
+    for version in [2, 3] {
+        crashes(
+            version,
+            5,
+            &["--isolate", "--worker-processes", "1"],
+            &["SIGSEGV", "hosting it and \"osc\""],
+        );
+    }
+    let stderr = crashes(
+        2,
+        8,
+        &["--call-timeout", "2", "--worker-processes", "1"],
+        &[
+            "did not return within the call timeout of 2 s",
+            "hosting \"osc\" too",
+        ],
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// `"workerGroup"` in a system file: components naming one group share its process (same
+/// results as in-process); an FMU that may be instantiated only once per process is refused a
+/// shared group, and so are groups with `isolate: false` and `--worker-processes` that has
+/// nothing to spread.
+#[test]
+fn worker_groups_from_the_system_file() {
+    let dir = temp_dir();
+    let write = |name: &str, fmu: &Path, extra_a: &str, extra_b: &str| {
+        let json = format!(
+            r#"{{
+  "components": [
+    {{ "name": "a", "fmu": "{fmu}", "parameters": {{ "x0": 1 }}{extra_a} }},
+    {{ "name": "b", "fmu": "{fmu}"{extra_b} }}
+  ],
+  "connections": [ {{ "from": "a.x", "to": "b.F" }} ],
+  "experiment": {{ "stopTime": 1.0, "stepSize": 0.01 }}
+}}"#,
+            fmu = fmu.display()
+        );
+        let path = dir.path().join(name);
+        std::fs::write(&path, json).unwrap();
+        path
+    };
+    let oscillator = fmu("Oscillator", 3);
+    let run = |system: &Path, out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            system.to_str().unwrap(),
+            "-q",
+            "--output-file",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        common::cosimo(&args)
+    };
+    let plain = write("plain.json", &oscillator, "", "");
+    let grouped = write(
+        "grouped.json",
+        &oscillator,
+        r#", "workerGroup": "g""#,
+        r#", "workerGroup": "g""#,
+    );
+    let (inside, shared) = (dir.path().join("in.csv"), dir.path().join("g.csv"));
+    assert!(run(&plain, &inside, &[]).status.success());
+    let output = run(&grouped, &shared, &[]);
+    assert!(output.status.success(), "{}", show(&output));
+    assert_eq!(
+        std::fs::read(&inside).unwrap(),
+        std::fs::read(&shared).unwrap()
+    );
+    let once = common::unpacked_with_edit(
+        "Oscillator",
+        2,
+        "canBeInstantiatedOnlyOncePerProcess=\"false\"",
+        "canBeInstantiatedOnlyOncePerProcess=\"true\"",
+    );
+    let clash = write(
+        "clash.json",
+        once.path(),
+        r#", "workerGroup": "g""#,
+        r#", "workerGroup": "g""#,
+    );
+    // Spread over one process, the once-per-process instances still get a process each.
+    let spread = dir.path().join("spread.csv");
+    let output = run(&clash, &spread, &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("cannot share the worker process \"g\""),
+        "{}",
+        show(&output)
+    );
+    let apart = write("apart.json", once.path(), "", "");
+    let output = run(&apart, &spread, &["--isolate", "--worker-processes", "1"]);
+    assert!(output.status.success(), "{}", show(&output));
+    for (system, extra, expected) in [
+        (
+            write("no.json", &oscillator, r#", "workerGroup": "g", "isolate": false"#, ""),
+            &[][..],
+            "workerGroup names a worker process to host it, but isolate is false",
+        ),
+        (
+            plain.clone(),
+            &["--worker-processes", "2"][..],
+            "--worker-processes spreads components over worker processes, but no component runs in one",
+        ),
+        (
+            grouped.clone(),
+            &["--worker-processes", "2"][..],
+            "every one names its workerGroup",
+        ),
+        (
+            plain.clone(),
+            &["--isolate", "--worker-processes", "0"][..],
+            "--worker-processes",
+        ),
+    ] {
+        let output = run(&system, &spread, extra);
+        assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(expected),
+            "{extra:?}: {}",
+            show(&output)
+        );
     }
 }
 
@@ -494,6 +670,15 @@ fn ssp_component_annotations_choose_the_worker() {
         std::fs::read(&plain).unwrap(),
         std::fs::read(&isolated).unwrap()
     );
+    let output = run(&with(r#"workerGroup="solvers""#), &isolated);
+    assert!(output.status.success(), "{}", show(&output));
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&isolated).unwrap()
+    );
+    let output = run(&with(r#"workerGroup=" ""#), &isolated);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("names no worker process"));
     let output = run(&with(r#"isolate="false" callTimeout="2""#), &isolated);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("isolate is false"));

@@ -99,8 +99,9 @@ pub(crate) struct RunArgs {
     /// Worker threads for --parallel (default: one per core).
     #[arg(long, default_value_t = 0)]
     pub(crate) threads: usize,
-    /// Host every FMU in its own worker process: a crash, abort or exit of an FMU then ends the
-    /// run with a message naming the component, call and time, with the results so far kept.
+    /// Host every FMU in a worker process (its own, unless --worker-processes): a crash, abort or
+    /// exit of an FMU then ends the run with a message naming the component, call and time,
+    /// with the results so far kept.
     #[arg(long)]
     pub(crate) isolate: bool,
     /// Seconds an FMI call may take before its worker process is killed and the run ends with
@@ -112,6 +113,11 @@ pub(crate) struct RunArgs {
     /// exceeds it dies and the run ends with a message saying so.
     #[arg(long, value_name = "SIZE")]
     pub(crate) worker_memory: Option<String>,
+    /// Spread the FMUs that run in worker processes over N processes instead of one each
+    /// (components naming a workerGroup keep theirs): with more FMUs than cores, fewer
+    /// processes step much faster. A crash ends the run either way.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub(crate) worker_processes: Option<u64>,
     /// Start time [s] (default: the FMU's default experiment, else 0).
     #[arg(long)]
     pub(crate) start_time: Option<f64>,
@@ -522,6 +528,7 @@ fn run_options(
         allow_non_finite: args.allow_non_finite,
         isolate: args.isolate,
         worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
+        worker_processes: args.worker_processes.map(|n| n as usize),
     })
 }
 

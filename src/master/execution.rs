@@ -18,7 +18,7 @@ use super::record::{Cell, Recording, Row};
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::values::apply_start_values;
-use crate::fmu::worker::{self, WorkerOptions};
+use crate::fmu::worker::{self, WorkerOptions, WorkerProcess};
 use crate::fmu::{Fmu, Slave, SlaveState, StateId, ValueReference};
 use crate::system::graph::{self, CouplingGraph};
 use crate::system::resolve::{resolve, ResolvedSystem};
@@ -53,27 +53,47 @@ pub struct RunOptions {
     /// How worker processes are started and watched; a call timeout here applies to every
     /// component without its own and puts every component into a worker.
     pub worker: WorkerOptions,
+    /// Spread the isolated components without a `workerGroup` over this many worker processes
+    /// (`--worker-processes`; `None`: a process each).
+    pub worker_processes: Option<usize>,
 }
 
-/// Where each component runs: `None` in this process, `Some` in a worker process with these
-/// options (see [`crate::system::Component::isolate`]).
+/// Where a component runs when it runs in a worker process.
+struct Hosting {
+    /// Index into the worker processes of the run.
+    process: usize,
+    /// The component's slot in that process.
+    slot: usize,
+    /// The component's call timeout (and the process's program, memory limit and spin).
+    options: WorkerOptions,
+}
+
+/// The components (indices) of each worker process of a run.
+type WorkerGroups = Vec<Vec<usize>>;
+
+/// Where each component runs (`None`: in this process) and the components of each worker
+/// process (see [`crate::system::Component::isolate`] and
+/// [`crate::system::Component::worker_group`]).
 fn hosts(
     system: &System,
     fmus: &[Arc<Fmu>],
     options: &RunOptions,
-) -> Result<Vec<Option<WorkerOptions>>> {
+) -> Result<(Vec<Option<Hosting>>, WorkerGroups)> {
     let mut instances: HashMap<&PathBuf, usize> = HashMap::new();
     for component in &system.components {
         *instances.entry(&component.fmu).or_default() += 1;
     }
-    let mut hosts = Vec::with_capacity(system.components.len());
-    for (component, fmu) in system.components.iter().zip(fmus) {
-        let once_per_process = fmu
+    let once_per_process = |i: usize| {
+        fmus[i]
             .description()
             .co_simulation
             .as_ref()
-            .is_some_and(|cs| cs.can_be_instantiated_only_once_per_process);
-        let shared = once_per_process && instances[&component.fmu] > 1;
+            .is_some_and(|cs| cs.can_be_instantiated_only_once_per_process)
+    };
+    let mut isolated = Vec::with_capacity(system.components.len());
+    let mut timeouts = Vec::with_capacity(system.components.len());
+    for (i, component) in system.components.iter().enumerate() {
+        let shared = once_per_process(i) && instances[&component.fmu] > 1;
         let timeout = match component.call_timeout {
             Some(seconds) if !(seconds.is_finite() && seconds > 0.0) => {
                 return Err(Error::Usage(format!(
@@ -84,11 +104,18 @@ fn hosts(
             Some(seconds) => Some(std::time::Duration::from_secs_f64(seconds)),
             None => options.worker.call_timeout,
         };
-        let isolated = match component.isolate {
+        let wanted = timeout.is_some() || component.worker_group.is_some();
+        let in_worker = match component.isolate {
             _ if options.isolate => true,
             Some(false) if component.call_timeout.is_some() => {
                 return Err(Error::Usage(format!(
                     "component \"{}\": a callTimeout is enforced by killing the component's worker process, but isolate is false; drop one of them",
+                    component.name
+                )))
+            }
+            Some(false) if component.worker_group.is_some() => {
+                return Err(Error::Usage(format!(
+                    "component \"{}\": workerGroup names a worker process to host it, but isolate is false; drop one of them",
                     component.name
                 )))
             }
@@ -100,31 +127,134 @@ fn hosts(
                     instances[&component.fmu]
                 )))
             }
-            Some(isolate) => isolate || timeout.is_some(),
-            None => shared || timeout.is_some(),
+            Some(isolate) => isolate || wanted,
+            None => shared || wanted,
         };
-        hosts.push(isolated.then(|| WorkerOptions {
-            call_timeout: timeout,
-            ..options.worker.clone()
-        }));
+        isolated.push(in_worker);
+        timeouts.push(timeout);
     }
+    let groups = worker_groups(system, &isolated, &once_per_process, options)?;
+    let mut hosts: Vec<Option<Hosting>> = (0..system.components.len()).map(|_| None).collect();
     // Workers spin for the next call only while each, and the master, has a core to itself.
-    let workers = hosts.iter().flatten().count();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let spin = if workers < cores {
+    let spin = if groups.len() < cores {
         worker::MAX_SPIN
     } else {
         std::time::Duration::ZERO
     };
-    for host in hosts.iter_mut().flatten() {
-        host.worker_spin.get_or_insert(spin);
+    for (process, members) in groups.iter().enumerate() {
+        for (slot, &i) in members.iter().enumerate() {
+            let mut worker = WorkerOptions {
+                call_timeout: timeouts[i],
+                ..options.worker.clone()
+            };
+            worker.worker_spin.get_or_insert(spin);
+            hosts[i] = Some(Hosting {
+                process,
+                slot,
+                options: worker,
+            });
+        }
     }
-    if options.worker.memory_limit.is_some() && hosts.iter().all(Option::is_none) {
+    Ok((hosts, groups))
+}
+
+/// The components of each worker process: the components naming one `workerGroup` together,
+/// the other isolated ones each alone or, with `--worker-processes N`, spread in turn over N
+/// processes (never two instances of an FMU that may be instantiated only once per process in
+/// one; such an instance that fits none of the N gets a process of its own).
+fn worker_groups(
+    system: &System,
+    isolated: &[bool],
+    once_per_process: &dyn Fn(usize) -> bool,
+    options: &RunOptions,
+) -> Result<WorkerGroups> {
+    let components = &system.components;
+    let clashes = |group: &[usize], i: usize| {
+        once_per_process(i)
+            && group
+                .iter()
+                .any(|&j| components[j].fmu == components[i].fmu)
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut named: HashMap<&str, usize> = HashMap::new();
+    let mut spread: Vec<usize> = Vec::new();
+    let mut next = 0;
+    for (i, component) in components.iter().enumerate() {
+        if !isolated[i] {
+            continue;
+        }
+        let target = match (&component.worker_group, options.worker_processes) {
+            (Some(name), _) => {
+                let g = *named.entry(name.as_str()).or_insert_with(|| {
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                });
+                if clashes(&groups[g], i) {
+                    return Err(Error::Usage(format!(
+                        "component \"{}\": {} declares canBeInstantiatedOnlyOncePerProcess, so its instances cannot share the worker process \"{name}\"; give them different workerGroup names",
+                        component.name,
+                        component.fmu.display()
+                    )));
+                }
+                g
+            }
+            (None, Some(n)) => {
+                // The n processes, made as components need them, taken in turn.
+                while spread.len() < n.min(isolated.iter().filter(|x| **x).count()) {
+                    groups.push(Vec::new());
+                    spread.push(groups.len() - 1);
+                }
+                let fitting = (0..spread.len())
+                    .map(|k| spread[(next + k) % spread.len()])
+                    .find(|&g| !clashes(&groups[g], i));
+                next = (next + 1) % spread.len().max(1);
+                match fitting {
+                    Some(g) => g,
+                    None => {
+                        groups.push(Vec::new());
+                        groups.len() - 1
+                    }
+                }
+            }
+            (None, None) => {
+                groups.push(Vec::new());
+                groups.len() - 1
+            }
+        };
+        groups[target].push(i);
+        if groups[target].len() > worker::MAX_SLOTS {
+            return Err(Error::Usage(format!(
+                "component \"{}\": a worker process hosts at most {} components; use more worker processes",
+                component.name,
+                worker::MAX_SLOTS
+            )));
+        }
+    }
+    groups.retain(|g| !g.is_empty());
+    if groups.is_empty() {
+        for (flag, what) in [
+            (
+                options.worker.memory_limit.is_some(),
+                "--worker-memory limits",
+            ),
+            (
+                options.worker_processes.is_some(),
+                "--worker-processes spreads components over",
+            ),
+        ] {
+            if flag {
+                return Err(Error::Usage(format!(
+                    "{what} worker processes, but no component runs in one: add --isolate (or \"isolate\": true to a component)"
+                )));
+            }
+        }
+    } else if options.worker_processes.is_some() && spread.is_empty() {
         return Err(Error::Usage(
-            "--worker-memory limits worker processes, but no component runs in one: add --isolate (or \"isolate\": true to a component)".into(),
+            "--worker-processes spreads the isolated components over worker processes, but every one names its workerGroup".into(),
         ));
     }
-    Ok(hosts)
+    Ok(groups)
 }
 
 /// Values of the coupling variables at the last communication points, newest first.
@@ -307,15 +437,31 @@ impl Execution {
             None => vec![TableInputs::none(); resolved.components.len()],
         };
 
-        let hosts = hosts(system, &fmus, options)?;
+        let (hosts, groups) = hosts(system, &fmus, options)?;
+        let mut processes = Vec::with_capacity(groups.len());
+        for members in &groups {
+            let names: Vec<String> = members
+                .iter()
+                .map(|&i| resolved.components[i].name.clone())
+                .collect();
+            let hosting = hosts[members[0]].as_ref().map(|h| &h.options);
+            processes.push(WorkerProcess::spawn(
+                &names,
+                hosting.unwrap_or(&options.worker),
+            )?);
+        }
         let factory = |i: usize| -> Result<Box<dyn Slave>> {
             let name = &resolved.components[i].name;
             match &hosts[i] {
                 None => fmus[i].instantiate(name, options.instance.clone()),
-                Some(hosting) => {
-                    worker::instantiate(&fmus[i], name, options.instance.clone(), hosting)
-                        .map(|slave| Box::new(slave) as Box<dyn Slave>)
-                }
+                Some(hosting) => processes[hosting.process]
+                    .instantiate(
+                        hosting.slot,
+                        &fmus[i],
+                        options.instance.clone(),
+                        &hosting.options,
+                    )
+                    .map(|slave| Box::new(slave) as Box<dyn Slave>),
             }
             .map_err(|e| in_component(name, e))
         };

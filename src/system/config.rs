@@ -119,6 +119,7 @@ fn component_argument(arg: &str) -> Result<Component> {
         sub_steps: 1,
         isolate: None,
         call_timeout: None,
+        worker_group: None,
     })
 }
 
@@ -333,6 +334,7 @@ struct ComponentEntry {
     sub_steps: u32,
     isolate: Option<bool>,
     call_timeout: Option<f64>,
+    worker_group: Option<String>,
 }
 
 fn one() -> u32 {
@@ -718,6 +720,7 @@ impl SystemFile {
                 sub_steps: c.sub_steps,
                 isolate: c.isolate,
                 call_timeout: c.call_timeout,
+                worker_group: c.worker_group,
             })
             .collect();
         let connections = self

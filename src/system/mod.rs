@@ -45,6 +45,10 @@ pub struct Component {
     /// Seconds an FMI call of this component may take before its worker is killed (implies a
     /// worker process).
     pub call_timeout: Option<f64>,
+    /// Host the FMU in the worker process of this name, shared with the other components that
+    /// name it (implies a worker process; `None`: a process of its own, or as `--worker-processes`
+    /// spreads the isolated components).
+    pub worker_group: Option<String>,
 }
 
 /// One end of a connection: `component.variable`.
@@ -208,6 +212,7 @@ impl System {
                 sub_steps: 1,
                 isolate: None,
                 call_timeout: None,
+                worker_group: None,
             }],
             connections: Vec::new(),
             experiment,

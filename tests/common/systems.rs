@@ -27,6 +27,7 @@ pub fn component(name: &str, model: &str, version: u8, parameters: &[(&str, f64)
         sub_steps: 1,
         isolate: None,
         call_timeout: None,
+        worker_group: None,
     }
 }
 

@@ -2,11 +2,16 @@
 //! and answers calls until the master frees the instance or goes away.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::os::fd::RawFd;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::channel::{publish, wait_for, Channel, Patience, REGION_SIZE};
+use super::channel::{
+    publish, wait_for_change, Channel, GroupHeader, Mapping, Patience, REGION_SIZE,
+};
 use super::wire::{
     self, Call, Code, Instantiated, Instantiation, Malformed, Numeric, Pod, Reader, WireError,
     Writer,
@@ -22,11 +27,11 @@ pub const REPLY_ERROR: u32 = 1;
 /// Messages collected while a call runs, forwarded with its reply.
 type Events = Arc<Mutex<Vec<(u64, FmiStatus, String, String)>>>;
 
-/// Serve the channel handed over as descriptor `fd` until the instance is freed (then the
-/// process ends with `_exit(0)`, skipping library finalizers that crash some FMUs at exit) or
-/// the master is gone.
+/// Serve the instances whose shared memory was handed over as descriptor `fd` until the
+/// master has freed every one (then the process ends with `_exit(0)`, skipping library
+/// finalizers that crash some FMUs at exit) or is gone.
 pub fn serve(fd: RawFd) -> Result<()> {
-    let channel = Channel::open(fd).map_err(|e| {
+    let mapping = Mapping::open(fd).map_err(|e| {
         Error::Usage(format!(
             "cosimo worker: {e}; the worker is started by cosimo itself (--isolate), not by hand"
         ))
@@ -35,24 +40,61 @@ pub fn serve(fd: RawFd) -> Result<()> {
     // SAFETY: setting a signal disposition to "ignore" is always sound.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
     let master = unsafe { libc::getppid() };
-    let header = channel.header();
-    let events: Events = Arc::default();
-    let mut host = Host {
-        slave: None,
-        events: events.clone(),
-    };
-    // A fresh channel: the master may have published request 1 before this process got here.
-    let mut seen = 0u32;
+    let group = mapping.group();
+    let mut slots: Vec<Slot> = (0..mapping.slots())
+        .map(|k| Slot {
+            channel: Channel::new(&mapping, k),
+            host: Host {
+                slave: None,
+                events: Arc::default(),
+            },
+            seen: 0,
+            freed: false,
+        })
+        .collect();
+    let mut opened: HashMap<PathBuf, Arc<Fmu>> = HashMap::new();
     // How long to spin for the next request: known once the master's first request (which it
     // publishes after writing the limit) has arrived.
     let mut patience: Option<Patience> = None;
+    let mut idle_since = std::time::Instant::now();
     loop {
-        let next = seen.wrapping_add(1);
+        // Read the doorbell before looking at the slots: a request published after the look
+        // has rung it since.
+        let bell = group.doorbell.load(Ordering::SeqCst);
+        let mut served = false;
+        for (k, slot) in slots.iter_mut().enumerate() {
+            let request = slot.channel.header().request.load(Ordering::Acquire);
+            if slot.freed || request == slot.seen {
+                continue;
+            }
+            if !served {
+                let waited = idle_since.elapsed();
+                patience
+                    .get_or_insert_with(|| {
+                        let limit = group.worker_spin_ns.load(Ordering::Relaxed);
+                        Patience::new(Duration::from_nanos(limit))
+                    })
+                    .record(waited);
+            }
+            served = true;
+            slot.seen = request;
+            group.running_slot.store(k as u32 + 1, Ordering::Relaxed);
+            slot.serve(group, &mut opened);
+            group.running_slot.store(0, Ordering::Relaxed);
+        }
+        if slots.iter().all(|s| s.freed) {
+            // SAFETY: ends this process at once; every instance was freed.
+            unsafe { libc::_exit(0) };
+        }
+        if served {
+            idle_since = std::time::Instant::now();
+            continue;
+        }
         let spin = patience.map_or(Duration::ZERO, |p| p.spin());
-        let waited = wait_for(
-            &header.request,
-            &header.worker_sleeping,
-            next,
+        let waited = wait_for_change(
+            &group.doorbell,
+            &group.worker_sleeping,
+            bell,
             spin,
             Duration::from_secs(1),
             // SAFETY: getppid cannot fail.
@@ -61,29 +103,39 @@ pub fn serve(fd: RawFd) -> Result<()> {
                 false => Err(()),
             },
         );
-        match waited {
-            Ok(waited) => patience
-                .get_or_insert_with(|| {
-                    let limit = header
-                        .worker_spin_ns
-                        .load(std::sync::atomic::Ordering::Relaxed);
-                    Patience::new(Duration::from_nanos(limit))
-                })
-                .record(waited),
-            // The master is gone (it was killed): nobody will free the instance.
+        if waited.is_err() {
+            // The master is gone (it was killed): nobody will free the instances.
             // SAFETY: ends this process at once.
-            Err(()) => unsafe { libc::_exit(0) },
+            unsafe { libc::_exit(0) };
         }
-        seen = next;
-        let len = (header
-            .request_len
-            .load(std::sync::atomic::Ordering::Relaxed) as usize)
-            .min(REGION_SIZE);
+    }
+}
+
+/// One hosted instance: its channel, its instance and the last request served.
+struct Slot {
+    channel: Channel,
+    host: Host,
+    seen: u32,
+    freed: bool,
+}
+
+impl Slot {
+    /// Run the request just published on this slot and publish the reply.
+    fn serve(&mut self, group: &GroupHeader, opened: &mut HashMap<PathBuf, Arc<Fmu>>) {
+        let header = self.channel.header();
+        let len = (header.request_len.load(Ordering::Relaxed) as usize).min(REGION_SIZE);
         // SAFETY: the master published a request: the worker owns both regions until it replies.
-        let (request, reply) =
-            unsafe { (&channel.request_region()[..len], channel.reply_region()) };
+        let (request, reply) = unsafe {
+            (
+                &self.channel.request_region()[..len],
+                self.channel.reply_region(),
+            )
+        };
         let mut writer = Writer::new(reply, 0);
-        let (kind, free) = match host.run(Reader::new(request), &mut writer) {
+        let (kind, free) = match self
+            .host
+            .run(Reader::new(request), &mut writer, group, opened)
+        {
             Ok(free) => (REPLY_OK, free),
             Err(error) => {
                 writer.reset();
@@ -95,7 +147,7 @@ pub fn serve(fd: RawFd) -> Result<()> {
             }
         };
         let payload_len = writer.position();
-        let taken: Vec<_> = std::mem::take(&mut *wire_lock(&events));
+        let taken: Vec<_> = std::mem::take(&mut *wire_lock(&self.host.events));
         let _ = writer.u64(taken.len() as u64);
         for (kind, status, category, message) in &taken {
             let _ = writer.u64(*kind);
@@ -108,17 +160,14 @@ pub fn serve(fd: RawFd) -> Result<()> {
         header.reply_kind.store(kind, Relaxed);
         header.reply_len.store(payload_len as u64, Relaxed);
         header.events_len.store(events_len as u64, Relaxed);
-        let (state, calls) = host.slave.as_ref().map_or(
+        let (state, calls) = self.host.slave.as_ref().map_or(
             (wire::state_to_wire(crate::fmu::SlaveState::Terminated), 0),
             |s| (wire::state_to_wire(s.state()), s.call_count()),
         );
         header.reply_state.store(state, Relaxed);
         header.call_count.store(calls, Relaxed);
-        publish(&header.reply, &header.master_sleeping, seen);
-        if free {
-            // SAFETY: ends this process at once; the instance was freed.
-            unsafe { libc::_exit(0) };
-        }
+        self.freed = free;
+        publish(&header.reply, &header.master_sleeping, self.seen);
     }
 }
 
@@ -139,10 +188,17 @@ fn malformed(e: Malformed) -> Error {
 
 impl Host {
     /// Run every record of a request; returns whether the instance was freed.
-    fn run(&mut self, mut request: Reader<'_>, reply: &mut Writer<'_>) -> Result<bool> {
+    fn run(
+        &mut self,
+        mut request: Reader<'_>,
+        reply: &mut Writer<'_>,
+        group: &GroupHeader,
+        opened: &mut HashMap<PathBuf, Arc<Fmu>>,
+    ) -> Result<bool> {
         // Each record appends its output: a step's result, then the values read ahead.
         while !request.is_at_end() {
             let (code, read_ahead, payload) = request.record().map_err(malformed)?;
+            group.running_call.store(code.raw(), Ordering::Relaxed);
             if code == Code::Plain(Call::Free) {
                 self.slave = None;
                 return Ok(true);
@@ -150,12 +206,12 @@ impl Host {
             if read_ahead {
                 let at = reply.position();
                 reply.u64(1).map_err(malformed)?;
-                if self.one(code, payload, reply).is_err() {
+                if self.one(code, payload, reply, opened).is_err() {
                     reply.truncate(at);
                     reply.u64(0).map_err(malformed)?;
                 }
             } else {
-                self.one(code, payload, reply)?;
+                self.one(code, payload, reply, opened)?;
             }
         }
         Ok(false)
@@ -167,7 +223,13 @@ impl Host {
             .ok_or_else(|| Error::Internal("the worker has no instance yet".into()))
     }
 
-    fn one(&mut self, code: Code, mut p: Reader<'_>, out: &mut Writer<'_>) -> Result<()> {
+    fn one(
+        &mut self,
+        code: Code,
+        mut p: Reader<'_>,
+        out: &mut Writer<'_>,
+        opened: &mut HashMap<PathBuf, Arc<Fmu>>,
+    ) -> Result<()> {
         let m = malformed;
         match code {
             Code::Get(t) => get(self.slave()?.as_mut(), t, &mut p, out),
@@ -178,7 +240,15 @@ impl Host {
                     let spec: Instantiation = serde_json::from_slice(&json).map_err(|e| {
                         Error::Internal(format!("the worker received bad instance settings: {e}"))
                     })?;
-                    let fmu = Fmu::open(&spec.fmu)?;
+                    // Instances of one FMU in one worker share its library, as in the master.
+                    let fmu = match opened.get(&spec.fmu) {
+                        Some(fmu) => fmu.clone(),
+                        None => {
+                            let fmu = Arc::new(Fmu::open(&spec.fmu)?);
+                            opened.insert(spec.fmu.clone(), fmu.clone());
+                            fmu
+                        }
+                    };
                     let events = self.events.clone();
                     let call_sink: CallSink = Arc::new(move |_, line| {
                         wire_lock(&events).push((

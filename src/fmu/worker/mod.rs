@@ -24,11 +24,12 @@ mod wire;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use channel::MAX_SPIN;
+use channel::{Channel, Mapping};
+pub use channel::{MAX_SLOTS, MAX_SPIN};
 pub use host::serve;
 pub use slave::WorkerSlave;
 
@@ -82,92 +83,205 @@ pub fn worker_program() -> Result<PathBuf> {
     )))
 }
 
-/// Instantiate `fmu` as `name` in a new worker process.
+/// Instantiate `fmu` as `name` in a new worker process of its own.
 pub fn instantiate(
     fmu: &Fmu,
     name: &str,
     options: InstanceOptions,
     worker: &WorkerOptions,
 ) -> Result<WorkerSlave> {
-    let program = match &worker.program {
-        Some(program) => program.clone(),
-        None => worker_program()?,
-    };
-    let failed = |what: &str, e: std::io::Error| Error::Worker {
-        component: name.to_string(),
-        message: format!("{what}: {e}"),
-    };
-    let (channel, fd) = channel::Channel::create()
-        .map_err(|e| failed("cannot create the worker's shared memory", e))?;
-    let raw = fd.as_raw_fd();
-    let memory = worker.memory_limit;
-    let mut command = Command::new(&program);
-    command
-        .arg("worker")
-        .arg("--channel-fd")
-        .arg(CHANNEL_FD.to_string())
-        .stdin(Stdio::null());
-    // The FMU's console output must not mix with results written to stdout.
-    if let Ok(stderr) = std::io::stderr().as_fd_owned() {
-        command.stdout(Stdio::from(stderr));
-    }
-    // SAFETY: the closure runs between fork and exec and makes only async-signal-safe calls.
-    unsafe {
-        command.pre_exec(move || {
-            if raw == CHANNEL_FD {
-                // dup2 onto itself keeps close-on-exec: clear it.
-                if libc::fcntl(raw, libc::F_SETFD, 0) != 0 {
+    WorkerProcess::spawn(&[name.to_string()], worker)?.instantiate(0, fmu, options, worker)
+}
+
+/// A running `cosimo worker` process and the components it hosts, one per slot of its shared
+/// memory. Its members share it through an `Arc`; the last one gone reaps the process.
+pub struct WorkerProcess {
+    child: Mutex<Child>,
+    pid: u32,
+    mapping: Arc<Mapping>,
+    /// The component of each slot (crash reports name the one whose call was running).
+    members: Vec<String>,
+    /// Why the process is gone, once a member found out: (component, reason).
+    ended: Mutex<Option<(String, String)>>,
+    memory_limit: Option<u64>,
+}
+
+impl WorkerProcess {
+    /// Start a worker process for the components `members` (slot `k` hosts `members[k]`).
+    /// `options` give the program, the memory limit and how long the worker spins.
+    pub fn spawn(members: &[String], options: &WorkerOptions) -> Result<Arc<WorkerProcess>> {
+        let who = match members {
+            [one] => one.clone(),
+            _ => members.join("\", \""),
+        };
+        let failed = |what: &str, e: std::io::Error| Error::Worker {
+            component: who.clone(),
+            message: format!("{what}: {e}"),
+        };
+        let program = match &options.program {
+            Some(program) => program.clone(),
+            None => worker_program()?,
+        };
+        let (mapping, fd) = Mapping::create(members.len())
+            .map_err(|e| failed("cannot create the worker's shared memory", e))?;
+        mapping.group().worker_spin_ns.store(
+            options
+                .worker_spin
+                .unwrap_or_default()
+                .min(MAX_SPIN)
+                .as_nanos() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let raw = fd.as_raw_fd();
+        let memory = options.memory_limit;
+        let mut command = Command::new(&program);
+        command
+            .arg("worker")
+            .arg("--channel-fd")
+            .arg(CHANNEL_FD.to_string())
+            .stdin(Stdio::null());
+        // The FMU's console output must not mix with results written to stdout.
+        if let Ok(stderr) = std::io::stderr().as_fd_owned() {
+            command.stdout(Stdio::from(stderr));
+        }
+        // SAFETY: the closure runs between fork and exec and makes only async-signal-safe calls.
+        unsafe {
+            command.pre_exec(move || {
+                if raw == CHANNEL_FD {
+                    // dup2 onto itself keeps close-on-exec: clear it.
+                    if libc::fcntl(raw, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                } else if libc::dup2(raw, CHANNEL_FD) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-            } else if libc::dup2(raw, CHANNEL_FD) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // Die with the master, whatever kills it.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if let Some(bytes) = memory {
-                let limit = libc::rlimit {
-                    rlim_cur: bytes as libc::rlim_t,
-                    rlim_max: bytes as libc::rlim_t,
-                };
-                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
+                // Die with the master, whatever kills it.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if let Some(bytes) = memory {
+                    let limit = libc::rlimit {
+                        rlim_cur: bytes as libc::rlim_t,
+                        rlim_max: bytes as libc::rlim_t,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
-            }
-            Ok(())
-        });
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(|e| {
+            failed(
+                &format!("cannot start the worker process {}", program.display()),
+                e,
+            )
+        })?;
+        drop(fd);
+        Ok(Arc::new(WorkerProcess {
+            pid: child.id(),
+            child: Mutex::new(child),
+            mapping,
+            members: members.to_vec(),
+            ended: Mutex::new(None),
+            memory_limit: options.memory_limit,
+        }))
     }
-    let child = command.spawn().map_err(|e| {
-        failed(
-            &format!("cannot start the worker process {}", program.display()),
-            e,
+
+    /// Instantiate `fmu` as the component of slot `slot`; `worker` gives its call timeout.
+    pub fn instantiate(
+        self: &Arc<Self>,
+        slot: usize,
+        fmu: &Fmu,
+        options: InstanceOptions,
+        worker: &WorkerOptions,
+    ) -> Result<WorkerSlave> {
+        let Some(name) = self.members.get(slot) else {
+            return Err(Error::Internal(format!(
+                "worker slot {slot} of {}",
+                self.members.len()
+            )));
+        };
+        let spec = wire::Instantiation {
+            fmu: fmu.archive().root().to_path_buf(),
+            name: name.clone(),
+            logging_on: options.logging_on,
+            log_fmi_calls: options.log_fmi_calls,
+            event_mode: options.event_mode,
+            early_return: options.early_return,
+            sub_steps: options.sub_steps,
+            force_sub_steps: options.force_sub_steps,
+            debug_categories: options.debug_categories.clone(),
+        };
+        let keep_alive = options
+            .keep_alive
+            .clone()
+            .or_else(|| Some(fmu.archive_handle() as Arc<dyn std::any::Any + Send + Sync>));
+        WorkerSlave::start(
+            name,
+            fmu.description().clone(),
+            (self.clone(), Channel::new(&self.mapping, slot)),
+            worker.call_timeout,
+            &spec,
+            (options.call_sink.clone(), options.log_sink.clone()),
+            keep_alive,
         )
-    })?;
-    drop(fd);
-    let spec = wire::Instantiation {
-        fmu: fmu.archive().root().to_path_buf(),
-        name: name.to_string(),
-        logging_on: options.logging_on,
-        log_fmi_calls: options.log_fmi_calls,
-        event_mode: options.event_mode,
-        early_return: options.early_return,
-        sub_steps: options.sub_steps,
-        force_sub_steps: options.force_sub_steps,
-        debug_categories: options.debug_categories.clone(),
-    };
-    let keep_alive = options
-        .keep_alive
-        .clone()
-        .or_else(|| Some(fmu.archive_handle() as Arc<dyn std::any::Any + Send + Sync>));
-    WorkerSlave::start(
-        name,
-        fmu.description().clone(),
-        channel,
-        child,
-        worker.clone(),
-        &spec,
-        (options.call_sink.clone(), options.log_sink.clone()),
-        keep_alive,
-    )
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The components it hosts.
+    pub fn members(&self) -> &[String] {
+        &self.members
+    }
+
+    /// The exit status, once the process has ended.
+    fn exited(&self) -> Option<std::process::ExitStatus> {
+        lock(&self.child).try_wait().ok().flatten()
+    }
+
+    fn kill(&self) {
+        let mut child = lock(&self.child);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// The component of slot `k` and the call it was running when the process died, from the
+    /// words the worker left (`None`: it was between calls).
+    fn running(&self) -> Option<(&str, Option<wire::Code>)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let group = self.mapping.group();
+        let slot = group.running_slot.load(Relaxed).checked_sub(1)? as usize;
+        let name = self.members.get(slot)?;
+        Some((name, wire::Code::from_raw(group.running_call.load(Relaxed))))
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        // Every member freed its instance: the worker ends by itself, at once. One that does not
+        // within two seconds (or a member could not free its instance) is killed.
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let child = self
+            .child
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        while std::time::Instant::now() < deadline {
+            if !matches!(child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Duplicate stderr as an owned descriptor (for the worker's stdout).

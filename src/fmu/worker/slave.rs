@@ -1,15 +1,14 @@
 //! The master's side: [`WorkerSlave`], a [`Slave`] whose FMU runs in a worker process.
 
 use std::any::Any;
-use std::process::Child;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::channel::{publish, wait_for, Channel, Patience, MAX_SPIN, REGION_SIZE};
+use super::channel::{wait_for, Channel, Patience, MAX_SPIN, REGION_SIZE};
 use super::host::{REPLY_ERROR, REPLY_OK};
 use super::wire::{self, Call, Code, Instantiated, Malformed, Numeric, Pod, Reader, Writer};
-use super::WorkerOptions;
+use super::WorkerProcess;
 use crate::error::{Error, Result};
 use crate::fmu::description::{ModelDescription, ValueReference};
 use crate::fmu::instance::{CallSink, FmuLogMessage, LogSink};
@@ -31,9 +30,12 @@ pub struct WorkerSlave {
     name: String,
     description: Arc<ModelDescription>,
     fmi3: bool,
+    /// The worker process (shared with the other components it hosts) and this component's
+    /// slot in its shared memory.
+    process: Arc<WorkerProcess>,
     channel: Channel,
-    child: Child,
-    options: WorkerOptions,
+    /// An FMI call that takes longer kills the worker process.
+    call_timeout: Option<Duration>,
     /// Number of the last request published.
     seq: u32,
     /// Bytes of queued records in the request region.
@@ -85,9 +87,8 @@ impl WorkerSlave {
     pub(super) fn start(
         name: &str,
         description: Arc<ModelDescription>,
-        channel: Channel,
-        child: Child,
-        options: WorkerOptions,
+        (process, channel): (Arc<WorkerProcess>, Channel),
+        call_timeout: Option<Duration>,
         instantiation: &wire::Instantiation,
         sinks: (Option<CallSink>, Option<LogSink>),
         keep_alive: Option<Arc<dyn Any + Send + Sync>>,
@@ -97,9 +98,9 @@ impl WorkerSlave {
             name: name.to_string(),
             description,
             fmi3,
+            process,
             channel,
-            child,
-            options,
+            call_timeout,
             seq: 0,
             queued: 0,
             state: SlaveState::Instantiated,
@@ -121,15 +122,6 @@ impl WorkerSlave {
             last_call: Code::Plain(Call::Instantiate),
             _keep_alive: keep_alive,
         };
-        slave.channel.header().worker_spin_ns.store(
-            slave
-                .options
-                .worker_spin
-                .unwrap_or_default()
-                .min(MAX_SPIN)
-                .as_nanos() as u64,
-            Ordering::Relaxed,
-        );
         let json = serde_json::to_vec(instantiation).map_err(|e| Error::Internal(e.to_string()))?;
         slave.call(Code::Plain(Call::Instantiate), |w| w.slice(&json))?;
         let answer = slave.reply(|r| r.slice::<u8>().map(|b| b.into_owned()))?;
@@ -141,7 +133,7 @@ impl WorkerSlave {
 
     /// The worker's process id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     fn fmi(&self, code: Code) -> String {
@@ -153,7 +145,7 @@ impl WorkerSlave {
             component: self.name.clone(),
             message: format!(
                 "the worker process (pid {}) answered {} with a malformed message: {message}",
-                self.child.id(),
+                self.process.pid(),
                 self.fmi(code)
             ),
         }
@@ -278,7 +270,7 @@ impl WorkerSlave {
         self.seq = self.seq.wrapping_add(1);
         self.sent_at = Instant::now();
         self.in_flight = true;
-        publish(&header.request, &header.worker_sleeping, self.seq);
+        self.channel.publish_request(self.seq);
     }
 
     /// Wait for the reply to what `send` published.
@@ -288,8 +280,8 @@ impl WorkerSlave {
         let header = self.channel.header();
         let seq = self.seq;
         let started = self.sent_at;
-        let deadline = self.options.call_timeout;
-        let child = &mut self.child;
+        let deadline = self.call_timeout;
+        let process = &self.process;
         let waited = wait_for(
             &header.reply,
             &header.master_sleeping,
@@ -297,7 +289,7 @@ impl WorkerSlave {
             self.patience.spin(),
             LIVENESS_SLICE,
             || -> std::result::Result<(), Ended> {
-                if let Ok(Some(status)) = child.try_wait() {
+                if let Some(status) = process.exited() {
                     return Err(Ended::Died(status));
                 }
                 match deadline {
@@ -391,34 +383,64 @@ impl WorkerSlave {
         decode().map_err(|e| self.protocol_error(code, &e.0))
     }
 
-    /// The worker died or overran its time: reap it, and describe what happened.
+    /// The worker died or overran its time: reap it, and describe what happened (and, for the
+    /// other components it hosted, what ended it).
     fn ended(&mut self, code: Code, ended: Ended) -> Error {
-        let during = match code {
-            Code::Plain(Call::DoStep) => format!("{} from t = {}", self.fmi(code), self.time),
-            Code::Plain(Call::Instantiate) => self.fmi(code),
-            _ => format!("{} at t = {}", self.fmi(code), self.time),
+        let pid = self.process.pid();
+        let others: Vec<String> = self
+            .process
+            .members()
+            .iter()
+            .filter(|m| **m != self.name)
+            .cloned()
+            .collect();
+        let hosting = match others.as_slice() {
+            [] => "hosting it".to_string(),
+            [other] => format!("hosting it and \"{other}\""),
+            _ => format!("hosting it and {} other components", others.len()),
         };
-        let pid = self.child.id();
         let reason = match ended {
-            Ended::Died(status) => format!(
-                "the worker process (pid {pid}) hosting it {} during {during}{}",
-                describe_exit(status),
-                match self.options.memory_limit {
-                    Some(limit) if died_of_memory(status) => format!(
-                        "; it may have reached its memory limit of {} MiB (--worker-memory)",
-                        limit >> 20
-                    ),
-                    _ => String::new(),
+            Ended::Died(status) => match lock(&self.process.ended).clone() {
+                // Another component of this worker found out first (its call timed out).
+                Some((component, reason)) if component != self.name => {
+                    format!("the worker process (pid {pid}) {hosting} is gone: \"{component}\": {reason}")
                 }
-            ),
+                _ => {
+                    let during = match self.process.running() {
+                        Some((component, call)) if component != self.name => format!(
+                            "\"{component}\"'s {}",
+                            call.map_or("call".to_string(), |c| c.fmi_function(self.fmi3))
+                        ),
+                        _ => self.during(code),
+                    };
+                    format!(
+                        "the worker process (pid {pid}) {hosting} {} during {during}{}",
+                        describe_exit(status),
+                        match self.process.memory_limit {
+                            Some(limit) if died_of_memory(status) => format!(
+                                "; it may have reached its memory limit of {} MiB (--worker-memory)",
+                                limit >> 20
+                            ),
+                            _ => String::new(),
+                        }
+                    )
+                }
+            },
             Ended::TimedOut(limit) => {
                 self.kill();
                 format!(
-                    "{during} did not return within the call timeout of {} s; its worker process (pid {pid}) was killed",
-                    limit.as_secs_f64()
+                    "{} did not return within the call timeout of {} s; its worker process (pid {pid}){} was killed",
+                    self.during(code),
+                    limit.as_secs_f64(),
+                    match others.len() {
+                        0 => String::new(),
+                        1 => format!(", hosting \"{}\" too,", others[0]),
+                        n => format!(", hosting {n} other components too,"),
+                    }
                 )
             }
         };
+        lock(&self.process.ended).get_or_insert_with(|| (self.name.clone(), reason.clone()));
         self.state = SlaveState::Fatal;
         self.gone = Some(reason.clone());
         Error::Worker {
@@ -427,9 +449,17 @@ impl WorkerSlave {
         }
     }
 
+    /// "fmi2DoStep from t = 1", "fmi2GetReal at t = 2".
+    fn during(&self, code: Code) -> String {
+        match code {
+            Code::Plain(Call::DoStep) => format!("{} from t = {}", self.fmi(code), self.time),
+            Code::Plain(Call::Instantiate) => self.fmi(code),
+            _ => format!("{} at t = {}", self.fmi(code), self.time),
+        }
+    }
+
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.kill();
     }
 
     fn get<T: Pod>(&mut self, t: Numeric, vrs: &[ValueReference], values: &mut [T]) -> Result<()> {
@@ -574,28 +604,31 @@ fn signal_name(signal: i32) -> &'static str {
 
 impl Drop for WorkerSlave {
     fn drop(&mut self) {
+        // Whatever waits below ends within the call timeout, or 10 s.
+        if self.call_timeout.is_none() {
+            self.call_timeout = Some(Duration::from_secs(10));
+        }
         if self.in_flight && self.gone.is_none() {
             // A step started in the background (another component failed meanwhile): let it
             // end before freeing.
-            if self.options.call_timeout.is_none() {
-                self.options.call_timeout = Some(Duration::from_secs(10));
-            }
             let _ = self.receive(Code::Plain(Call::DoStep));
         }
         if self.gone.is_none() {
-            // Free the instance (the worker then exits); a worker that does not answer within
-            // the call timeout (or 10 s) is killed.
+            // Free the instance (the worker exits once all its instances are freed, and the
+            // last member's `WorkerProcess` reaps it); a worker that does not answer is killed.
             self.queued = 0;
-            if self.options.call_timeout.is_none() {
-                self.options.call_timeout = Some(Duration::from_secs(10));
-            }
             if self.call(Code::Plain(Call::Free), |_| Ok(())).is_ok() {
-                let _ = self.child.wait();
                 return;
             }
         }
         self.kill();
     }
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 macro_rules! numeric {

@@ -1014,6 +1014,7 @@ impl Importer<'_> {
             sub_steps: 1,
             isolate: None,
             call_timeout: None,
+            worker_group: None,
         };
         for a in self.annotations(e, "org.cosimo.component") {
             for (key, text) in &a.attrs {
@@ -1060,6 +1061,17 @@ impl Importer<'_> {
                             )
                         })?)
                     }
+                    "workerGroup" if a.name == "Component" => {
+                        let group = text.trim();
+                        if group.is_empty() {
+                            return Err(self.fail(
+                                a.line,
+                                "<cosimo:Component>: workerGroup=\"\" names no worker process"
+                                    .to_string(),
+                            ));
+                        }
+                        component.worker_group = Some(group.to_string());
+                    }
                     _ if key.starts_with("xmlns") || key.contains(':') => {}
                     _ => {
                         return Err(self.fail(
@@ -1067,7 +1079,8 @@ impl Importer<'_> {
                             format!(
                                 "<{}> {key}=\"{text}\" in the org.cosimo.component annotation \
                                  is unknown; cosimo reads <cosimo:Component subSteps=\"N\" \
-                                 isolate=\"true\" callTimeout=\"SECONDS\"/>",
+                                 isolate=\"true\" callTimeout=\"SECONDS\" \
+                                 workerGroup=\"NAME\"/>",
                                 a.name
                             ),
                         ))
