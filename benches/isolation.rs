@@ -1,6 +1,7 @@
 //! What crash isolation costs: a chain of Feedthrough FMUs (each one's continuous output drives
 //! the next one's input), 10,000 macro steps through the master with every FMU in cosimo's
-//! process and with every FMU in its own worker process (`--isolate`), sequential Jacobi.
+//! process, with every FMU in its own worker process (`--isolate`) and with all of them in one
+//! shared worker process (`--isolate --worker-processes 1`), sequential Jacobi.
 //!
 //! Run with `cargo bench --bench isolation`; divide a reported time by COMPONENTS * STEPS for
 //! the time per instance-step. The ratio isolated / in-process is the figure issue 15 asks for.
@@ -51,21 +52,32 @@ fn chain(components: usize, version: u8) -> System {
     }
 }
 
-fn bench(c: &mut Criterion, components: usize, version: u8, isolate: bool) {
+/// Where the chain's FMUs run.
+#[derive(Clone, Copy)]
+enum Hosting {
+    InProcess,
+    /// A worker process each.
+    Isolated,
+    /// One worker process for all.
+    Shared,
+}
+
+fn bench(c: &mut Criterion, components: usize, version: u8, hosting: Hosting) {
     let system = chain(components, version);
     let name = format!(
         "isolation/feedthrough_chain_{components}_fmi{version}/{}",
-        if isolate {
-            "worker_processes"
-        } else {
-            "in_process"
+        match hosting {
+            Hosting::InProcess => "in_process",
+            Hosting::Isolated => "worker_processes",
+            Hosting::Shared => "one_shared_worker_process",
         }
     );
     c.bench_function(&name, |b| {
         b.iter_batched(
             || {
                 let options = RunOptions {
-                    isolate,
+                    isolate: !matches!(hosting, Hosting::InProcess),
+                    worker_processes: matches!(hosting, Hosting::Shared).then_some(1),
                     worker: WorkerOptions {
                         program: Some(env!("CARGO_BIN_EXE_cosimo").into()),
                         ..WorkerOptions::default()
@@ -90,8 +102,8 @@ fn bench(c: &mut Criterion, components: usize, version: u8, isolate: bool) {
 
 fn benches(c: &mut Criterion) {
     for version in [2, 3] {
-        for isolate in [false, true] {
-            bench(c, 4, version, isolate);
+        for hosting in [Hosting::InProcess, Hosting::Isolated, Hosting::Shared] {
+            bench(c, 4, version, hosting);
         }
     }
 }
