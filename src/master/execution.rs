@@ -326,6 +326,13 @@ pub struct ComponentPlan {
     pub float_output_connections: Vec<usize>,
     /// Sources of other types: (connection, value reference, type).
     pub other_outputs: Vec<(usize, ValueReference, VariableType)>,
+    /// The part of `float_outputs` (and their connections) and of `other_outputs` a Jacobi
+    /// step reads: the sources that are not read again at the communication point anyway
+    /// (`Execution::fresh_read`), so that a Jacobi step makes no FMI call whose answer it
+    /// drops.
+    pub jacobi_float_outputs: Vec<ValueReference>,
+    pub jacobi_float_output_connections: Vec<usize>,
+    pub jacobi_other_outputs: Vec<(usize, ValueReference, VariableType)>,
     /// Sub-steps per macro step.
     pub sub_steps: u32,
     /// Scratch floats this component needs (Taylor coefficients and output values).
@@ -424,6 +431,22 @@ impl Execution {
         let mut plans = plan_components(&resolved);
         for plan in &mut plans {
             plan.allow_non_finite = options.allow_non_finite;
+            for (&vr, &c) in plan
+                .float_outputs
+                .iter()
+                .zip(&plan.float_output_connections)
+            {
+                if !fresh_read[c] {
+                    plan.jacobi_float_outputs.push(vr);
+                    plan.jacobi_float_output_connections.push(c);
+                }
+            }
+            plan.jacobi_other_outputs = plan
+                .other_outputs
+                .iter()
+                .filter(|(c, _, _)| !fresh_read[*c])
+                .copied()
+                .collect();
         }
         if options.bare_names && resolved.components.len() != 1 {
             return Err(Error::Usage(format!(
@@ -658,7 +681,7 @@ impl Execution {
         let resolved = &self.resolved;
         let after = &self.after_step;
         self.placement
-            .run_all(&|i, unit: &mut Unit| read_outputs(&plans[i], resolved, unit, after))
+            .run_all(&|i, unit: &mut Unit| read_outputs(&plans[i], resolved, unit, after, false))
     }
 
     /// Evaluate the coupling variables at the current time in graph order. In `initial` mode
@@ -675,7 +698,15 @@ impl Execution {
             for k in 0..self.graph.blocks[b].connections.len() {
                 let c = self.graph.blocks[b].connections[k];
                 let value = if initial || self.fresh_read[c] {
-                    self.read_source(c)?
+                    let value = self.read_source(c)?;
+                    if !value.is_finite() && !self.allow_non_finite {
+                        return Err(non_finite(
+                            &self.resolved,
+                            &self.resolved.connections[c],
+                            value,
+                        ));
+                    }
+                    value
                 } else {
                     f64::from_bits(self.after_step[c].load(Ordering::Relaxed))
                 };
@@ -916,19 +947,34 @@ pub fn event_iteration(slave: &mut dyn Slave) -> Result<bool> {
     })
 }
 
-/// Read the component's connection sources into `after_step`.
+/// Read the component's connection sources into `after_step` (`jacobi`: only those a Jacobi
+/// step needs, see [`ComponentPlan::jacobi_float_outputs`]).
 pub fn read_outputs(
     plan: &ComponentPlan,
     resolved: &ResolvedSystem,
     unit: &mut Unit,
     after: &[AtomicU64],
+    jacobi: bool,
 ) -> Result<()> {
-    let n = plan.float_outputs.len();
+    let (float_outputs, float_connections, other_outputs) = if jacobi {
+        (
+            &plan.jacobi_float_outputs,
+            &plan.jacobi_float_output_connections,
+            &plan.jacobi_other_outputs,
+        )
+    } else {
+        (
+            &plan.float_outputs,
+            &plan.float_output_connections,
+            &plan.other_outputs,
+        )
+    };
+    let n = float_outputs.len();
     if n > 0 {
         let len = unit.floats.len();
         let (_, outputs) = unit.floats.split_at_mut(len - n);
-        unit.slave.get_float64(&plan.float_outputs, outputs)?;
-        for (&c, &y) in plan.float_output_connections.iter().zip(outputs.iter()) {
+        unit.slave.get_float64(float_outputs, outputs)?;
+        for (&c, &y) in float_connections.iter().zip(outputs.iter()) {
             let conn = &resolved.connections[c];
             if !y.is_finite() && !plan.allow_non_finite {
                 return Err(non_finite(resolved, conn, y));
@@ -936,7 +982,7 @@ pub fn read_outputs(
             after[c].store(conn.transform(y).to_bits(), Ordering::Relaxed);
         }
     }
-    for &(c, vr, var_type) in &plan.other_outputs {
+    for &(c, vr, var_type) in other_outputs {
         let conn = &resolved.connections[c];
         let fmi3 = resolved.components[conn.from_component]
             .description

@@ -354,11 +354,11 @@ fn step_component_from(
                 sub_end
             };
             if s.terminate.load(Ordering::Relaxed) {
-                return read_outputs(plan, s.resolved, unit, s.after_step);
+                return read_outputs(plan, s.resolved, unit, s.after_step, s.stepped.is_none());
             }
         }
     }
-    read_outputs(plan, s.resolved, unit, s.after_step)
+    read_outputs(plan, s.resolved, unit, s.after_step, s.stepped.is_none())
 }
 
 /// Fill the Taylor coefficients of every Float64 input at the macro step's start.

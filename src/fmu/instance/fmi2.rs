@@ -180,8 +180,14 @@ impl Fmi2Instance {
         // SAFETY: valid component, slices of matching length.
         let raw =
             unsafe { (self.f.set_real)(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr()) };
-        self.core
-            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+        let result = self
+            .core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"));
+        match result {
+            Ok(()) => self.core.known.record(vrs, values),
+            Err(_) => self.core.known.forget(),
+        }
+        result
     }
 
     /// fmi2SetRealInputDerivatives for the `order`-th derivative of `vrs`.
@@ -480,6 +486,10 @@ impl Slave for Fmi2Instance {
 
     fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult> {
         self.core.require("fmi2DoStep", &[SlaveState::StepMode])?;
+        // An FMU that extrapolates an input along its derivatives may hold another value after.
+        if !(self.derivative_inputs.is_empty() && self.derivatives_in_fmu.is_empty()) {
+            self.core.known.forget();
+        }
         let result = self.do_step_inner(current_time, step_size);
         self.sub_step_inputs.clear();
         self.derivative_inputs.clear();
@@ -519,6 +529,7 @@ impl Slave for Fmi2Instance {
         self.core.require(F, ANY_STATE)?;
         // SAFETY: valid component.
         let raw = unsafe { (self.f.reset)(self.component) };
+        self.core.known.forget();
         self.core.check(F, raw, String::new)?;
         self.core.state = SlaveState::Instantiated;
         self.core.recovered();
@@ -543,6 +554,9 @@ impl Slave for Fmi2Instance {
         self.core.require("fmi2SetReal", SET_STATES)?;
         self.sub_step_inputs.remove_all(vrs);
         self.derivative_inputs.remove_all(vrs);
+        if self.core.known.holds(vrs, values) {
+            return Ok(());
+        }
         self.set_real_raw(vrs, values)
     }
 
@@ -717,6 +731,7 @@ impl Slave for Fmi2Instance {
         let Some((pointer, saved_in)) = self.states.get(state) else {
             return Err(unknown_state(&self.core.name, state));
         };
+        self.core.known.forget();
         // SAFETY: valid component and a state this FMU produced.
         let raw = unsafe { set(self.component, pointer) };
         self.core

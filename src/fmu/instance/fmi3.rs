@@ -321,8 +321,14 @@ impl Fmi3Instance {
                 values.len(),
             )
         };
-        self.core
-            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+        let result = self
+            .core
+            .check(F, raw, || format!("vr={vrs:?}, value={values:?}"));
+        match result {
+            Ok(()) => self.core.known.record(vrs, values),
+            Err(_) => self.core.known.forget(),
+        }
+        result
     }
 
     /// Forget the polynomial inputs of `vrs` (a plain set overrides them).
@@ -557,6 +563,10 @@ impl Slave for Fmi3Instance {
 
     fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult> {
         self.core.require("fmi3DoStep", &[SlaveState::StepMode])?;
+        // Intermediate updates set inputs from inside the step.
+        if !self.intermediate_inputs.is_empty() {
+            self.core.known.forget();
+        }
         let result = self.do_step_inner(current_time, step_size);
         self.clear_polynomials();
         result
@@ -626,6 +636,7 @@ impl Slave for Fmi3Instance {
     fn reset(&mut self) -> Result<()> {
         const F: &str = "fmi3Reset";
         self.core.require(F, ANY_STATE)?;
+        self.core.known.forget();
         self.simple_call(F, Some(self.f.reset))?;
         self.core.state = SlaveState::Instantiated;
         self.core.recovered();
@@ -654,6 +665,9 @@ impl Slave for Fmi3Instance {
     fn set_float64(&mut self, vrs: &[ValueReference], values: &[f64]) -> Result<()> {
         self.core.require("fmi3SetFloat64", SET_STATES)?;
         self.forget_polynomials(vrs);
+        if self.core.known.holds(vrs, values) {
+            return Ok(());
+        }
         self.set_float64_raw(vrs, values)
     }
 
@@ -879,6 +893,7 @@ impl Slave for Fmi3Instance {
         let Some((pointer, saved_in)) = self.states.get(state) else {
             return Err(unknown_state(&self.core.name, state));
         };
+        self.core.known.forget();
         // SAFETY: valid instance and a state this FMU produced.
         let raw = unsafe { set(self.instance, pointer) };
         self.core

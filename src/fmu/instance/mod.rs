@@ -264,6 +264,51 @@ impl Drop for InstanceSlot {
     }
 }
 
+/// The Float64 values last set on an instance, so that setting the same bits again costs no FMI
+/// call: a master sets a coupled input at the communication point (so that the outputs it
+/// feeds through are current) and again before the next step, with the same value when the
+/// input is held. An FMU keeps a value set until the next set of that variable; only a state
+/// restore or a reset changes it otherwise, and both forget what is known.
+#[derive(Debug, Default)]
+struct KnownFloat64 {
+    /// (value reference, bits of the value), sorted by value reference.
+    entries: Vec<(ValueReference, u64)>,
+}
+
+impl KnownFloat64 {
+    /// Whether the FMU holds exactly these values already (scalars only).
+    fn holds(&self, vrs: &[ValueReference], values: &[f64]) -> bool {
+        !vrs.is_empty()
+            && vrs.len() == values.len()
+            && vrs.iter().zip(values).all(|(vr, value)| {
+                self.entries
+                    .binary_search_by_key(vr, |e| e.0)
+                    .is_ok_and(|i| self.entries[i].1 == value.to_bits())
+            })
+    }
+
+    /// After a successful set: the FMU holds these values (an FMI 3 array set, with more values
+    /// than value references, is not tracked: its variables are forgotten).
+    fn record(&mut self, vrs: &[ValueReference], values: &[f64]) {
+        let scalars = vrs.len() == values.len();
+        for (k, &vr) in vrs.iter().enumerate() {
+            match (self.entries.binary_search_by_key(&vr, |e| e.0), scalars) {
+                (Ok(i), true) => self.entries[i].1 = values[k].to_bits(),
+                (Ok(i), false) => {
+                    self.entries.remove(i);
+                }
+                (Err(i), true) => self.entries.insert(i, (vr, values[k].to_bits())),
+                (Err(_), false) => {}
+            }
+        }
+    }
+
+    /// After a state restore or a reset: nothing is known.
+    fn forget(&mut self) {
+        self.entries.clear();
+    }
+}
+
 /// What the FMI 2 and FMI 3 instances share: identity, lifecycle state, call accounting,
 /// tracing and status mapping.
 struct Core {
@@ -282,6 +327,8 @@ struct Core {
     log_mark: u64,
     env: EnvBox,
     slot: InstanceSlot,
+    /// The Float64 values the FMU holds because cosimo set them.
+    known: KnownFloat64,
     /// Last: its `keep_alive` (e.g. the extracted folder) goes after the library reference.
     options: InstanceOptions,
 }
@@ -324,6 +371,7 @@ impl Core {
             log_mark: 0,
             env,
             slot,
+            known: KnownFloat64::default(),
         })
     }
 
@@ -794,6 +842,26 @@ pub(crate) fn dir_with_separator(dir: &Path) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_values_are_the_bits_last_set() {
+        let mut known = KnownFloat64::default();
+        assert!(!known.holds(&[3], &[1.0]));
+        known.record(&[9, 3], &[2.0, 1.0]);
+        assert!(known.holds(&[3, 9], &[1.0, 2.0]));
+        // Equal as numbers is not enough: the bits must be the ones set.
+        known.record(&[4], &[0.0]);
+        assert!(!known.holds(&[4], &[-0.0]));
+        assert!(!known.holds(&[3, 5], &[1.0, 0.0]));
+        known.record(&[3], &[1.5]);
+        assert!(!known.holds(&[3], &[1.0]));
+        // An array set (more values than references) forgets its variables.
+        known.record(&[9], &[1.0, 2.0]);
+        assert!(!known.holds(&[9], &[2.0]));
+        assert!(!known.holds(&[], &[]));
+        known.forget();
+        assert!(!known.holds(&[3], &[1.5]));
+    }
 
     #[test]
     fn polynomial_evaluates_taylor_series_and_forgets_inputs() {
