@@ -370,6 +370,8 @@ pub(crate) struct Progress {
     pub(crate) start: f64,
     pub(crate) stop: f64,
     pub(crate) started: std::time::Instant,
+    /// When the bar was last drawn: it is redrawn ten times a second at most, not per step.
+    pub(crate) drawn: std::cell::Cell<std::time::Instant>,
 }
 
 impl Progress {
@@ -389,11 +391,17 @@ impl Progress {
             start,
             stop,
             started: std::time::Instant::now(),
+            drawn: std::cell::Cell::new(std::time::Instant::now()),
         }
     }
 
     fn update(&self, t: f64) {
         let Some(bar) = &self.bar else { return };
+        let now = std::time::Instant::now();
+        if now.duration_since(self.drawn.get()) < std::time::Duration::from_millis(100) {
+            return;
+        }
+        self.drawn.set(now);
         if bar.is_hidden() && self.started.elapsed().as_secs_f64() > 1.0 {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }

@@ -3,8 +3,8 @@
 //! statistics and the observers.
 //!
 //! A row is handed to the observers at every output point as soon as it is reached, so a run
-//! that fails at t = 7.3 s has delivered every row up to 7.3 s (the CSV observer flushes each
-//! one). When an FMU asks to terminate, the macro step that asked is the last: its row is
+//! that fails at t = 7.3 s has delivered every row up to 7.3 s (and the observers were told, so
+//! the CSV observer has flushed them). When an FMU asks to terminate, the macro step that asked is the last: its row is
 //! delivered (on the output grid or not) and the run ends there without an error.
 
 use std::sync::atomic::Ordering;
@@ -36,12 +36,28 @@ pub trait Observer {
     fn finished(&mut self, _stats: &RunStatistics) -> Result<()> {
         Ok(())
     }
+
+    /// The run failed with `error` after the rows delivered so far (a writer flushes them).
+    fn failed(&mut self, _error: &Error) {}
 }
 
 /// Run an instantiated system from its start to its stop time with the experiment's
 /// algorithm, handing every result row to the observers as it is reached. A failure is
 /// reported with the time it happened; every row up to it has been delivered.
 pub fn run(exec: &mut Execution, observers: &mut [&mut dyn Observer]) -> Result<RunStatistics> {
+    let result = run_observed(exec, observers);
+    if let Err(error) = &result {
+        for observer in observers.iter_mut() {
+            observer.failed(error);
+        }
+    }
+    result
+}
+
+fn run_observed(
+    exec: &mut Execution,
+    observers: &mut [&mut dyn Observer],
+) -> Result<RunStatistics> {
     let started = Instant::now();
     let experiment = &exec.resolved.system.experiment;
     let grid = TimeGrid {

@@ -1,14 +1,20 @@
 //! A streaming CSV writer in the convention FMI tools share: a header `"time","name",...`, one
 //! row per output point, FMI 3 arrays as space-separated values in one cell, Binary as hex.
 //!
-//! Every row is flushed as soon as it is complete, so a run that fails keeps every row up to the
-//! failure. Rows are formatted into a reused buffer: no allocation per row.
+//! Rows go through a buffer that is flushed at most every [`FLUSH_INTERVAL`] (a row that comes
+//! after a quiet spell is flushed at once, so slow runs write every row as it comes), at the end
+//! of a run and when it fails: a run that fails keeps every row up to the failure, without a
+//! write call per row. Rows are formatted into a reused buffer: no allocation per row.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+
+/// The longest rows wait in the buffer while a run goes on.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Writes result rows to a CSV file (or any writer), one cell at a time.
 pub struct CsvWriter<W: Write = BufWriter<File>> {
@@ -17,6 +23,10 @@ pub struct CsvWriter<W: Write = BufWriter<File>> {
     line: String,
     cells_in_row: usize,
     columns: usize,
+    /// When the writer was last flushed.
+    flushed_at: Instant,
+    /// Rows were written since (and may sit in the buffer).
+    pending: bool,
 }
 
 impl CsvWriter<BufWriter<File>> {
@@ -36,6 +46,8 @@ impl<W: Write> CsvWriter<W> {
             line: String::with_capacity(64 * (columns.len() + 1)),
             cells_in_row: 0,
             columns: columns.len(),
+            flushed_at: Instant::now(),
+            pending: false,
         };
         writer.line.push_str("\"time\"");
         for column in columns {
@@ -109,7 +121,7 @@ impl<W: Write> CsvWriter<W> {
         }
     }
 
-    /// Finish the row and flush it to disk.
+    /// Finish the row; it reaches the file within [`FLUSH_INTERVAL`] (see [`CsvWriter::flush`]).
     pub fn end_row(&mut self) -> Result<()> {
         if self.cells_in_row != self.columns {
             return Err(Error::Internal(format!(
@@ -120,7 +132,32 @@ impl<W: Write> CsvWriter<W> {
             )));
         }
         self.line.push('\n');
-        self.flush_line()
+        self.out
+            .write_all(self.line.as_bytes())
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.pending = true;
+        self.flush_if_due()
+    }
+
+    /// Flush when rows wait and the last flush is [`FLUSH_INTERVAL`] ago.
+    pub fn flush_if_due(&mut self) -> Result<()> {
+        if self.pending && self.flushed_at.elapsed() >= FLUSH_INTERVAL {
+            self.flush()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Whether rows were written since the last flush.
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+
+    /// Write every row so far to the file.
+    pub fn flush(&mut self) -> Result<()> {
+        self.pending = false;
+        self.flushed_at = Instant::now();
+        self.out.flush().map_err(|e| Error::io(&self.path, e))
     }
 
     /// The underlying writer (for tests writing to memory).
@@ -217,6 +254,56 @@ mod tests {
         let mut writer = CsvWriter::new(Vec::new(), Path::new("mem.csv"), &columns).unwrap();
         rows(&mut writer);
         String::from_utf8(writer.into_inner()).unwrap()
+    }
+
+    /// A writer that counts its flushes.
+    #[derive(Default)]
+    struct Counting {
+        bytes: Vec<u8>,
+        flushes: usize,
+    }
+
+    impl Write for Counting {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.flushes += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn rows_are_flushed_at_a_bounded_interval_not_one_by_one() {
+        let columns = vec!["x".to_string()];
+        let mut writer = CsvWriter::new(Counting::default(), Path::new("c.csv"), &columns).unwrap();
+        assert_eq!(writer.out.flushes, 1, "the header is flushed at once");
+        for k in 0..1000 {
+            writer.begin_row(f64::from(k));
+            writer.push_float(1.0);
+            writer.end_row().unwrap();
+        }
+        assert!(
+            writer.out.flushes <= 2,
+            "{} flushes for 1000 rows",
+            writer.out.flushes
+        );
+        assert!(writer.pending());
+        let before = writer.out.flushes;
+        writer.flush().unwrap();
+        assert_eq!(writer.out.flushes, before + 1);
+        assert!(!writer.pending());
+        // A row after a quiet spell reaches the file at once.
+        std::thread::sleep(FLUSH_INTERVAL + Duration::from_millis(10));
+        let before = writer.out.flushes;
+        writer.begin_row(1000.0);
+        writer.push_float(2.0);
+        writer.end_row().unwrap();
+        assert_eq!(writer.out.flushes, before + 1);
+        assert!(!writer.pending());
+        let text = String::from_utf8(writer.into_inner().bytes).unwrap();
+        assert_eq!(text.lines().count(), 1002);
     }
 
     #[test]
