@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::exchange::{set_targets, ExchangePlan};
 use super::inputs::TableInputs;
 use super::polynomial::MAX_DEGREE;
 use super::pool::{Placement, Unit};
@@ -361,6 +362,8 @@ pub struct Execution {
     pub time: f64,
     /// Recorded variables, per component (index, recording).
     recordings: Vec<(usize, Recording)>,
+    /// The exchange after a step, resolved into accesses per component.
+    pub(crate) exchange_plan: ExchangePlan,
     /// Result columns without the component prefix (one FMU run alone).
     bare_names: bool,
     /// Outputs may be NaN or infinite (`RunOptions::allow_non_finite`).
@@ -506,7 +509,14 @@ impl Execution {
             Ok(())
         })?;
         let connections = resolved.connections.len();
+        let mut exchange_plan = ExchangePlan::new(&resolved, &graph, &fresh_read);
+        exchange_plan.unrecorded_row_sets = (0..count)
+            .filter(|&i| {
+                !exchange_plan.row_sets[i].is_empty() && !recordings.iter().any(|(r, _)| *r == i)
+            })
+            .collect();
         Ok(Execution {
+            exchange_plan,
             time: system.experiment.start,
             values: vec![0.0; connections],
             after_step: (0..connections).map(|_| AtomicU64::new(0)).collect(),
@@ -689,7 +699,10 @@ impl Execution {
     /// initialization ends); otherwise values read after the step are used where no input
     /// feeds through, and only inputs that feed through are set now.
     pub fn exchange(&mut self, initial: bool) -> Result<()> {
-        // Indices, not a copy of the blocks: this runs at every communication point.
+        if !initial {
+            return self.exchange_after_step();
+        }
+        // Indices, not a copy of the blocks.
         for b in 0..self.graph.blocks.len() {
             if self.graph.blocks[b].is_loop {
                 super::loops::solve(self, b)?;
@@ -886,18 +899,25 @@ impl Execution {
     /// point they are set first, so a recorded input (or anything computed from it) shows its
     /// value at this communication point, not the previous one's.
     pub fn read_row(&mut self, row: &mut Row) -> Result<()> {
-        for c in 0..self.values.len() {
-            if !self.graph.propagates[c] {
-                self.set_target(c, self.values[c])?;
-            }
+        // Inputs that do not feed through are set before the next step; set them now, so
+        // that recorded inputs show the values at this point. One hand-over per component.
+        let sets = &self.exchange_plan.row_sets;
+        let values = &self.values;
+        for &i in &self.exchange_plan.unrecorded_row_sets {
+            let component_sets = &sets[i];
+            self.placement
+                .run_one(i, |unit| set_targets(unit, component_sets, values))?;
         }
         row.time = self.time;
         let mut offset = 0;
         for (i, recording) in &mut self.recordings {
             let cells = &mut row.cells[offset..offset + recording.len()];
             offset += recording.len();
-            self.placement
-                .run_one(*i, |unit| recording.read_cells(unit.slave.as_mut(), cells))?;
+            let component_sets = &sets[*i];
+            self.placement.run_one(*i, |unit| {
+                set_targets(unit, component_sets, values)?;
+                recording.read_cells(unit.slave.as_mut(), cells)
+            })?;
         }
         Ok(())
     }
@@ -1300,7 +1320,7 @@ fn table_inputs(
 }
 
 /// A coupling source that is NaN or infinite: named, with where it would have gone.
-fn non_finite(
+pub(crate) fn non_finite(
     resolved: &ResolvedSystem,
     conn: &crate::system::resolve::ResolvedConnection,
     y: f64,

@@ -1,0 +1,187 @@
+//! The exchange at a communication point, resolved once into FMI accesses grouped by
+//! component.
+//!
+//! After a step, every coupling value is either the source read right after the step (held
+//! in `after_step`) or, where the source output feeds through from a coupled input, read again
+//! once that input is set; inputs that feed through are set at once. In graph order these
+//! reads and sets alternate between components; consecutive accesses to one component are one
+//! hand-over to the thread that owns it (one round trip on the worker pool instead of one per
+//! connection), and every value reference, type and version is looked up here once, not at
+//! every communication point.
+
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+
+use super::execution::{get_scalar, non_finite, set_scalar, Execution};
+use super::pool::Unit;
+use crate::fmu::description::{ValueReference, VariableType};
+use crate::fmu::FmiVersion;
+use crate::system::graph::CouplingGraph;
+use crate::system::resolve::ResolvedSystem;
+use crate::Result;
+
+/// One read of a connection's source or set of its target.
+#[derive(Debug, Clone, Copy)]
+pub struct Access {
+    pub connection: usize,
+    pub vr: ValueReference,
+    pub var_type: VariableType,
+    pub fmi3: bool,
+    /// Read the source (else set the target).
+    pub read: bool,
+}
+
+/// One part of the exchange, in order.
+#[derive(Debug, Clone)]
+pub enum Part {
+    /// Consecutive accesses (a range of [`ExchangePlan::accesses`]) to one component.
+    Component {
+        component: usize,
+        accesses: Range<usize>,
+    },
+    /// An algebraic loop, solved by `loops::solve`.
+    Loop(usize),
+}
+
+/// The exchange after a step, and the sets a result row makes first.
+#[derive(Debug, Clone, Default)]
+pub struct ExchangePlan {
+    /// Connections whose value is the source read after the step.
+    pub held: Vec<usize>,
+    pub accesses: Vec<Access>,
+    pub parts: Vec<Part>,
+    /// Per component: the targets set before its values are recorded (inputs that do not feed
+    /// through, so the exchange left them for the next step).
+    pub row_sets: Vec<Vec<Access>>,
+    /// Components with such sets but nothing recorded (their sets are a hand-over of their
+    /// own); set by the execution once it knows its recordings.
+    pub unrecorded_row_sets: Vec<usize>,
+}
+
+impl ExchangePlan {
+    pub fn new(
+        resolved: &ResolvedSystem,
+        graph: &CouplingGraph,
+        fresh_read: &[bool],
+    ) -> ExchangePlan {
+        let access = |c: usize, read: bool| {
+            let conn = &resolved.connections[c];
+            let (component, variable) = if read {
+                (conn.from_component, conn.from_variable)
+            } else {
+                (conn.to_component, conn.to_variable)
+            };
+            let description = &resolved.components[component].description;
+            let variable = &description.variables[variable];
+            (
+                component,
+                Access {
+                    connection: c,
+                    vr: variable.value_reference,
+                    var_type: variable.var_type,
+                    fmi3: description.fmi_version == FmiVersion::Fmi3,
+                    read,
+                },
+            )
+        };
+        let mut plan = ExchangePlan {
+            row_sets: vec![Vec::new(); resolved.components.len()],
+            ..ExchangePlan::default()
+        };
+        for (b, block) in graph.blocks.iter().enumerate() {
+            if block.is_loop {
+                plan.parts.push(Part::Loop(b));
+                continue;
+            }
+            for &c in &block.connections {
+                if fresh_read[c] {
+                    plan.push(access(c, true));
+                } else {
+                    plan.held.push(c);
+                }
+                if graph.propagates[c] {
+                    plan.push(access(c, false));
+                }
+            }
+        }
+        for c in 0..resolved.connections.len() {
+            if !graph.propagates[c] {
+                let (component, set) = access(c, false);
+                plan.row_sets[component].push(set);
+            }
+        }
+        plan
+    }
+
+    /// Append an access, to the last part when it is for the same component.
+    fn push(&mut self, (component, access): (usize, Access)) {
+        let at = self.accesses.len();
+        self.accesses.push(access);
+        match self.parts.last_mut() {
+            Some(Part::Component {
+                component: last,
+                accesses,
+            }) if *last == component => accesses.end = at + 1,
+            _ => self.parts.push(Part::Component {
+                component,
+                accesses: at..at + 1,
+            }),
+        }
+    }
+}
+
+impl Execution {
+    /// The exchange after a step (see the module documentation).
+    pub(crate) fn exchange_after_step(&mut self) -> Result<()> {
+        for &c in &self.exchange_plan.held {
+            self.values[c] = f64::from_bits(self.after_step[c].load(Ordering::Relaxed));
+        }
+        for p in 0..self.exchange_plan.parts.len() {
+            let (component, range) = match &self.exchange_plan.parts[p] {
+                Part::Loop(b) => {
+                    super::loops::solve(self, *b)?;
+                    continue;
+                }
+                Part::Component {
+                    component,
+                    accesses,
+                } => (*component, accesses.clone()),
+            };
+            let accesses = &self.exchange_plan.accesses[range];
+            let values = &mut self.values;
+            let resolved = &self.resolved;
+            let allow_non_finite = self.allow_non_finite;
+            self.placement.run_one(component, |unit: &mut Unit| {
+                let slave = unit.slave.as_mut();
+                for a in accesses {
+                    let conn = &resolved.connections[a.connection];
+                    if a.read {
+                        let y = conn.transform(get_scalar(slave, a.vr, a.var_type, a.fmi3)?);
+                        if !y.is_finite() && !allow_non_finite {
+                            return Err(non_finite(resolved, conn, y));
+                        }
+                        values[a.connection] = y;
+                    } else {
+                        set_scalar(slave, a.vr, a.var_type, a.fmi3, values[a.connection])?;
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Set the targets `sets` from `values` (on the component's own thread).
+pub(crate) fn set_targets(unit: &mut Unit, sets: &[Access], values: &[f64]) -> Result<()> {
+    for a in sets {
+        set_scalar(
+            unit.slave.as_mut(),
+            a.vr,
+            a.var_type,
+            a.fmi3,
+            values[a.connection],
+        )?;
+    }
+    Ok(())
+}
