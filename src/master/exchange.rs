@@ -53,9 +53,9 @@ pub struct ExchangePlan {
     /// Per component: the targets set before its values are recorded (inputs that do not feed
     /// through, so the exchange left them for the next step).
     pub row_sets: Vec<Vec<Access>>,
-    /// Components with such sets but nothing recorded (their sets are a hand-over of their
-    /// own); set by the execution once it knows its recordings.
-    pub unrecorded_row_sets: Vec<usize>,
+    /// Per component: its recording (index into the execution's recordings) and the offset
+    /// of its cells in a row; set by the execution once it knows its recordings.
+    pub record_at: Vec<Option<(usize, usize)>>,
 }
 
 impl ExchangePlan {

@@ -510,11 +510,15 @@ impl Execution {
         })?;
         let connections = resolved.connections.len();
         let mut exchange_plan = ExchangePlan::new(&resolved, &graph, &fresh_read);
-        exchange_plan.unrecorded_row_sets = (0..count)
-            .filter(|&i| {
-                !exchange_plan.row_sets[i].is_empty() && !recordings.iter().any(|(r, _)| *r == i)
-            })
-            .collect();
+        exchange_plan.record_at = vec![None; count];
+        let mut offset = 0;
+        for (k, (i, recording)) in recordings.iter().enumerate() {
+            if exchange_plan.record_at[*i].is_some() {
+                return Err(Error::Internal(format!("component {i} has two recordings")));
+            }
+            exchange_plan.record_at[*i] = Some((k, offset));
+            offset += recording.len();
+        }
         Ok(Execution {
             exchange_plan,
             time: system.experiment.start,
@@ -900,26 +904,36 @@ impl Execution {
     /// value at this communication point, not the previous one's.
     pub fn read_row(&mut self, row: &mut Row) -> Result<()> {
         // Inputs that do not feed through are set before the next step; set them now, so
-        // that recorded inputs show the values at this point. One hand-over per component.
-        let sets = &self.exchange_plan.row_sets;
-        let values = &self.values;
-        for &i in &self.exchange_plan.unrecorded_row_sets {
-            let component_sets = &sets[i];
-            self.placement
-                .run_one(i, |unit| set_targets(unit, component_sets, values))?;
+        // that recorded inputs show the values at this point. Then every component's cells,
+        // all components at once (one hand-over per worker thread).
+        let total: usize = self.recordings.iter().map(|(_, r)| r.len()).sum();
+        if row.cells.len() != total {
+            return Err(Error::Internal(format!(
+                "a row of {} cells for {total} recorded values",
+                row.cells.len()
+            )));
         }
         row.time = self.time;
-        let mut offset = 0;
-        for (i, recording) in &mut self.recordings {
-            let cells = &mut row.cells[offset..offset + recording.len()];
-            offset += recording.len();
-            let component_sets = &sets[*i];
-            self.placement.run_one(*i, |unit| {
-                set_targets(unit, component_sets, values)?;
-                recording.read_cells(unit.slave.as_mut(), cells)
-            })?;
-        }
-        Ok(())
+        let plan = &self.exchange_plan;
+        let values = &self.values;
+        let cells = Disjoint(row.cells.as_mut_ptr());
+        let recordings = Disjoint(self.recordings.as_mut_ptr());
+        self.placement.run_all(&|i, unit: &mut Unit| {
+            set_targets(unit, &plan.row_sets[i], values)?;
+            if let Some((k, offset)) = plan.record_at[i] {
+                // SAFETY: component i alone owns recording k and the cells from `offset` (the
+                // offsets partition the row, whose length was checked), and `run_all` hands
+                // each component to one thread once; both outlive the call.
+                let (recording, cells) = unsafe {
+                    let (_, recording) = &mut *recordings.base().add(k);
+                    let cells =
+                        std::slice::from_raw_parts_mut(cells.base().add(offset), recording.len());
+                    (recording, cells)
+                };
+                recording.read_cells(unit.slave.as_mut(), cells)?;
+            }
+            Ok(())
+        })
     }
 
     /// Total FMI calls made by all slaves.
@@ -938,6 +952,19 @@ impl Execution {
     pub fn terminate(&mut self) -> Result<()> {
         self.placement
             .run_all(&|_, unit: &mut Unit| unit.slave.terminate())
+    }
+}
+
+/// Parts of a vector that the tasks of one `run_all` write, each its own (see `read_row`).
+struct Disjoint<T>(*mut T);
+// SAFETY: each task touches only the elements that belong to its component.
+unsafe impl<T: Send> Send for Disjoint<T> {}
+unsafe impl<T: Send> Sync for Disjoint<T> {}
+
+impl<T> Disjoint<T> {
+    /// The base pointer (a method, so that closures capture the whole `Sync` wrapper).
+    fn base(&self) -> *mut T {
+        self.0
     }
 }
 
