@@ -459,3 +459,55 @@ fn the_thesis_systems_read_from_files_give_the_maps_of_the_systems_built_in_code
         );
     }
 }
+
+/// Stability need not be monotone in the macro step: D/D Jacobi k = 0 on the thesis' physical
+/// system is unstable in a window and stable again at H = 1 s. The largest stable step is the
+/// first loss of stability above the lower bound, not the upper bound of the search.
+#[test]
+fn the_largest_stable_step_is_the_first_crossing_when_stability_returns() {
+    let fmus = fmus();
+    let model = TwoMass {
+        m1: 1.0,
+        c1: 1000.0,
+        d1: 10.0,
+        m2: 1.0,
+        c2: 1000.0,
+        d2: 10.0,
+        cc: 1000.0,
+        dc: 10.0,
+    };
+    let dd = scheme(
+        Decomposition::DisplacementDisplacement,
+        AlgorithmKind::Jacobi,
+        0,
+    );
+    let rho = |h: f64| {
+        Analyser::new(&fmus, &model, dd, h)
+            .unwrap()
+            .spectral_radius(&model)
+            .unwrap()
+    };
+    // The window the issue names: stable again at 1 s, unstable at 0.06 s.
+    assert!(rho(1.0) <= 1.0, "rho(1 s) = {}", rho(1.0));
+    assert!(rho(0.06) > 1.0, "rho(0.06 s) = {}", rho(0.06));
+    let h =
+        cosimo::analysis::stability::max_stable_step(&fmus, &model, dd, 1e-4, 1.0, 1e-6).unwrap();
+    eprintln!("D/D Jacobi k = 0: largest stable step {h:e} s");
+    // Measured with this search (scan of 100 points per decade, bisection to 1e-6), inside
+    // the window 0.057-0.07 s the issue reports.
+    assert!((h - 5.719_430_300_172_02e-2).abs() < 1e-9, "{h}");
+    assert!(rho(h) <= 1.0 + 1e-12, "rho({h}) = {}", rho(h));
+    assert!(
+        rho(h * (1.0 + 2e-6)) > 1.0,
+        "rho just above {h} = {}",
+        rho(h * (1.0 + 2e-6))
+    );
+    // Every step below it is stable (a dense independent scan).
+    for k in 0..=100 {
+        let step = 1e-4 * (h / 1e-4).powf(f64::from(k) / 100.0) * (1.0 - 1e-9);
+        assert!(
+            rho(step) <= 1.0 + 1e-12,
+            "unstable below the answer at H = {step}"
+        );
+    }
+}

@@ -36,6 +36,10 @@ struct Constraints {
     carried: usize,
 }
 
+/// Grid points per decade of the step in the search for the largest stable step: a window of
+/// instability narrower than a ratio of 10^(1/100) (2.3 %) between two of them can be missed.
+pub const SCAN_PER_DECADE: f64 = 100.0;
+
 /// The one-step map of a system at its macro step, ready to evaluate at many parameters.
 pub struct LinearAnalyser {
     exec: Execution,
@@ -296,9 +300,13 @@ impl LinearAnalyser {
         Ok(self.spectral_radius()? <= 1.0 + 1e-12)
     }
 
-    /// The largest stable macro step by bisection between `low` (stable) and `high`, to a
-    /// relative width `tolerance`; `high` itself when it is stable. The analyser's step is
-    /// left as it was.
+    /// The largest stable macro step above `low` (stable): the first loss of stability on a
+    /// geometric grid of [`SCAN_PER_DECADE`] points per decade from `low` to `high`, then
+    /// bisection between the last stable and the first unstable grid point to a relative width
+    /// `tolerance`; `high` when every grid point is stable. Stability need not be monotone in
+    /// the step (a scheme may be unstable in a window and stable again above it): what is
+    /// returned is the edge of the interval of stable steps that starts at `low`. The
+    /// analyser's step is left as it was.
     pub fn max_stable_step(&mut self, low: f64, high: f64, tolerance: f64) -> Result<f64> {
         if !(low > 0.0 && low < high && high.is_finite()) {
             return Err(Error::Usage(format!(
@@ -306,20 +314,35 @@ impl LinearAnalyser {
             )));
         }
         let h = self.h;
-        let found = self.bisect(low, high, tolerance);
+        let found = self.first_crossing(low, high, tolerance);
         self.set_step(h);
         found
     }
 
-    fn bisect(&mut self, mut low: f64, mut high: f64, tolerance: f64) -> Result<f64> {
+    fn first_crossing(&mut self, low: f64, high: f64, tolerance: f64) -> Result<f64> {
         if !self.stable_at(low)? {
             return Err(Error::Usage(format!(
                 "the scheme is unstable already at the lower bound H = {low}; lower it"
             )));
         }
-        if self.stable_at(high)? {
-            return Ok(high);
+        let points = (SCAN_PER_DECADE * (high / low).log10()).ceil().max(1.0) as usize;
+        let mut stable = low;
+        for k in 1..=points {
+            let h = if k == points {
+                high
+            } else {
+                low * (high / low).powf(k as f64 / points as f64)
+            };
+            if !self.stable_at(h)? {
+                return self.bisect(stable, h, tolerance);
+            }
+            stable = h;
         }
+        Ok(high)
+    }
+
+    /// Bisection between `low` (stable) and `high` (unstable) to a relative width `tolerance`.
+    fn bisect(&mut self, mut low: f64, mut high: f64, tolerance: f64) -> Result<f64> {
         while (high - low) > tolerance * high {
             let mid = 0.5 * (low + high);
             if self.stable_at(mid)? {

@@ -302,8 +302,9 @@ pub fn plane_map(
     })
 }
 
-/// The largest stable macro step of a physical two-mass system by bisection between `low`
-/// (stable) and `high` (unstable), to a relative width `tolerance`.
+/// The largest stable macro step of a physical two-mass system above `low`: the first loss of
+/// stability, found on a geometric grid and then by bisection to a relative width `tolerance`
+/// (see [`crate::analysis::linear::LinearAnalyser::max_stable_step`]).
 pub fn max_stable_step(
     fmus: &TestFmus,
     model: &TwoMass,

@@ -56,8 +56,11 @@ pub(crate) struct StabilityArgs {
     /// PNG stability map.
     #[arg(long)]
     pub(crate) png: Option<PathBuf>,
-    /// Instead of a map: the largest stable macro step, by bisection in [--h-low, --h-high]
-    /// (thesis: of the physical system given by --m1 --c1 --d1 --m2 --c2 --d2 --cc --dc).
+    /// Instead of a map: the largest stable macro step above --h-low: the first loss of
+    /// stability on a grid of 100 steps per decade up to --h-high, then bisection (a scheme
+    /// unstable in a window and stable again above it is reported at the window's start);
+    /// --h-high when all are stable (thesis: of the physical system given by --m1 --c1 --d1
+    /// --m2 --c2 --d2 --cc --dc).
     #[arg(long)]
     pub(crate) max_step: bool,
     /// With a system file: the spectral radius over a grid of two parameters, --x and --y.
