@@ -1,15 +1,23 @@
-//! Where the slaves live while a system runs: all on the calling thread, or each on one worker
-//! thread of a persistent pool for its whole life (DESIGN.md decision 4).
+//! Where the slaves live while a system runs: all on the calling thread, or spread over the
+//! calling thread and the worker threads of a persistent pool, each slave on one thread for its
+//! whole life (DESIGN.md decision 4).
 //!
 //! Some FMUs insist on being called from the thread that created them, so in the pool a slave is
-//! instantiated, stepped, read and freed on the same worker. Work is handed to the workers as a
-//! borrowed closure and the caller blocks until every worker has answered, which is what makes
-//! lending a non-`'static` closure to a long-lived thread sound. Bounded channels of capacity one
-//! carry the jobs, so a macro step neither spawns a thread nor allocates.
+//! instantiated, stepped, read and freed on the same thread. The calling thread is one of the
+//! pool's threads: it steps its own share while the workers step theirs, so on two cores one
+//! worker and the caller step side by side. Work is handed to the workers as a borrowed closure
+//! and the caller blocks until every worker has answered, which is what makes lending a
+//! non-`'static` closure to a long-lived thread sound. Bounded channels of capacity one carry
+//! the jobs, so a macro step neither spawns a thread nor allocates; while every thread has a
+//! core, both sides spin briefly for the other's message before they sleep, as a hand-over to a
+//! sleeping thread costs more than a cheap FMU's step.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crate::fmu::worker::{Patience, MAX_SPIN};
 
 use crate::fmu::Slave;
 use crate::{Error, Result};
@@ -49,8 +57,9 @@ impl Placement {
         Ok(Placement::Local(units))
     }
 
-    /// Start `threads` workers and instantiate each component (named by `names`, which
-    /// errors use) on its worker.
+    /// Spread the components over `threads` threads, the calling one and `threads - 1`
+    /// workers, and instantiate each component (named by `names`, which errors use) on its
+    /// thread.
     pub fn pool(names: &[String], threads: usize, factory: &Factory<'_>) -> Result<Placement> {
         let count = names.len();
         WorkerPool::start(names, threads.clamp(1, count.max(1)), factory).map(Placement::Pool)
@@ -137,11 +146,21 @@ struct Worker {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Persistent worker threads, each owning the units of the components assigned to it.
+/// The "worker" index of the calling thread in [`WorkerPool::owner`].
+const CALLER: usize = usize::MAX;
+
+/// Persistent worker threads, each owning the units of the components assigned to it, and the
+/// calling thread's own units.
 pub struct WorkerPool {
     workers: Vec<Worker>,
-    /// For each component: (worker, slot on that worker).
+    /// The units of the calling thread, by slot.
+    local: Vec<Option<Unit>>,
+    /// The component of each local slot.
+    local_components: Vec<usize>,
+    /// For each component: (worker or [`CALLER`], slot on that thread).
     owner: Vec<(usize, usize)>,
+    /// How long the caller spins for each worker's answer before it sleeps.
+    patience: Vec<Patience>,
     /// Component names, for errors.
     names: Vec<String>,
     /// Which workers the current broadcast reached (reused: no allocation per job).
@@ -151,16 +170,34 @@ pub struct WorkerPool {
 impl WorkerPool {
     fn start(names: &[String], threads: usize, factory: &Factory<'_>) -> Result<WorkerPool> {
         let count = names.len();
-        // Round-robin keeps neighbours in a chain on different workers.
-        let owner: Vec<(usize, usize)> = (0..count).map(|i| (i % threads, i / threads)).collect();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Round-robin keeps neighbours in a chain on different threads; thread 0 is the caller.
+        let thread_of = |i: usize| i % threads;
+        let owner: Vec<(usize, usize)> = (0..count)
+            .map(|i| match thread_of(i) {
+                0 => (CALLER, i / threads),
+                t => (t - 1, i / threads),
+            })
+            .collect();
+        let local_components: Vec<usize> = (0..count).filter(|&i| thread_of(i) == 0).collect();
         let mut pool = WorkerPool {
-            workers: Vec::with_capacity(threads),
+            workers: Vec::with_capacity(threads.saturating_sub(1)),
+            local: local_components.iter().map(|_| None).collect(),
+            local_components,
             owner,
             names: names.to_vec(),
-            sent: vec![false; threads],
+            sent: vec![false; threads.saturating_sub(1)],
+            patience: Vec::new(),
         };
-        for w in 0..threads {
-            let components: Vec<usize> = (0..count).filter(|i| i % threads == w).collect();
+        // Spin only while every thread has a core; then as long as waits are short.
+        let spin = if threads <= cores {
+            MAX_SPIN
+        } else {
+            std::time::Duration::ZERO
+        };
+        pool.patience = vec![Patience::new(spin); threads.saturating_sub(1)];
+        for w in 1..threads {
+            let components: Vec<usize> = (0..count).filter(|&i| thread_of(i) == w).collect();
             let all_names = names.to_vec();
             let first_name = components
                 .first()
@@ -170,7 +207,7 @@ impl WorkerPool {
             let (answer_tx, answer_rx) = sync_channel::<Answer>(1);
             let thread = std::thread::Builder::new()
                 .name(format!("cosimo-worker-{w}"))
-                .spawn(move || worker_loop(components, &all_names, job_rx, answer_tx))
+                .spawn(move || worker_loop(components, &all_names, job_rx, answer_tx, spin))
                 .map_err(|e| Error::Worker {
                     component: first_name,
                     message: format!("cannot start its worker thread: {e}"),
@@ -181,49 +218,84 @@ impl WorkerPool {
                 thread: Some(thread),
             });
         }
-        // Instantiate on the owning threads, so each slave is created where it will run.
+        // Instantiate on the owning threads, so each slave is created where it will run (the
+        // workers' while the caller creates its own).
         // SAFETY: as in `run_all`: every worker is waited for before `factory`'s borrow ends.
         let erased: *const Factory<'static> =
             unsafe { std::mem::transmute(factory as *const Factory<'_>) };
-        pool.broadcast(|| Job::Create(FactoryRef(erased)))?;
+        pool.send(|| Job::Create(FactoryRef(erased)));
+        let mut failure = None;
+        for (slot, &component) in pool.local_components.iter().enumerate() {
+            match catch_unwind(AssertUnwindSafe(|| factory(component))) {
+                Ok(Ok(slave)) => {
+                    pool.local[slot] = Some(Unit {
+                        slave,
+                        floats: Vec::new(),
+                    })
+                }
+                Ok(Err(error)) => {
+                    failure = Some((component, error));
+                    break;
+                }
+                Err(_) => {
+                    failure = Some((component, panicked(names, component)));
+                    break;
+                }
+            }
+        }
+        pool.collect(failure)?;
         Ok(pool)
     }
 
     fn run_all(&mut self, task: &AllTask<'_>) -> Result<()> {
         // SAFETY: the erased borrow is only used by workers until they answer, and every worker
-        // that was sent the job is waited for in `broadcast` before this function returns.
+        // that was sent the job is waited for in `collect` before this function returns.
         let erased: *const AllTask<'static> =
             unsafe { std::mem::transmute(task as *const AllTask<'_>) };
-        self.broadcast(|| Job::All(AllTaskRef(erased)))
+        self.send(|| Job::All(AllTaskRef(erased)));
+        // The caller's share, while the workers do theirs.
+        let mut failure = None;
+        for (slot, &component) in self.local_components.iter().enumerate() {
+            let result = match &mut self.local[slot] {
+                Some(unit) => catch_unwind(AssertUnwindSafe(|| task(component, unit)))
+                    .unwrap_or_else(|_| Err(panicked(&self.names, component))),
+                None => Err(worker_gone(&self.names, component)),
+            };
+            if let Err(error) = result {
+                failure = Some((component, error));
+                break;
+            }
+        }
+        self.collect(failure)
     }
 
-    /// Send a job to every worker and wait for the answer of exactly those that were sent it,
-    /// so no answer is left behind to be taken for the next job's. A worker that cannot take
-    /// the job or dies before answering is an error naming its first component; the error of
-    /// the lowest component index wins.
-    fn broadcast(&mut self, job: impl Fn() -> Job) -> Result<()> {
-        let mut failure: Option<(usize, Error)> = None;
+    /// Send a job to every worker (noting which took it).
+    fn send(&mut self, job: impl Fn() -> Job) {
+        for (w, worker) in self.workers.iter().enumerate() {
+            self.sent[w] = worker
+                .jobs
+                .as_ref()
+                .is_some_and(|jobs| jobs.send(job()).is_ok());
+        }
+    }
+
+    /// Wait for the answer of exactly the workers that were sent the job, so no answer is left
+    /// behind to be taken for the next job's. A worker that could not take the job or dies
+    /// before answering is an error naming its first component; the error of the lowest
+    /// component index wins (`failure`: the caller's own, if any).
+    fn collect(&mut self, mut failure: Option<(usize, Error)>) -> Result<()> {
         let mut keep = |component: usize, error: Error| {
             if failure.as_ref().is_none_or(|(c, _)| component < *c) {
                 failure = Some((component, error));
             }
         };
-        for (w, worker) in self.workers.iter().enumerate() {
-            let ok = worker
-                .jobs
-                .as_ref()
-                .is_some_and(|jobs| jobs.send(job()).is_ok());
-            self.sent[w] = ok;
-            if !ok {
+        for w in 0..self.workers.len() {
+            if !self.sent[w] {
                 let first = self.first_component(w);
                 keep(first, self.lost(first));
-            }
-        }
-        for (w, worker) in self.workers.iter().enumerate() {
-            if !self.sent[w] {
                 continue;
             }
-            match worker.answers.recv() {
+            match receive(&self.workers[w].answers, &mut self.patience[w]) {
                 Ok(Ok(())) => {}
                 Ok(Err((component, error))) => keep(component, error),
                 Err(_) => {
@@ -264,6 +336,13 @@ impl WorkerPool {
 
     fn run_one(&mut self, component: usize, task: &mut OneTask<'_>) -> Result<()> {
         let (w, slot) = self.owner[component];
+        if w == CALLER {
+            return match self.local.get_mut(slot).and_then(Option::as_mut) {
+                Some(unit) => catch_unwind(AssertUnwindSafe(|| task(unit)))
+                    .map_err(|_| panicked(&self.names, component)),
+                None => Err(worker_gone(&self.names, component)),
+            };
+        }
         // SAFETY: as in `run_all`: we wait for this worker's answer before returning.
         let erased: *mut OneTask<'static> =
             unsafe { std::mem::transmute(task as *mut OneTask<'_>) };
@@ -276,12 +355,34 @@ impl WorkerPool {
         if !sent {
             return Err(self.lost(component));
         }
-        match worker.answers.recv() {
+        match receive(&worker.answers, &mut self.patience[w]) {
             Ok(Ok(())) => Ok(()),
             Ok(Err((_, error))) => Err(error),
             Err(_) => Err(self.lost(component)),
         }
     }
+}
+
+/// Receive from `channel`, spinning first as long as `patience` says (and learning from how
+/// long the wait took).
+fn receive<T>(channel: &Receiver<T>, patience: &mut Patience) -> std::result::Result<T, ()> {
+    let start = Instant::now();
+    let spin = patience.spin();
+    let mut polls = 0u32;
+    let received = loop {
+        match channel.try_recv() {
+            Ok(message) => break Ok(message),
+            Err(TryRecvError::Disconnected) => break Err(()),
+            Err(TryRecvError::Empty) => {}
+        }
+        polls = polls.wrapping_add(1);
+        if polls.is_multiple_of(32) && start.elapsed() >= spin {
+            break channel.recv().map_err(|_| ());
+        }
+        std::hint::spin_loop();
+    };
+    patience.record(start.elapsed());
+    received
 }
 
 impl Drop for WorkerPool {
@@ -305,10 +406,12 @@ fn worker_loop(
     names: &[String],
     jobs: Receiver<Job>,
     answers: SyncSender<Answer>,
+    spin: std::time::Duration,
 ) {
+    let mut patience = Patience::new(spin);
     // Slots stay empty until the create job fills them on this thread.
     let mut units: Vec<Option<Unit>> = components.iter().map(|_| None).collect();
-    while let Ok(job) = jobs.recv() {
+    while let Ok(job) = receive(&jobs, &mut patience) {
         let answer = match job {
             Job::Create(factory) => {
                 // SAFETY: the sender keeps the factory alive until it has our answer.

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use channel::{Channel, Mapping};
-pub use channel::{MAX_SLOTS, MAX_SPIN};
+pub use channel::{Patience, MAX_SLOTS, MAX_SPIN};
 pub use host::serve;
 pub use slave::WorkerSlave;
 
