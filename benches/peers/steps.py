@@ -274,6 +274,7 @@ def run(args, tools, fmus, sizes, engines):
                 x = samples[engine]
                 rows.append(row(fmu, n, engine, s[engine], med(x, 0), med(x, 1), med(x, 2),
                                 med(x, 3), med(x, 4), load))
+            write_files(rows)  # so far: a long run stopped early keeps what it measured
             print(f"{fmu.key} N = {n} done (load {load:.2f} before, {os.getloadavg()[0]:.2f} after)",
                   flush=True)
     return rows
@@ -296,17 +297,31 @@ def fmt(x):
     return f"{x:,.{digits}f}"
 
 
-def report(rows, args, load_start):
-    load_end = os.getloadavg()
+HEADER = ("FMU", "N", "engine", "S", "ns/inst-step", "CPU ns", "peak MiB", "x raw CPU", "x raw wall")
+
+
+def table(rows):
+    return [(r["fmu"], str(r["n"]), r["engine"], str(r["steps"]), fmt(r["ns_per_instance_step"]),
+             fmt(r["cpu_ns_per_instance_step"]), f"{r['peak_mib']:.1f}", fmt(r["x_raw_cpu"]),
+             fmt(r["x_raw_wall"])) for r in rows]
+
+
+def write_files(rows):
+    """target/peers/steps.csv and steps.md."""
     with (OUT_DIR / "steps.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+    md = ["| FMU | N | engine | S | ns / instance-step (wall) | CPU ns / instance-step | peak MiB "
+          "| x raw (CPU) | x raw (wall) |",
+          "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    md += ["| " + " | ".join(l) + " |" for l in table(rows)]
+    (OUT_DIR / "steps.md").write_text("\n".join(md) + "\n")
 
-    header = ("FMU", "N", "engine", "S", "ns/inst-step", "CPU ns", "peak MiB", "x raw CPU", "x raw wall")
-    lines = [(r["fmu"], str(r["n"]), r["engine"], str(r["steps"]), fmt(r["ns_per_instance_step"]),
-              fmt(r["cpu_ns_per_instance_step"]), f"{r['peak_mib']:.1f}", fmt(r["x_raw_cpu"]),
-              fmt(r["x_raw_wall"])) for r in rows]
+
+def report(rows, args, load_start):
+    load_end = os.getloadavg()
+    header, lines = HEADER, table(rows)
     widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(header)]
     left = {0, 2}
 
@@ -317,12 +332,6 @@ def report(rows, args, load_start):
     print(show(header))
     for l in lines:
         print(show(l))
-
-    md = ["| FMU | N | engine | S | ns / instance-step (wall) | CPU ns / instance-step | peak MiB "
-          "| x raw (CPU) | x raw (wall) |",
-          "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    md += ["| " + " | ".join(l) + " |" for l in lines]
-    (OUT_DIR / "steps.md").write_text("\n".join(md) + "\n")
 
     print(f"\nload average: {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f} at start, "
           f"{load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f} at end ({os.cpu_count()} cores); "
