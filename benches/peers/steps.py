@@ -31,7 +31,8 @@ Each engine's run of S steps has a twin of 1 step; (long - short) / (N (S - 1)) 
 instance-step without start-up. Every engine's pair of runs is taken right after a pair of raw
 runs, and its ratio to raw comes from that pair (engines alternate within each of --repeats
 repeats; medians are reported). CPU is user + system time of the process and the children it
-waited for (os.wait4); peak memory is the long run's maximum resident set size.
+waited for, peak memory the long run's maximum resident set size, both from wait4 in
+measure.c, which starts every run (forked from Python a child would inherit Python's peak).
 
 Run from the repository root with the system python (stdlib only; libcosimpy and FMPy go
 into target/peers-venv, made on first use, see chain.py):
@@ -162,22 +163,25 @@ def fmpy_simulate_child(fmu_dir, steps, output):
 
 # --- running and timing ----------------------------------------------------------------------
 
-def timed(argv, env=None):
-    """(wall s, CPU s, peak RSS MiB) of one run; exits on failure."""
+def timed(measure, argv, env=None):
+    """(wall s, CPU s, peak RSS MiB) of one run; exits on failure. The run is started by
+    measure.c, which reports CPU and peak memory (see there why not from Python)."""
+    report = OUT_DIR / "measure.txt"
     start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    stderr = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
+    done = subprocess.run([str(measure), str(report), *argv], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        sys.exit(f"{' '.join(argv)} failed (exit {code}):\n{stderr.decode(errors='replace')}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed (exit {done.returncode}):\n"
+                 f"{done.stderr.decode(errors='replace')}")
+    utime, stime, maxrss_kib = report.read_text().split()
+    return wall, float(utime) + float(stime), int(maxrss_kib) / 1024
 
 
 class Tools:
-    def __init__(self, cosimo, python, raw_loop, one_cpu):
+    def __init__(self, cosimo, python, raw_loop, one_cpu, measure):
         self.cosimo, self.python, self.raw_loop, self.one_cpu = cosimo, python, raw_loop, one_cpu
+        self.measure = measure
 
     def command(self, engine, fmu, n, steps):
         """(argv, env) of one run of engine on n instances of fmu for steps macro steps."""
@@ -239,9 +243,9 @@ def steps_for(engine, n, args):
 def measure(tools, engine, fmu, n, steps):
     """One pair: (wall, CPU) per instance-step of S and of 1 step's twin, peak MiB of S."""
     argv, env = tools.command(engine, fmu, n, steps)
-    wall, cpu, mib = timed(argv, env)
+    wall, cpu, mib = timed(tools.measure, argv, env)
     argv1, env1 = tools.command(engine, fmu, n, 1)
-    wall1, cpu1, _ = timed(argv1, env1)
+    wall1, cpu1, _ = timed(tools.measure, argv1, env1)
     per = n * (steps - 1)
     return (wall - wall1) / per * 1e9, (cpu - cpu1) / per * 1e9, mib
 
@@ -446,7 +450,8 @@ def main():
     for stale in OUT_DIR.glob("steps-*.json"):
         stale.unlink()
     tools = Tools(cosimo, python, build_c(HERE / "raw_loop.c", OUT_DIR / "raw_loop"),
-                  build_c(HERE / "one_cpu.c", OUT_DIR / "one_cpu.so", shared=True))
+                  build_c(HERE / "one_cpu.c", OUT_DIR / "one_cpu.so", shared=True),
+                  build_c(HERE / "measure.c", OUT_DIR / "measure"))
     fmus = [Fmu(k) for k in keys]
     sizes = [int(s) for s in args.sizes.split(",")]
     load_start = os.getloadavg()
