@@ -19,7 +19,7 @@ best of --repeats each; the difference divided by N * (S - 1) is the cost per in
 free of start-up (loading, extraction, worker spawning, Python's start for libcosim).
 
 Run from the repository root with the system python (stdlib only; libcosimpy goes into the
-virtual environment target/peers-venv, made on first use):
+virtual environment target/peers-venv with FMPy for steps.py, made on first use):
 
     python3 benches/peers/chain.py [--sizes 1,4,16] [--repeats 3] [--instance-steps 320000]
 
@@ -38,6 +38,10 @@ import time
 from pathlib import Path
 
 LIBCOSIMPY = "libcosimpy==0.0.6"
+# FMPy: pinned as in xtask/src/main.rs; steps.py drives it, chain.py does not.
+FMPY = "fmpy==0.3.32"
+# What the venv holds (the stamp lists them; a changed pin installs again).
+REQUIREMENTS = (LIBCOSIMPY, FMPY)
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / "target" / "peers-venv"
 OUT_DIR = ROOT / "target" / "peers"
@@ -51,19 +55,20 @@ GROUPED_WORKERS = max(1, (os.cpu_count() or 1) - 1)
 
 
 def venv_python():
-    """The venv's python with libcosimpy installed (made and filled once; a stamp file records
-    what was installed, so a changed pin installs again)."""
+    """The venv's python with libcosimpy and FMPy installed (made and filled once; a stamp file
+    records what was installed, so a changed pin installs again)."""
     python = VENV / "bin" / "python"
     stamp = VENV / "installed.txt"
-    if stamp.exists() and stamp.read_text() == LIBCOSIMPY + "\n":
+    wanted = "".join(r + "\n" for r in REQUIREMENTS)
+    if stamp.exists() and stamp.read_text() == wanted:
         return python
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", LIBCOSIMPY],
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *REQUIREMENTS],
         check=True,
     )
-    stamp.write_text(LIBCOSIMPY + "\n")
+    stamp.write_text(wanted)
     return python
 
 
