@@ -4,8 +4,10 @@ libcosim and FMPy, each against a raw loop over the same FMU binary, in one scri
 
 The systems (fixed step 1 ms, S macro steps, N instances of one kit FMU, FMI 2):
 
+  - gain         a chain of N Gain-fmi2.fmu (the kit's minimal feedthrough, y = k u): each
+                 one's y drives the next one's u; the cheapest FMU, for the master's own cost
   - feedthrough  a chain of N Feedthrough-fmi2.fmu: each one's Float64_continuous_output
-                 drives the next one's Float64_continuous_input (the cheapest FMU: a copy)
+                 drives the next one's Float64_continuous_input (every FMI type, copied)
   - dahlquist    N unconnected Dahlquist-fmi2.fmu (x' = -k x, stepped exactly; it has no input)
 
 The engines, each run as a process of its own:
@@ -65,6 +67,7 @@ HERE = Path(__file__).resolve().parent
 FMU_DIR = ROOT / "target" / "fmus"
 # The kit FMUs: file, the input driven by the previous instance (None: unconnected), output.
 FMUS = {
+    "gain": ("Gain-fmi2.fmu", "u", "y"),
     "feedthrough": ("Feedthrough-fmi2.fmu", "Float64_continuous_input", "Float64_continuous_output"),
     "dahlquist": ("Dahlquist-fmi2.fmu", None, "x"),
 }
