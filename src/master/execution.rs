@@ -1085,6 +1085,9 @@ pub fn set_scalar(
     value: f64,
 ) -> Result<()> {
     let vrs = [vr];
+    if var_type == VariableType::Float64 {
+        return slave.set_float64(&vrs, &[value]);
+    }
     let int = value.round();
     match var_type {
         VariableType::Float64 => slave.set_float64(&vrs, &[value]),

@@ -25,6 +25,8 @@ pub struct CsvWriter<W: Write = BufWriter<File>> {
     columns: usize,
     /// When the writer was last flushed.
     flushed_at: Instant,
+    /// Steps since the clock was last read for `flush_if_due` between rows.
+    steps_unchecked: u32,
     /// Rows were written since (and may sit in the buffer).
     pending: bool,
 }
@@ -47,6 +49,7 @@ impl<W: Write> CsvWriter<W> {
             cells_in_row: 0,
             columns: columns.len(),
             flushed_at: Instant::now(),
+            steps_unchecked: 0,
             pending: false,
         };
         writer.line.push_str("\"time\"");
@@ -146,6 +149,20 @@ impl<W: Write> CsvWriter<W> {
         } else {
             Ok(())
         }
+    }
+
+    /// After a macro step: flush when due, reading the clock every 64 steps only (rows are
+    /// rarer than steps; a clock read per step would cost more than a cheap FMU's step).
+    pub fn after_step(&mut self) -> Result<()> {
+        if !self.pending {
+            return Ok(());
+        }
+        self.steps_unchecked += 1;
+        if self.steps_unchecked < 64 {
+            return Ok(());
+        }
+        self.steps_unchecked = 0;
+        self.flush_if_due()
     }
 
     /// Whether rows were written since the last flush.

@@ -40,9 +40,7 @@ impl<W: Write> Observer for CsvWriter<W> {
     fn stepped(&mut self, _time: f64) {
         // Rows written during a fast stretch reach the file even when the next row is far off
         // (a write error shows at the next row or the end).
-        if self.pending() {
-            let _ = self.flush_if_due();
-        }
+        let _ = self.after_step();
     }
 
     fn finished(&mut self, _stats: &RunStatistics) -> Result<()> {
