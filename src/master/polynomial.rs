@@ -18,6 +18,14 @@ pub fn lagrange_taylor(times: &[f64], values: &[f64], at: f64, taylor: &mut [f64
     if n == 0 {
         return;
     }
+    // A held value (the commonest case, every step of a zero-order hold): the value itself,
+    // as the general expansion below gives it.
+    if n == 1 {
+        if let Some(first) = taylor.first_mut() {
+            *first = values[0];
+        }
+        return;
+    }
     // Newton divided differences, in place.
     let mut dd = [0.0; MAX_DEGREE + 1];
     dd[..n].copy_from_slice(&values[..n]);
