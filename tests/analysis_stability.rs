@@ -12,6 +12,21 @@ fn fmus() -> TestFmus {
     TestFmus::in_folder(&fmu_pack::fmus_dir())
 }
 
+/// The thesis' physical two-mass system: m = 1, c = 1000, d = 10 for both masses and the
+/// coupling element.
+fn thesis_system() -> TwoMass {
+    TwoMass {
+        m1: 1.0,
+        c1: 1000.0,
+        d1: 10.0,
+        m2: 1.0,
+        c2: 1000.0,
+        d2: 10.0,
+        cc: 1000.0,
+        dc: 10.0,
+    }
+}
+
 fn scheme(decomposition: Decomposition, algorithm: AlgorithmKind, order: u8) -> Scheme {
     Scheme {
         decomposition,
@@ -288,16 +303,7 @@ fn the_stability_command_writes_a_map_and_finds_the_largest_stable_step() {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{stdout}"));
     // Explicit F/F, k = 0, m = 1, c = 1000, d = 10: the spectral radius crosses 1 there.
-    let model = TwoMass {
-        m1: 1.0,
-        c1: 1000.0,
-        d1: 10.0,
-        m2: 1.0,
-        c2: 1000.0,
-        d2: 10.0,
-        cc: 1000.0,
-        dc: 10.0,
-    };
+    let model = thesis_system();
     let rho = |h: f64| {
         Analyser::new(
             &fmus,
@@ -466,16 +472,7 @@ fn the_thesis_systems_read_from_files_give_the_maps_of_the_systems_built_in_code
 #[test]
 fn the_largest_stable_step_is_the_first_crossing_when_stability_returns() {
     let fmus = fmus();
-    let model = TwoMass {
-        m1: 1.0,
-        c1: 1000.0,
-        d1: 10.0,
-        m2: 1.0,
-        c2: 1000.0,
-        d2: 10.0,
-        cc: 1000.0,
-        dc: 10.0,
-    };
+    let model = thesis_system();
     let dd = scheme(
         Decomposition::DisplacementDisplacement,
         AlgorithmKind::Jacobi,
@@ -519,16 +516,7 @@ fn the_largest_stable_step_is_the_first_crossing_when_stability_returns() {
 #[test]
 fn the_largest_stable_steps_of_every_scheme_are_pinned() {
     let fmus = fmus();
-    let model = TwoMass {
-        m1: 1.0,
-        c1: 1000.0,
-        d1: 10.0,
-        m2: 1.0,
-        c2: 1000.0,
-        d2: 10.0,
-        cc: 1000.0,
-        dc: 10.0,
-    };
+    let model = thesis_system();
     use AlgorithmKind::{Implicit, Jacobi};
     use Decomposition::{
         DisplacementDisplacement as Dd, ForceDisplacement as Fd, ForceForce as Ff,
