@@ -181,6 +181,7 @@ fn worker_groups(
     let mut named: HashMap<&str, usize> = HashMap::new();
     let mut spread: Vec<usize> = Vec::new();
     let mut next = 0;
+    let isolated_count = isolated.iter().filter(|x| **x).count();
     for (i, component) in components.iter().enumerate() {
         if !isolated[i] {
             continue;
@@ -202,7 +203,7 @@ fn worker_groups(
             }
             (None, Some(n)) => {
                 // The n processes, made as components need them, taken in turn.
-                while spread.len() < n.min(isolated.iter().filter(|x| **x).count()) {
+                while spread.len() < n.min(isolated_count) {
                     groups.push(Vec::new());
                     spread.push(groups.len() - 1);
                 }

@@ -61,6 +61,8 @@ use crate::error::{Error, FmiStatus, Result};
 mod fmi2;
 mod fmi3;
 mod log;
+/// Lock a mutex, taking its data even when another thread panicked holding it.
+pub(crate) use log::lock;
 
 pub use fmi2::Fmi2Instance;
 pub use fmi3::Fmi3Instance;

@@ -17,7 +17,7 @@ use super::wire::{
     Writer,
 };
 use crate::error::{Error, FmiStatus, Result};
-use crate::fmu::instance::{CallSink, InstanceOptions, LogSink};
+use crate::fmu::instance::{lock, CallSink, InstanceOptions, LogSink};
 use crate::fmu::{Fmu, PolynomialInputMode, Slave, StateId};
 
 /// Reply kinds (the header's `reply_kind`).
@@ -147,7 +147,7 @@ impl Slot {
             }
         };
         let payload_len = writer.position();
-        let taken: Vec<_> = std::mem::take(&mut *wire_lock(&self.host.events));
+        let taken: Vec<_> = std::mem::take(&mut *lock(&self.host.events));
         let _ = writer.u64(taken.len() as u64);
         for (kind, status, category, message) in &taken {
             let _ = writer.u64(*kind);
@@ -169,12 +169,6 @@ impl Slot {
         self.freed = free;
         publish(&header.reply, &header.master_sleeping, self.seen);
     }
-}
-
-fn wire_lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 struct Host {
@@ -251,7 +245,7 @@ impl Host {
                     };
                     let events = self.events.clone();
                     let call_sink: CallSink = Arc::new(move |_, line| {
-                        wire_lock(&events).push((
+                        lock(&events).push((
                             wire::EVENT_CALL,
                             FmiStatus::Ok,
                             String::new(),
@@ -260,7 +254,7 @@ impl Host {
                     });
                     let events = self.events.clone();
                     let log_sink: LogSink = Arc::new(move |m| {
-                        wire_lock(&events).push((
+                        lock(&events).push((
                             wire::EVENT_LOG,
                             m.status,
                             m.category.clone(),

@@ -34,7 +34,7 @@ pub use host::serve;
 pub use slave::WorkerSlave;
 
 use crate::error::{Error, Result};
-use crate::fmu::instance::InstanceOptions;
+use crate::fmu::instance::{lock, InstanceOptions};
 use crate::fmu::Fmu;
 
 /// The descriptor number the channel has in the worker.
@@ -276,12 +276,6 @@ impl Drop for WorkerProcess {
         let _ = child.kill();
         let _ = child.wait();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Duplicate stderr as an owned descriptor (for the worker's stdout).

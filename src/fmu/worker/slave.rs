@@ -11,7 +11,7 @@ use super::wire::{self, Call, Code, Instantiated, Malformed, Numeric, Pod, Reade
 use super::WorkerProcess;
 use crate::error::{Error, Result};
 use crate::fmu::description::{ModelDescription, ValueReference};
-use crate::fmu::instance::{CallSink, FmuLogMessage, LogSink};
+use crate::fmu::instance::{lock, CallSink, FmuLogMessage, LogSink};
 use crate::fmu::slave::{
     DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
 };
@@ -623,12 +623,6 @@ impl Drop for WorkerSlave {
         }
         self.kill();
     }
-}
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 macro_rules! numeric {
