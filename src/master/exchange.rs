@@ -14,11 +14,12 @@ use std::sync::atomic::Ordering;
 
 use super::execution::{get_scalar, non_finite, set_scalar, Execution};
 use super::pool::Unit;
+use super::record::Recording;
 use crate::fmu::description::{ValueReference, VariableType};
 use crate::fmu::FmiVersion;
 use crate::system::graph::CouplingGraph;
 use crate::system::resolve::ResolvedSystem;
-use crate::Result;
+use crate::{Error, Result};
 
 /// One read of a connection's source or set of its target.
 #[derive(Debug, Clone, Copy)]
@@ -54,7 +55,7 @@ pub struct ExchangePlan {
     /// through, so the exchange left them for the next step).
     pub row_sets: Vec<Vec<Access>>,
     /// Per component: its recording (index into the execution's recordings) and the offset
-    /// of its cells in a row; set by the execution once it knows its recordings.
+    /// of its cells in a row.
     pub record_at: Vec<Option<(usize, usize)>>,
 }
 
@@ -63,7 +64,8 @@ impl ExchangePlan {
         resolved: &ResolvedSystem,
         graph: &CouplingGraph,
         fresh_read: &[bool],
-    ) -> ExchangePlan {
+        recordings: &[(usize, Recording)],
+    ) -> Result<ExchangePlan> {
         let access = |c: usize, read: bool| {
             let conn = &resolved.connections[c];
             let (component, variable) = if read {
@@ -86,8 +88,17 @@ impl ExchangePlan {
         };
         let mut plan = ExchangePlan {
             row_sets: vec![Vec::new(); resolved.components.len()],
+            record_at: vec![None; resolved.components.len()],
             ..ExchangePlan::default()
         };
+        let mut offset = 0;
+        for (k, (i, recording)) in recordings.iter().enumerate() {
+            if plan.record_at[*i].is_some() {
+                return Err(Error::Internal(format!("component {i} has two recordings")));
+            }
+            plan.record_at[*i] = Some((k, offset));
+            offset += recording.len();
+        }
         for (b, block) in graph.blocks.iter().enumerate() {
             if block.is_loop {
                 plan.parts.push(Part::Loop(b));
@@ -110,7 +121,7 @@ impl ExchangePlan {
                 plan.row_sets[component].push(set);
             }
         }
-        plan
+        Ok(plan)
     }
 
     /// Append an access, to the last part when it is for the same component.

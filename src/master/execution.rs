@@ -510,16 +510,7 @@ impl Execution {
             Ok(())
         })?;
         let connections = resolved.connections.len();
-        let mut exchange_plan = ExchangePlan::new(&resolved, &graph, &fresh_read);
-        exchange_plan.record_at = vec![None; count];
-        let mut offset = 0;
-        for (k, (i, recording)) in recordings.iter().enumerate() {
-            if exchange_plan.record_at[*i].is_some() {
-                return Err(Error::Internal(format!("component {i} has two recordings")));
-            }
-            exchange_plan.record_at[*i] = Some((k, offset));
-            offset += recording.len();
-        }
+        let exchange_plan = ExchangePlan::new(&resolved, &graph, &fresh_read, &recordings)?;
         Ok(Execution {
             exchange_plan,
             time: system.experiment.start,
