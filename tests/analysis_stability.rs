@@ -2,10 +2,27 @@
 //! two-mass oscillator, against statements of the stability thesis.
 
 use cosimo::analysis::stability::{
-    plane_map, symmetric_map, Analyser, Decomposition, Scheme, TestFmus, TwoMass,
+    plane_map, symmetric_map, Analyser, Decomposition, MapPoint, Scheme, TestFmus, TwoMass,
 };
 use cosimo::settings::implicit::Extension;
 use cosimo::settings::AlgorithmKind;
+
+/// Points of `map` with a spectral radius above 1 (+ 1e-9 for rounding, as the maps count them),
+/// after checking that no point lies within 1e-6 of the limit: the counts below are then exact
+/// integers that rounding cannot move (none of the maps pinned here has such a point).
+fn unstable_points(map: &[MapPoint]) -> usize {
+    let on_limit: Vec<_> = map
+        .iter()
+        .filter(|p| (p.spectral_radius - 1.0).abs() < 1e-6)
+        .collect();
+    assert!(
+        on_limit.is_empty(),
+        "points on the stability limit to rounding: {on_limit:?}"
+    );
+    map.iter()
+        .filter(|p| p.spectral_radius > 1.0 + 1e-9)
+        .count()
+}
 
 fn fmus() -> TestFmus {
     fmu_pack::packed_fmus().expect("the FMUs pack");
@@ -100,33 +117,30 @@ fn implicit_force_force_k0_is_stable_on_the_whole_implicit_plot_range() {
         11,
     )
     .unwrap();
-    let unstable: Vec<_> = map
-        .iter()
-        .filter(|p| p.spectral_radius > 1.0 + 1e-9)
-        .collect();
-    assert!(unstable.is_empty(), "unstable points: {unstable:?}");
+    assert_eq!(unstable_points(&map), 0, "{map:?}");
 }
 
 #[test]
 fn the_unstable_region_of_implicit_force_force_grows_with_k() {
     let fmus = fmus();
     let count = |k: u8| {
-        symmetric_map(
-            &fmus,
-            scheme(Decomposition::ForceForce, AlgorithmKind::Implicit, k),
-            (-2.0, -0.02),
-            (0.0, 10.0),
-            11,
+        unstable_points(
+            &symmetric_map(
+                &fmus,
+                scheme(Decomposition::ForceForce, AlgorithmKind::Implicit, k),
+                (-2.0, -0.02),
+                (0.0, 10.0),
+                11,
+            )
+            .unwrap(),
         )
-        .unwrap()
-        .iter()
-        .filter(|p| p.spectral_radius > 1.0 + 1e-9)
-        .count()
     };
     let (k1, k2) = (count(1), count(2));
     eprintln!("unstable points of 121: k = 1: {k1}, k = 2: {k2}");
     assert!(k1 > 0, "k = 1 has an unstable region");
     assert!(k2 >= k1, "the unstable region grows with k: {k1} -> {k2}");
+    // Pinned: measured on this master at commit e21d2a3 (exact: no point on the limit).
+    assert_eq!((k1, k2), (3, 12), "unstable points of 121 for k = 1, 2");
 }
 
 /// The two models of the thesis' extended-coupling plots (Figs. 3.13–3.18): symmetric (all
@@ -148,12 +162,9 @@ fn extended_counts(decomposition: Decomposition) -> [[[usize; 3]; 3]; 2] {
                     extension,
                     ..scheme(decomposition, AlgorithmKind::Implicit, k)
                 };
-                counts[m][e][usize::from(k)] =
-                    plane_map(&fmus, scheme, *ratios, (-2.0, -0.02), (0.0, 10.0), 11)
-                        .unwrap()
-                        .iter()
-                        .filter(|p| p.spectral_radius > 1.0 + 1e-9)
-                        .count();
+                counts[m][e][usize::from(k)] = unstable_points(
+                    &plane_map(&fmus, scheme, *ratios, (-2.0, -0.02), (0.0, 10.0), 11).unwrap(),
+                );
             }
             eprintln!(
                 "{decomposition:?} {name} {extension:?}: unstable points of 121 for k = 0, 1, 2: {:?}",
@@ -205,6 +216,16 @@ fn derivative_extended_force_force_k2_is_the_most_stable_variant() {
         "symmetric k = 2: {symmetric:?}"
     );
     assert!(derivative_k2_is_most_stable(&counts), "{counts:?}");
+    // Pinned, [model][original, D, I][k]: measured on this master at commit e21d2a3 (exact: no
+    // point on the limit).
+    assert_eq!(
+        counts,
+        [
+            [[0, 3, 12], [2, 5, 0], [5, 12, 9]],
+            [[0, 35, 48], [0, 7, 0], [7, 71, 71]]
+        ],
+        "unstable points of 121"
+    );
 }
 
 #[test]
@@ -216,6 +237,16 @@ fn derivative_extended_force_displacement_k2_is_very_good_on_both_models() {
         assert!(model[1][2] <= 1, "D-extended k = 2: {model:?}");
     }
     assert!(derivative_k2_is_most_stable(&counts), "{counts:?}");
+    // Pinned, [model][original, D, I][k]: measured on this master at commit e21d2a3 (exact: no
+    // point on the limit).
+    assert_eq!(
+        counts,
+        [
+            [[7, 1, 7], [20, 7, 1], [15, 4, 6]],
+            [[0, 35, 48], [0, 7, 0], [9, 71, 71]]
+        ],
+        "unstable points of 121"
+    );
 }
 
 #[test]
@@ -232,23 +263,32 @@ fn the_extensions_do_not_help_displacement_displacement() {
             }
         }
     }
+    // Pinned, [model][original, D, I][k]: measured on this master at commit e21d2a3 (exact: no
+    // point on the limit).
+    assert_eq!(
+        counts,
+        [
+            [[14, 1, 2], [17, 1, 2], [16, 5, 5]],
+            [[1, 0, 0], [2, 0, 0], [2, 0, 0]]
+        ],
+        "unstable points of 121"
+    );
 }
 
 #[test]
 fn displacement_displacement_is_the_most_stable_explicit_decomposition() {
     let fmus = fmus();
     let stable = |d: Decomposition| {
-        symmetric_map(
-            &fmus,
-            scheme(d, AlgorithmKind::Jacobi, 0),
-            (-1.0, -0.02),
-            (0.0, 2.0),
-            11,
+        121 - unstable_points(
+            &symmetric_map(
+                &fmus,
+                scheme(d, AlgorithmKind::Jacobi, 0),
+                (-1.0, -0.02),
+                (0.0, 2.0),
+                11,
+            )
+            .unwrap(),
         )
-        .unwrap()
-        .iter()
-        .filter(|p| p.spectral_radius <= 1.0 + 1e-9)
-        .count()
     };
     let (ff, fd, dd) = (
         stable(Decomposition::ForceForce),
@@ -257,6 +297,12 @@ fn displacement_displacement_is_the_most_stable_explicit_decomposition() {
     );
     eprintln!("stable points of 121 (explicit, k = 0): F/F {ff}, F/D {fd}, D/D {dd}");
     assert!(dd >= ff && dd >= fd, "D/D {dd} vs F/F {ff}, F/D {fd}");
+    // Pinned: measured on this master at commit e21d2a3 (exact: no point on the limit).
+    assert_eq!(
+        (ff, fd, dd),
+        (28, 47, 104),
+        "stable points of 121: F/F, F/D, D/D"
+    );
 }
 
 #[test]
