@@ -359,11 +359,41 @@ fn options_that_do_not_apply_are_refused_and_named() {
     // The thesis' study (no system file): none of these reaches an FMU.
     refused(
         &["--ratios", "1,1,10"],
-        "--ratios applies to --algorithm constraint only",
+        "--ratios: 5 positive numbers, alpha,a_Re,a_Im,k_Re,k_Im",
     );
     refused(
-        &["--algorithm", "implicit", "--ratios", "1,1,10"],
-        "--ratios applies to --algorithm constraint only",
+        &[
+            "--algorithm",
+            "constraint",
+            "--order",
+            "2",
+            "--ratios",
+            "1,1,1,1,1",
+        ],
+        "--ratios: 3 positive numbers, alpha_m,alpha_Lr,alpha_Li",
+    );
+    refused(
+        &["--algorithm", "implicit", "--ratios", "1,-1,1,1,1"],
+        "--ratios: 5 positive numbers",
+    );
+    refused(
+        &["--max-step", "--ratios", "1,1,1,1,1"],
+        "--ratios belongs to a map",
+    );
+    refused(
+        &["--plane", "1000"],
+        "--plane 1000 is a square of the index-1 paper",
+    );
+    refused(
+        &[
+            "--algorithm",
+            "constraint",
+            "--order",
+            "3",
+            "--plane",
+            "implicit",
+        ],
+        "--algorithm constraint draws the index-1 paper's squares: --plane 10 or 1000",
     );
     refused(
         &["--extension", "derivative"],

@@ -305,6 +305,12 @@ fn displacement_displacement_is_the_most_stable_explicit_decomposition() {
     );
 }
 
+/// Stable damped points of implicit F/F k = 2 on the thesis' implicit plane, 11 x 11 (110 damped
+/// points), measured on this master: the thesis' unsymmetrical model (all five ratios 10) is far
+/// less stable than the symmetric one.
+const STABLE_IMPLICIT_FF_K2_SYMMETRIC: usize = 104;
+const STABLE_IMPLICIT_FF_K2_UNSYMMETRICAL: usize = 69;
+
 #[test]
 fn the_stability_command_writes_a_map_and_finds_the_largest_stable_step() {
     let fmus = fmus();
@@ -335,6 +341,46 @@ fn the_stability_command_writes_a_map_and_finds_the_largest_stable_step() {
     assert!(text.starts_with("\"lambda_re\",\"lambda_im\",\"spectral_radius\"\n"));
     assert_eq!(text.lines().count(), 26, "a header and 5 x 5 points");
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    // The thesis' explicit plane, [-1, 0] x [0, 2], the undamped axis and the origin (two free
+    // masses) included; counted the paper's way, the axis apart.
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!((rows[0][0], rows[0][1]), (-1.0, 0.0));
+    assert_eq!((rows[24][0], rows[24][1]), (0.0, 2.0));
+    assert!(rows.iter().all(|r| r[2].is_finite()), "{text}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("18 of 20 damped grid points stable (Λr1 < 0; spectral radius <= 1) on Λr1 in [-1, 0], Λi1 in [0, 2]\nundamped axis Λr1 = 0 (5 points, not counted: the coupled system itself has spectral radius 1 there): spectral radius from 1.000000000 to"),
+        "{stdout}"
+    );
+    // --ratios reaches the thesis' maps of applied-force coupling: the unsymmetrical model.
+    let counts = |ratios: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+            .args(["stability", "--algorithm", "implicit", "--order", "2"])
+            .args(["--plane", "implicit", "--points", "11", "--ratios", ratios])
+            .arg("--fmus")
+            .arg(&fmus.folder)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .split(" of ")
+            .next()
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap()
+    };
+    assert_eq!(counts("1,1,1,1,1"), STABLE_IMPLICIT_FF_K2_SYMMETRIC);
+    assert_eq!(
+        counts("10,10,10,10,10"),
+        STABLE_IMPLICIT_FF_K2_UNSYMMETRICAL
+    );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
         .args(["stability", "--max-step", "--fmus"])

@@ -521,7 +521,7 @@ pub fn write_map_csv(path: &Path, axes: (&str, &str), map: &[MapPoint]) -> Resul
 /// Spectral radius of a one-step map: the largest eigenvalue modulus (Schur decomposition with
 /// a bounded number of iterations). A map that is not finite is unstable; one whose
 /// decomposition does not converge is reported as an error rather than looping.
-pub fn spectral_radius(map: DMatrix<f64>) -> Result<f64> {
+pub fn spectral_radius(mut map: DMatrix<f64>) -> Result<f64> {
     if map.iter().any(|x| !x.is_finite()) {
         return Ok(f64::INFINITY);
     }
@@ -534,16 +534,36 @@ pub fn spectral_radius(map: DMatrix<f64>) -> Result<f64> {
     if norm < 1e-200 {
         return Ok(norm);
     }
-    let schur = nalgebra::linalg::Schur::try_new(map, f64::EPSILON, 100_000).ok_or_else(|| {
-        Error::Numerics(
-            "the eigenvalues of the one-step map did not converge (Schur decomposition)".into(),
-        )
-    })?;
+    let schur = match balanced_schur(map.clone()) {
+        Some(schur) => schur,
+        // Entries hundreds of orders of magnitude below the largest (a heavily damped map's)
+        // can keep the QR iteration from deflating. Below rounding of the norm they are noise
+        // of the measured map, so they go and the decomposition is tried again.
+        None => {
+            map.iter_mut()
+                .filter(|x| x.abs() < f64::EPSILON * norm)
+                .for_each(|x| *x = 0.0);
+            balanced_schur(map).ok_or_else(|| {
+                Error::Numerics(
+                    "the eigenvalues of the one-step map did not converge (Schur decomposition)"
+                        .into(),
+                )
+            })?
+        }
+    };
     Ok(schur
         .complex_eigenvalues()
         .iter()
         .map(|e| e.norm())
         .fold(0.0, f64::max))
+}
+
+/// The Schur decomposition after balancing (a similarity by powers of two, exact, that evens out
+/// rows and columns of very different sizes, as LAPACK's eigenvalue drivers do); `None` when
+/// the QR iteration does not converge.
+fn balanced_schur(mut map: DMatrix<f64>) -> Option<nalgebra::linalg::Schur<f64, nalgebra::Dyn>> {
+    nalgebra::linalg::balancing::balance_parlett_reinsch(&mut map);
+    nalgebra::linalg::Schur::try_new(map, f64::EPSILON, 100_000)
 }
 
 /// Write a scan over macro steps as CSV: `step`, `spectral_radius`, a row per step.

@@ -83,12 +83,20 @@ impl TwoMass {
         let d = -2.0 * lambda_re;
         let c = lambda_re * lambda_re + lambda_im * lambda_im;
         let gamma = a_re * alpha;
-        let beta = (a_im * a_im * alpha * alpha * (4.0 * c - d * d) + gamma * gamma * d * d)
-            / (4.0 * alpha * c);
         let alpha_star = 2.0 * alpha / (1.0 + alpha);
         let eta = k_re * alpha_star;
-        let eps = (k_im * k_im * alpha_star * alpha_star * (4.0 * c - d * d) + eta * eta * d * d)
-            / (4.0 * alpha_star * c);
+        // At the origin (c = d = 0) the ratios of stiffnesses are 0 / 0: take their limit along
+        // the undamped axis (d = 0), where they do not depend on c.
+        let (beta, eps) = if c == 0.0 {
+            (a_im * a_im * alpha, k_im * k_im * alpha_star)
+        } else {
+            (
+                (a_im * a_im * alpha * alpha * (4.0 * c - d * d) + gamma * gamma * d * d)
+                    / (4.0 * alpha * c),
+                (k_im * k_im * alpha_star * alpha_star * (4.0 * c - d * d) + eta * eta * d * d)
+                    / (4.0 * alpha_star * c),
+            )
+        };
         TwoMass::dimensionless(c, d, alpha, beta, gamma, eps, eta, h)
     }
 
@@ -270,6 +278,69 @@ impl Analyser {
     /// Spectral radius of the one-step map at this model's parameters.
     pub fn spectral_radius(&mut self, model: &TwoMass) -> Result<f64> {
         spectral_radius(self.map(model)?)
+    }
+}
+
+/// The squares of subsystem 1's dimensionless eigenvalue plane (Lambda_r1, Lambda_i1) on which the
+/// papers draw their stability maps, the undamped axis Lambda_r1 = 0 included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plane {
+    /// The thesis' plots of explicit schemes (Sect. 3.2): [-1, 0] x [0, 2].
+    ThesisExplicit,
+    /// The thesis' plots of implicit schemes: [-2, 0] x [0, 10].
+    ThesisImplicit,
+    /// The index-1 paper's Appendix A, small scale: [-10, 0] x [0, 10].
+    Index1Ten,
+    /// The index-1 paper's Appendix A, large scale: [-1000, 0] x [0, 1000].
+    Index1Thousand,
+}
+
+impl Plane {
+    /// (Lambda_r1 range, Lambda_i1 range).
+    pub fn ranges(self) -> ((f64, f64), (f64, f64)) {
+        match self {
+            Plane::ThesisExplicit => ((-1.0, 0.0), (0.0, 2.0)),
+            Plane::ThesisImplicit => ((-2.0, 0.0), (0.0, 10.0)),
+            Plane::Index1Ten => ((-10.0, 0.0), (0.0, 10.0)),
+            Plane::Index1Thousand => ((-1000.0, 0.0), (0.0, 1000.0)),
+        }
+    }
+}
+
+/// What a map over the eigenvalue plane found, counted the papers' way: the damped points
+/// (Lambda_r1 < 0) decide stability; on the undamped axis (Lambda_r1 = 0) the coupled physical
+/// system itself has spectral radius 1, so a scheme can at best be marginal there and its
+/// points are reported apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlaneCount {
+    /// Grid points with Lambda_r1 < 0.
+    pub damped: usize,
+    /// Of those, the stable ones (spectral radius <= 1).
+    pub damped_stable: usize,
+    /// Grid points on the undamped axis.
+    pub axis: usize,
+    /// The smallest and largest spectral radius on the axis (NaN without axis points).
+    pub axis_range: (f64, f64),
+}
+
+impl PlaneCount {
+    /// Count a map whose x is Lambda_r1.
+    pub fn of(map: &[MapPoint]) -> PlaneCount {
+        let (axis, damped): (Vec<&MapPoint>, Vec<&MapPoint>) = map.iter().partition(|p| p.x >= 0.0);
+        let radii = axis.iter().map(|p| p.spectral_radius);
+        PlaneCount {
+            damped: damped.len(),
+            damped_stable: damped.iter().filter(|p| p.stable()).count(),
+            axis: axis.len(),
+            axis_range: if axis.is_empty() {
+                (f64::NAN, f64::NAN)
+            } else {
+                (
+                    radii.clone().fold(f64::INFINITY, f64::min),
+                    radii.fold(f64::NEG_INFINITY, f64::max),
+                )
+            },
+        }
     }
 }
 

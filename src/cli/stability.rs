@@ -26,8 +26,10 @@ pub(crate) struct StabilityArgs {
     /// --order 2 or 3, the index-1 paper's Appendix A model.
     #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "constraint"])]
     pub(crate) algorithm: Option<String>,
-    /// Thesis, --algorithm constraint: the Appendix A ratios alpha_m, alpha_Lr, alpha_Li
-    /// (Eq. 41) [default: 1,1,1].
+    /// Thesis map: the model's ratios. Applied-force coupling: alpha, a_Re, a_Im, k_Re, k_Im
+    /// (Eqs. 3.31: the mass ratio, subsystem 2's eigenvalue parts and the coupling mode's over
+    /// subsystem 1's); --algorithm constraint: the Appendix A ratios alpha_m, alpha_Lr,
+    /// alpha_Li (Eq. 41) [default: all 1, the symmetric model].
     #[arg(long, value_delimiter = ',')]
     pub(crate) ratios: Option<Vec<f64>>,
     /// Extrapolation / interpolation order k [thesis default: 0; with a system file: the
@@ -40,9 +42,11 @@ pub(crate) struct StabilityArgs {
     /// select the C, L, Q functions. With a system file: its connections marked "halfStep".
     #[arg(long, value_parser = ["none", "derivative", "integral"])]
     pub(crate) extension: Option<String>,
-    /// Thesis: the plane's ranges: implicit (Λr in [-2, 0], Λi in [0, 10]) or explicit
-    /// ([-1, 0] x [0, 2]); the symmetric model [default: explicit].
-    #[arg(long, value_parser = ["explicit", "implicit"])]
+    /// Thesis map: the square of subsystem 1's eigenvalue plane (Λr1, Λi1), as the papers
+    /// draw it: explicit ([-1, 0] x [0, 2]) or implicit ([-2, 0] x [0, 10]) for applied-force
+    /// coupling [default: explicit]; 10 ([-10, 0] x [0, 10]) or 1000 ([-1000, 0] x [0, 1000])
+    /// for --algorithm constraint [default: 10].
+    #[arg(long, value_parser = ["explicit", "implicit", "10", "1000"])]
     pub(crate) plane: Option<String>,
     /// Grid points per axis of a map, or step sizes of --scan [default: 21].
     #[arg(long)]
@@ -118,7 +122,8 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         is_stable, write_map_csv, write_scan_csv, Axis, LinearAnalyser, MapPoint,
     };
     use cosimo::analysis::stability::{
-        constraint_map, max_stable_step, symmetric_map, Decomposition, Scheme, TestFmus, TwoMass,
+        constraint_map, max_stable_step, plane_map, Decomposition, Plane, PlaneCount, Scheme,
+        TestFmus, TwoMass,
     };
     use cosimo::master::implicit::Extension;
     // The first of `options` that was given is refused: "OPTION why".
@@ -296,11 +301,6 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             &[("--max-step", args.max_step)],
             "analyses applied-force coupling; draw a map for --algorithm constraint",
         )?;
-    } else {
-        refuse(
-            &[("--ratios", args.ratios.is_some())],
-            "applies to --algorithm constraint only (the Appendix A ratios of the rigidly coupled model)",
-        )?;
     }
     if algorithm != "implicit" {
         refuse(
@@ -312,6 +312,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         refuse(
             &[
                 ("--plane", args.plane.is_some()),
+                ("--ratios", args.ratios.is_some()),
                 ("--points", args.points.is_some()),
                 ("--output", args.output.is_some()),
                 ("--png", args.png.is_some()),
@@ -351,48 +352,96 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         out!("largest stable macro step: {h:.6e} s");
         return Ok(());
     }
-    let implicit_plane = args.plane.as_deref() == Some("implicit");
-    let ratios = args.ratios.clone().unwrap_or_else(|| vec![1.0; 3]);
+    let plane = match (constraint, args.plane.as_deref()) {
+        (false, None | Some("explicit")) => Plane::ThesisExplicit,
+        (false, Some("implicit")) => Plane::ThesisImplicit,
+        (true, None | Some("10")) => Plane::Index1Ten,
+        (true, Some("1000")) => Plane::Index1Thousand,
+        (false, Some(other)) => {
+            return Err(Error::Usage(format!(
+                "--plane {other} is a square of the index-1 paper (--algorithm constraint); the thesis' maps of applied-force coupling use --plane explicit or implicit"
+            )))
+        }
+        (true, Some(other)) => {
+            return Err(Error::Usage(format!(
+                "--plane {other} is a square of the thesis' maps; --algorithm constraint draws the index-1 paper's squares: --plane 10 or 1000"
+            )))
+        }
+    };
+    let (re, im) = plane.ranges();
+    let wanted = if constraint { 3 } else { 5 };
+    let ratios = args.ratios.clone().unwrap_or_else(|| vec![1.0; wanted]);
+    if ratios.len() != wanted || ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(Error::Usage(format!(
+            "--ratios: {wanted} positive numbers, {}, not {}",
+            if constraint {
+                "alpha_m,alpha_Lr,alpha_Li (the index-1 paper's Eq. 41)"
+            } else {
+                "alpha,a_Re,a_Im,k_Re,k_Im (the thesis' Eqs. 3.31)"
+            },
+            ratios
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        )));
+    }
     let map = if constraint {
-        if (order != 2 && order != 3) || ratios.len() != 3 {
+        if order != 2 && order != 3 {
             return Err(Error::Usage(
-                "--algorithm constraint needs --order 2 or 3 and --ratios alpha_m,alpha_Lr,alpha_Li".into(),
+                "--algorithm constraint needs --order 2 or 3 (the index-1 multipliers' polynomial)"
+                    .into(),
             ));
         }
-        // The index-1 paper's squares: [-10, 0] x [0, 10] (--plane explicit) or
-        // [-1000, 0] x [0, 1000] (--plane implicit).
-        let size = if implicit_plane { 1000.0 } else { 10.0 };
-        let ratios = (ratios[0], ratios[1], ratios[2]);
-        constraint_map(&fmus, order, ratios, (-size, 0.0), (0.0, size), points)?
+        constraint_map(
+            &fmus,
+            order,
+            (ratios[0], ratios[1], ratios[2]),
+            re,
+            im,
+            points,
+        )?
     } else {
-        let (re, im) = if implicit_plane {
-            ((-2.0, -0.02), (0.0, 10.0))
-        } else {
-            ((-1.0, -0.02), (0.0, 2.0))
-        };
-        symmetric_map(&fmus, scheme, re, im, points)?
+        let ratios = [ratios[0], ratios[1], ratios[2], ratios[3], ratios[4]];
+        plane_map(&fmus, scheme, ratios, re, im, points)?
     };
-    let count = map.iter().filter(|p| p.stable()).count();
+    let count = PlaneCount::of(&map);
     out!(
-        "{count} of {} grid points stable (spectral radius <= 1)",
-        map.len()
+        "{} of {} damped grid points stable (Λr1 < 0; spectral radius <= 1) on Λr1 in [{}, {}], Λi1 in [{}, {}]",
+        count.damped_stable,
+        count.damped,
+        re.0,
+        re.1,
+        im.0,
+        im.1
     );
+    if count.axis > 0 {
+        out!(
+            "undamped axis Λr1 = 0 ({} points, not counted: the coupled system itself has spectral radius 1 there): spectral radius from {:.9} to {:.9}",
+            count.axis,
+            count.axis_range.0,
+            count.axis_range.1
+        );
+    }
     if let Some(path) = &args.output {
         write_map_csv(path, ("lambda_re", "lambda_im"), &map)?;
     }
     if let Some(path) = &args.png {
+        let listed = ratios
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
         let title = if constraint {
+            format!("index-1 constraint coupling k = {order}, rigid link, ratios ({listed})")
+        } else if ratios.iter().all(|&r| r == 1.0) {
             format!(
-                "index-1 constraint coupling k = {order}, rigid link, ratios ({})",
-                ratios
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "{} {algorithm} k = {order}, symmetric two-mass oscillator",
+                decomposition.to_uppercase()
             )
         } else {
             format!(
-                "{} {algorithm} k = {order}, symmetric two-mass oscillator",
+                "{} {algorithm} k = {order}, two-mass oscillator, ratios ({listed})",
                 decomposition.to_uppercase()
             )
         };

@@ -45,6 +45,11 @@ fn basis(order: u8) -> [[f64; 4]; 3] {
     }
 }
 
+/// How far above the residuals' size a finite-difference column's change must stand: rounding
+/// (1e-16 relative) then costs the column at most about 1e-13 of its size. Perturbations that
+/// change the residuals by more never grow, so ordinary runs keep their Jacobians.
+const RESOLUTION: f64 = 1e-3;
+
 /// What one constraint step measured.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ConstraintStep {
@@ -388,12 +393,36 @@ impl Execution {
                 // The residuals are affine in beta for linear subsystems: a larger perturbation is
                 // exact there and keeps rounding out of the Jacobian; nonlinear ones only converge
                 // a little slower per Newton iteration.
-                let delta = 1e-4 * scale;
-                let mut perturbed = beta.clone();
-                perturbed[l] += delta;
-                let g_l =
-                    DVector::from_vec(self.constraint_pass(c, r, &polys_of(&perturbed), t, h)?);
-                jacobian.set_column(l, &((g_l - &g) / delta));
+                let mut delta = 1e-4 * scale;
+                let mut attempts = 0;
+                let column = loop {
+                    let mut perturbed = beta.clone();
+                    perturbed[l] += delta;
+                    let g_l = DVector::from_vec(self.constraint_pass(
+                        c,
+                        r,
+                        &polys_of(&perturbed),
+                        t,
+                        h,
+                    )?);
+                    let change = (g_l - &g) / delta;
+                    // A change lost in the rounding of large residuals (a stiff subsystem far
+                    // from the constraint: g'' carries c x) gives a Jacobian of rounding errors
+                    // and a wrong corrector, or a singular one: perturb more until the change
+                    // stands well above the residuals' rounding.
+                    let resolved = change.amax() * delta;
+                    let needed = RESOLUTION * g.amax();
+                    attempts += 1;
+                    if resolved >= needed || attempts == 4 {
+                        break change;
+                    }
+                    delta *= if resolved > 0.0 {
+                        (2.0 * needed / resolved).min(1e8)
+                    } else {
+                        1e8
+                    };
+                };
+                jacobian.set_column(l, &column);
             }
             let step = jacobian.lu().solve(&(-&g)).ok_or_else(|| {
                 Error::Numerics(format!(
