@@ -1073,7 +1073,7 @@ fn bad_inputs_have_exact_messages() {
         (
             "a typo in cosimo's annotation",
             vec![("SystemStructure.ssd".into(), broken("stepSize=\"1e-3\"", "stepsize=\"1e-3\""))],
-            "TMP/model.ssp/SystemStructure.ssd:34: <cosimo:Experiment>: stepsize=\"1e-3\": unknown attribute; cosimo:Experiment takes stepSize, outputInterval, algorithm, extrapolationOrder, parallel, tolerance, startTime, stopTime, loopSolver, loopAbsoluteTolerance, loopRelativeTolerance, loopMaxIterations, correctorMaxIterations, correctorAbsoluteTolerance, correctorRelativeTolerance, reuseJacobian, correctorJacobian, correctorExtension (and a <cosimo:StepControl> child)",
+            "TMP/model.ssp/SystemStructure.ssd:34: <cosimo:Experiment>: stepsize=\"1e-3\": unknown attribute; cosimo:Experiment takes stepSize, outputInterval, algorithm, extrapolationOrder, parallel, tolerance, startTime, stopTime, loopSolver, loopAbsoluteTolerance, loopRelativeTolerance, loopMaxIterations, correctorMaxIterations, correctorAbsoluteTolerance, correctorRelativeTolerance, reuseJacobian, correctorJacobian, correctorExtension, divergenceLimit (and a <cosimo:StepControl> child)",
         ),
         (
             "malformed XML in the .ssd",

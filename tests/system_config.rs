@@ -165,6 +165,7 @@ fn a_full_file_parses_into_the_system() {
             },
             tolerance: Some(1e-6),
             max_rows: cosimo::settings::DEFAULT_MAX_ROWS,
+            divergence_limit: None,
         },
     };
     assert_eq!(system, expected);

@@ -134,6 +134,11 @@ pub(crate) struct RunArgs {
     /// before it starts [default: 100000000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_rows: Option<u64>,
+    /// A magnitude no coupling value, constraint multiplier or recorded Float value may
+    /// exceed: a run that passes it has diverged and stops with a message naming the value
+    /// (default: no bound; NaN and infinity, and correctors that diverge, stop a run anyway).
+    #[arg(long, value_name = "X")]
+    pub(crate) divergence_limit: Option<f64>,
     /// Relative tolerance passed to the FMU (default: the default experiment's).
     #[arg(long)]
     pub(crate) tolerance: Option<f64>,
@@ -293,6 +298,7 @@ fn overrides(args: &RunArgs) -> Overrides {
         max_step: args.max_step,
         safety_factor: args.safety_factor,
         max_rows: args.max_rows,
+        divergence_limit: args.divergence_limit,
     }
 }
 

@@ -39,6 +39,12 @@ pub trait MasterAlgorithm {
     /// Attempt the macro step of size `h` from `exec.time`.
     fn attempt(&mut self, exec: &mut Execution, h: f64) -> Result<Outcome>;
 
+    /// After an accepted macro step: the first of the algorithm's own coupling values (e.g.
+    /// constraint multipliers) beyond the divergence `limit`, as an error naming it.
+    fn check_divergence(&self, _limit: f64) -> Result<()> {
+        Ok(())
+    }
+
     /// Add the algorithm's own figures to the run's statistics.
     fn finish(&mut self, _stats: &mut RunStatistics) {}
 }

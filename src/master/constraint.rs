@@ -20,6 +20,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use super::divergence;
 use super::execution::Execution;
 use super::polynomial::MAX_DEGREE;
 use crate::fmu::ValueReference;
@@ -57,6 +58,11 @@ pub struct ConstraintStep {
     pub iterations: u32,
     /// Largest scaled residual at the step's end after the corrector.
     pub residual: f64,
+    /// Where that residual is: `3 * equation + level` (level 0 position, 1 velocity, 2
+    /// acceleration).
+    pub worst: usize,
+    /// Largest interface acceleration at the step's end (the residuals' scale).
+    pub acceleration: f64,
 }
 
 /// A force input (component, value reference) and its (coefficient, equation) terms.
@@ -215,7 +221,8 @@ impl Execution {
     }
 
     /// One macro step with the multipliers following `polys`, from the saved states; returns
-    /// the scaled residuals at the end, flattened [g/H^2, g'/H, g''] per equation.
+    /// the scaled residuals at the end, flattened [g/H^2, g'/H, g''] per equation, and the
+    /// largest interface acceleration there.
     fn constraint_pass(
         &mut self,
         c: &ConstraintCoupling,
@@ -223,7 +230,7 @@ impl Execution {
         polys: &[[f64; 4]],
         t: f64,
         h: f64,
-    ) -> Result<Vec<f64>> {
+    ) -> Result<(Vec<f64>, f64)> {
         self.restore_states()?;
         self.time = t;
         self.set_multipliers(r, polys, h)?;
@@ -234,10 +241,12 @@ impl Execution {
         let end: Vec<f64> = polys.iter().map(|p| p.iter().sum()).collect();
         self.set_forces(r, &end)?;
         let values = self.interface_values(r)?;
-        Ok(Self::residuals(c, &values)
+        let acceleration = values.iter().fold(0.0f64, |m, v| m.max(v[2].abs()));
+        let residuals = Self::residuals(c, &values)
             .iter()
             .flat_map(|g| [g[0] / (h * h), g[1] / h, g[2]])
-            .collect())
+            .collect();
+        Ok((residuals, acceleration))
     }
 
     /// `d g'' / d lambda` at the current point from the FMUs' directional derivatives of the
@@ -380,7 +389,8 @@ impl Execution {
         };
         self.save_states()?;
         let mut beta = beta_p;
-        let mut g = DVector::from_vec(self.constraint_pass(c, r, &polys_of(&beta), t, h)?);
+        let (g0, _) = self.constraint_pass(c, r, &polys_of(&beta), t, h)?;
+        let mut g = DVector::from_vec(g0);
         let mut report = ConstraintStep::default();
         for _ in 0..newton_iterations.max(1) {
             // d g / d beta by finite differences: one repeated macro step per parameter.
@@ -398,13 +408,9 @@ impl Execution {
                 let column = loop {
                     let mut perturbed = beta.clone();
                     perturbed[l] += delta;
-                    let g_l = DVector::from_vec(self.constraint_pass(
-                        c,
-                        r,
-                        &polys_of(&perturbed),
-                        t,
-                        h,
-                    )?);
+                    let g_l = DVector::from_vec(
+                        self.constraint_pass(c, r, &polys_of(&perturbed), t, h)?.0,
+                    );
                     let change = (g_l - &g) / delta;
                     // A change lost in the rounding of large residuals (a stiff subsystem far
                     // from the constraint: g'' carries c x) gives a Jacobian of rounding errors
@@ -431,9 +437,12 @@ impl Execution {
             })?;
             beta += step;
             report.iterations += 1;
-            g = DVector::from_vec(self.constraint_pass(c, r, &polys_of(&beta), t, h)?);
+            let (corrected, acceleration) = self.constraint_pass(c, r, &polys_of(&beta), t, h)?;
+            g = DVector::from_vec(corrected);
+            report.acceleration = acceleration;
         }
         report.residual = g.amax();
+        report.worst = g.iamax();
         let polys = polys_of(&beta);
         state.lambda = polys.iter().map(|p| p.iter().sum()).collect();
         state.last = polys;
@@ -456,7 +465,7 @@ impl Execution {
         let lambda_n = self.baumgarte_multipliers(c, r, &state.lambda, alpha, beta)?;
         let held: Vec<[f64; 4]> = lambda_n.iter().map(|&l| [l, 0.0, 0.0, 0.0]).collect();
         self.save_states()?;
-        let mut g = self.constraint_pass(c, r, &held, t, h)?;
+        let (mut g, mut acceleration) = self.constraint_pass(c, r, &held, t, h)?;
         if corrector {
             let lambda_end = self.baumgarte_multipliers(c, r, &lambda_n, alpha, beta)?;
             let linear: Vec<[f64; 4]> = lambda_n
@@ -464,13 +473,18 @@ impl Execution {
                 .zip(&lambda_end)
                 .map(|(&a, &b)| [a, b - a, 0.0, 0.0])
                 .collect();
-            g = self.constraint_pass(c, r, &linear, t, h)?;
+            (g, acceleration) = self.constraint_pass(c, r, &linear, t, h)?;
         }
         state.lambda = lambda_n;
         self.push_history();
+        let worst = (0..g.len())
+            .max_by(|&a, &b| g[a].abs().total_cmp(&g[b].abs()))
+            .unwrap_or(0);
         Ok(ConstraintStep {
             iterations: u32::from(corrector),
             residual: g.iter().fold(0.0, |m: f64, x| m.max(x.abs())),
+            worst,
+            acceleration,
         })
     }
 
@@ -615,7 +629,47 @@ pub struct ConstraintAlgorithm {
     iterations: u64,
 }
 
+/// Constraint equation `j` as its position-level sum, e.g. `link2.px - link1.px`.
+fn describe_equation(c: &ConstraintCoupling, j: usize) -> String {
+    let mut text = String::new();
+    for (k, &(coefficient, point)) in c.equations[j].iter().enumerate() {
+        let name = &c.points[point].position;
+        let sign = if coefficient < 0.0 { "-" } else { "+" };
+        let magnitude = coefficient.abs();
+        match (k, magnitude == 1.0) {
+            (0, true) if coefficient < 0.0 => text.push_str(&format!("-{name}")),
+            (0, true) => text.push_str(name),
+            (0, false) => text.push_str(&format!("{coefficient} {name}")),
+            (_, true) => text.push_str(&format!(" {sign} {name}")),
+            (_, false) => text.push_str(&format!(" {sign} {magnitude} {name}")),
+        }
+    }
+    text
+}
+
 impl ConstraintAlgorithm {
+    /// The error of a macro step whose corrector left the constraints far from holding.
+    fn diverged(&self, exec: &Execution, step: &ConstraintStep) -> Error {
+        let (equation, level) = (step.worst / 3, step.worst % 3);
+        let (level, scaled) = [
+            ("position", "g / H^2"),
+            ("velocity", "g' / H"),
+            ("acceleration", "g''"),
+        ][level];
+        let method = match self.coupling.method {
+            ConstraintMethod::Index1 { .. } => "the index-1 corrector",
+            ConstraintMethod::Baumgarte { .. } => "the Baumgarte multipliers",
+        };
+        divergence::diverged(format_args!(
+            "in the macro step to t = {}, {method} left constraint equation {equation} ({}) violated on {level} level: residual {scaled} = {:.3e}, more than {} % of the largest interface acceleration ({:.3e})",
+            exec.time,
+            describe_equation(&self.coupling, equation),
+            step.residual,
+            divergence::CONSTRAINT_RESIDUAL_FRACTION * 100.0,
+            step.acceleration
+        ))
+    }
+
     /// The algorithm for this coupling (resolved against the system in `prepare`).
     pub fn new(coupling: ConstraintCoupling) -> ConstraintAlgorithm {
         ConstraintAlgorithm {
@@ -653,7 +707,20 @@ impl super::algorithm::MasterAlgorithm for ConstraintAlgorithm {
             h,
         )?;
         self.iterations += u64::from(step.iterations);
+        let index1 = matches!(self.coupling.method, ConstraintMethod::Index1 { .. });
+        if index1 && divergence::constraint_diverged(step.residual, step.acceleration) {
+            return Err(self.diverged(exec, &step));
+        }
         Ok(super::algorithm::Outcome::Accepted)
+    }
+
+    fn check_divergence(&self, limit: f64) -> Result<()> {
+        divergence::check_named(&self.state.lambda, limit, |j| {
+            format!(
+                "the multiplier of constraint equation {j} ({})",
+                describe_equation(&self.coupling, j)
+            )
+        })
     }
 
     fn finish(&mut self, stats: &mut super::RunStatistics) {

@@ -16,6 +16,7 @@ use nalgebra::{DMatrix, DVector};
 use std::sync::Mutex;
 
 use super::control::wrms;
+use super::divergence;
 use super::execution::{get_scalar, set_scalar, Execution};
 use super::polynomial::lagrange_taylor;
 use crate::fmu::description::VariableType;
@@ -70,7 +71,9 @@ impl Execution {
     }
 
     /// A fixed-step implicit macro step: when the corrector does not converge, the step is
-    /// repeated as four steps of H / 4 (recursively, down to 1e-12 s), as the paper does.
+    /// repeated as four steps of H / 4, as the paper does, at most
+    /// [`divergence::MAX_IMPLICIT_SPLITS`] times (and never below 1e-12 s): a corrector that
+    /// fails even then means the co-simulation diverged.
     pub fn step_implicit_fixed(&mut self, h: f64) -> Result<()> {
         let settings = self
             .resolved
@@ -81,7 +84,7 @@ impl Execution {
             .copied()
             .unwrap_or_default();
         let mut state = std::mem::take(&mut self.implicit_state);
-        let result = self.step_implicit_or_split(h, &settings, &mut state);
+        let result = self.step_implicit_or_split(h, 0, &settings, &mut state);
         self.implicit_state = state;
         result
     }
@@ -89,6 +92,7 @@ impl Execution {
     fn step_implicit_or_split(
         &mut self,
         h: f64,
+        splits: u32,
         settings: &ImplicitSettings,
         state: &mut ImplicitState,
     ) -> Result<()> {
@@ -98,14 +102,14 @@ impl Execution {
             self.push_history();
             return Ok(());
         }
-        if h / 4.0 <= 1e-12 {
-            return Err(Error::Numerics(format!(
-                "the implicit corrector does not converge at t = {} even with a macro step of {h:e} s; check the coupling, or raise corrector.maxIterations",
-                self.time
+        if splits >= divergence::MAX_IMPLICIT_SPLITS || h / 4.0 <= 1e-12 {
+            return Err(divergence::diverged(format_args!(
+                "the implicit corrector does not converge in the macro step from t = {} even split {splits} times into steps of {h:e} s (at most {} iterations each; corrector.maxIterations)",
+                self.time, settings.max_iterations
             )));
         }
         for _ in 0..4 {
-            self.step_implicit_or_split(h / 4.0, settings, state)?;
+            self.step_implicit_or_split(h / 4.0, splits + 1, settings, state)?;
         }
         Ok(())
     }

@@ -9,6 +9,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use super::divergence;
 use super::execution::Execution;
 use crate::settings::LoopSolver;
 use crate::system::graph::{describe_block, Block};
@@ -26,7 +27,9 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
         && provides_directional_derivatives(exec, connections);
     let mut phi = evaluate(exec, connections, &u)?;
     let mut worst = (0usize, f64::INFINITY);
-    for _ in 0..settings.max_iterations.max(1) {
+    // Iterations in a row in which the largest scaled residual grew (by LOOP_GROWTH_FACTOR).
+    let mut growing = 0;
+    for iteration in 0..settings.max_iterations.max(1) {
         if u.iter().chain(phi.iter()).any(|x| !x.is_finite()) {
             return Err(failure(
                 exec,
@@ -35,6 +38,7 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
             ));
         }
         let residual = &u - &phi;
+        let previous = worst.1;
         worst = residual
             .iter()
             .enumerate()
@@ -53,6 +57,23 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
                 exec.values[c] = u[j];
             }
             return Ok(());
+        }
+        growing = if worst.1 >= divergence::LOOP_GROWTH_FACTOR * previous {
+            growing + 1
+        } else {
+            0
+        };
+        if growing >= divergence::LOOP_GROWTH_ITERATIONS {
+            let (worst_target, _) = exec.connection_names(connections[worst.0]);
+            return Err(divergence::diverged(format_args!(
+                "algebraic loop {} at t = {}: it did not converge: its largest residual (at {worst_target}) grew {growing} iterations in a row, to {:.3e} times its tolerance, after {} of at most {} {} iterations; check the loop is solvable, or use Newton",
+                describe_block(&exec.resolved, block),
+                exec.time,
+                worst.1,
+                iteration + 1,
+                settings.max_iterations,
+                method_name(settings.solver, use_directional),
+            )));
         }
         if settings.solver == LoopSolver::FixedPoint {
             u.copy_from(&phi);
@@ -82,11 +103,7 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
         phi = evaluate(exec, connections, &u)?;
     }
     let (worst_target, _) = exec.connection_names(connections[worst.0]);
-    let method = match settings.solver {
-        LoopSolver::FixedPoint => "fixed-point",
-        _ if use_directional => "Newton (directional derivatives)",
-        _ => "Newton (finite differences)",
-    };
+    let method = method_name(settings.solver, use_directional);
     Err(failure(
         exec,
         block,
@@ -95,6 +112,15 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
             settings.max_iterations
         ),
     ))
+}
+
+/// The loop solver's name for messages.
+fn method_name(solver: LoopSolver, use_directional: bool) -> &'static str {
+    match solver {
+        LoopSolver::FixedPoint => "fixed-point",
+        _ if use_directional => "Newton (directional derivatives)",
+        _ => "Newton (finite differences)",
+    }
 }
 
 fn failure(exec: &Execution, block: &Block, why: &str) -> Error {

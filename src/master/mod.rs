@@ -11,6 +11,7 @@
 pub mod algorithm;
 pub mod constraint;
 pub mod control;
+pub mod divergence;
 pub mod exchange;
 pub mod execution;
 pub mod extended;

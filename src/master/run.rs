@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::algorithm::{self, Outcome};
+use super::divergence;
 use super::execution::Execution;
 use super::record::{Cell, Row};
 use super::{RunStatistics, TimeGrid};
@@ -97,6 +98,11 @@ fn run_observed(
         }
         stats.steps += 1;
         stats.end_time = exec.time;
+        if let Some(limit) = exec.resolved.system.experiment.divergence_limit {
+            divergence::check_coupling_values(exec, limit)
+                .and_then(|()| algorithm.check_divergence(limit))
+                .map_err(at(exec.time))?;
+        }
         if on_grid || terminate_requested(exec) {
             deliver(exec, &mut row, &columns, observers, &mut stats).map_err(at(exec.time))?;
             next_output = grid.next_point(exec.time, grid.output_interval);
@@ -135,6 +141,9 @@ fn deliver(
     exec.read_row(row)?;
     if !exec.allow_non_finite {
         check_finite(row, columns)?;
+    }
+    if let Some(limit) = exec.resolved.system.experiment.divergence_limit {
+        divergence::check_row(row, columns, limit)?;
     }
     for observer in observers.iter_mut() {
         observer.row(row)?;

@@ -235,6 +235,11 @@ pub struct Experiment {
     pub loops: LoopSettings,
     /// Most result rows the output grid may make (default [`DEFAULT_MAX_ROWS`]).
     pub max_rows: u64,
+    /// A magnitude that no coupling value (multiplier) and no recorded Float value may exceed:
+    /// beyond it the run counts as diverged and stops (`None`, the default: no bound; see
+    /// `master::divergence` for why there is no default bound and what detects divergence
+    /// without one).
+    pub divergence_limit: Option<f64>,
 }
 
 impl Default for Experiment {
@@ -249,6 +254,7 @@ impl Default for Experiment {
             parallel: false,
             loops: LoopSettings::default(),
             max_rows: DEFAULT_MAX_ROWS,
+            divergence_limit: None,
         }
     }
 }
@@ -278,6 +284,7 @@ impl Experiment {
             parallel: self.parallel.then_some(true),
             loops: Some(self.loops),
             max_rows: Some(self.max_rows),
+            divergence_limit: self.divergence_limit,
             labels,
             ..ExperimentSpec::default()
         };
@@ -314,6 +321,7 @@ pub struct Labels {
     pub control: &'static str,
     pub rim: &'static str,
     pub constraints: &'static str,
+    pub divergence_limit: &'static str,
 }
 
 impl Labels {
@@ -332,6 +340,7 @@ impl Labels {
         control: "experiment.stepControl",
         rim: "experiment.rim",
         constraints: "experiment.constraints",
+        divergence_limit: "experiment.divergenceLimit",
     };
 
     /// cosimo's annotations in an SSP's SystemStructure.ssd.
@@ -349,6 +358,7 @@ impl Labels {
         control: "<cosimo:StepControl>",
         rim: "the rim settings (not available in SSP annotations)",
         constraints: "<cosimo:Constraints>",
+        divergence_limit: "<cosimo:Experiment divergenceLimit>",
     };
 
     /// An FMU's own `<DefaultExperiment>` (one FMU run alone).
@@ -366,6 +376,7 @@ impl Labels {
         control: "step control",
         rim: "the rim settings",
         constraints: "the constraint settings",
+        divergence_limit: "the divergence limit",
     };
 
     /// The command line.
@@ -383,6 +394,7 @@ impl Labels {
         control: "--adaptive",
         rim: "--algorithm rim",
         constraints: "--algorithm constraint",
+        divergence_limit: "--divergence-limit",
     };
 }
 
@@ -411,6 +423,8 @@ pub struct ExperimentSpec {
     pub constraints: Option<ConstraintCoupling>,
     /// Most result rows (`None`: [`DEFAULT_MAX_ROWS`]).
     pub max_rows: Option<u64>,
+    /// The divergence limit (`None`: no bound).
+    pub divergence_limit: Option<f64>,
     /// How each setting is spelled where it came from.
     pub labels: Labels,
 }
@@ -469,6 +483,14 @@ impl ExperimentSpec {
                 return Err(format!(
                     "{}: {k} is out of range; use 0 to 3",
                     l.extrapolation_order
+                ));
+            }
+        }
+        if let Some(limit) = self.divergence_limit {
+            if !(limit > 0.0 && limit.is_finite()) {
+                return Err(format!(
+                    "{}: the divergence limit must be a positive, finite magnitude, not {limit}; leave it out for no bound",
+                    l.divergence_limit
                 ));
             }
         }
@@ -587,6 +609,7 @@ impl ExperimentSpec {
             parallel: self.parallel.unwrap_or(false),
             loops,
             max_rows,
+            divergence_limit: self.divergence_limit,
         })
     }
 }

@@ -32,6 +32,8 @@ pub struct Overrides {
     pub safety_factor: Option<f64>,
     /// Most result rows the run may write.
     pub max_rows: Option<u64>,
+    /// The magnitude beyond which the run counts as diverged.
+    pub divergence_limit: Option<f64>,
 }
 
 impl Overrides {
@@ -54,6 +56,7 @@ impl Overrides {
         set!(output_interval);
         set!(tolerance);
         set!(extrapolation_order);
+        set!(divergence_limit);
         if self.max_rows.is_some() {
             spec.max_rows = self.max_rows;
         }

@@ -413,6 +413,7 @@ struct ExperimentEntry {
     step_control: Option<StepControlEntry>,
     rim: Option<RimEntry>,
     constraints: Option<ConstraintsEntry>,
+    divergence_limit: Option<f64>,
 }
 
 /// `experiment.constraints`: algebraic constraints between components.
@@ -808,6 +809,7 @@ impl ExperimentEntry {
                 .map(ConstraintsEntry::into_coupling)
                 .transpose()?,
             max_rows: None,
+            divergence_limit: self.divergence_limit,
             labels: Labels::SYSTEM_FILE,
         }
         .build()

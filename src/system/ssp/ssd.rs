@@ -622,6 +622,7 @@ impl Importer<'_> {
                 "stepSize" => x.step = Some(positive()?),
                 "outputInterval" => x.output_interval = Some(positive()?),
                 "tolerance" => x.tolerance = Some(positive()?),
+                "divergenceLimit" => x.divergence_limit = Some(positive()?),
                 "startTime" => x.start = Some(number(text).ok_or_else(|| at("expected a number"))?),
                 "stopTime" => x.stop = Some(number(text).ok_or_else(|| at("expected a number"))?),
                 "algorithm" => {
@@ -713,7 +714,7 @@ impl Importer<'_> {
                          stopTime, loopSolver, loopAbsoluteTolerance, loopRelativeTolerance, \
                          loopMaxIterations, correctorMaxIterations, correctorAbsoluteTolerance, \
                          correctorRelativeTolerance, reuseJacobian, correctorJacobian, \
-                         correctorExtension (and a <cosimo:StepControl> \
+                         correctorExtension, divergenceLimit (and a <cosimo:StepControl> \
                          child)",
                     ))
                 }
