@@ -91,11 +91,9 @@ fn the_stable_double_pendulum_runs_to_its_end() {
     assert!((last - 2.0).abs() < 1e-12, "{last}");
 }
 
-#[test]
-fn baumgarte_stops_at_the_divergence_limit() {
-    // The Baumgarte baseline has no corrector to watch (its multipliers solve a linear
-    // equation exactly): at H = 0.1 its joint drifts apart (km by t = 1.5) and the limit stops it.
-    let dir = temp_dir();
+/// The double pendulum under Baumgarte-stabilised constraint coupling (alpha = beta = 10, one
+/// corrector), with `limit` as its divergence limit.
+fn baumgarte_pendulum(dir: &Path, limit: Option<f64>) -> String {
     let mut system: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus/double-pendulum.json"),
@@ -119,14 +117,61 @@ fn baumgarte_stops_at_the_divergence_limit() {
     constraints["alpha"] = 10.into();
     constraints["beta"] = 10.into();
     constraints["corrector"] = true.into();
-    system["experiment"]["divergenceLimit"] = 100.into();
-    let path = dir.path().join("baumgarte.json");
+    if let Some(limit) = limit {
+        system["experiment"]["divergenceLimit"] = limit.into();
+    }
+    let path = dir.join("baumgarte.json");
     std::fs::write(&path, system.to_string()).unwrap();
-    let result = run(
-        path.to_str().unwrap(),
-        &["--step-size", "0.1", "--output-interval", "0.1"],
-    );
+    path.display().to_string()
+}
+
+#[test]
+fn baumgarte_stops_at_the_divergence_limit() {
+    // At H = 0.1 the joint drifts apart (km by t = 1.5) and the limit stops it.
+    let dir = temp_dir();
+    let path = baumgarte_pendulum(dir.path(), Some(100.0));
+    let result = run(&path, &["--step-size", "0.1", "--output-interval", "0.1"]);
     assert_diverged(result, &["exceeds the divergence limit 1e2"], 1.5);
+}
+
+#[test]
+fn baumgarte_stops_where_the_joint_comes_apart() {
+    // Without a limit the same run went on for minutes (t = 9 after two, the links turning at
+    // 1e4..1e6 rad/s): its position gap passes half the mechanism's extent in the step to
+    // t = 0.8 (0.68 m of 1.07 m), while at H = 1e-2 it stays below 1e-2 m to t = 10.
+    let dir = temp_dir();
+    let path = baumgarte_pendulum(dir.path(), None);
+    let result = run(
+        &path,
+        &[
+            "--step-size",
+            "0.1",
+            "--output-interval",
+            "0.1",
+            "--stop-time",
+            "10",
+        ],
+    );
+    assert_diverged(
+        result,
+        &[
+            "in the macro step to t = 0.8, the Baumgarte multipliers let constraint equation 0 (-link1.px + link2.px) drift apart on position level: |g| = 6.806e-1",
+            "more than 50 % of the largest interface position so far (1.067e0)",
+        ],
+        0.75,
+    );
+    let result = run(
+        &path,
+        &[
+            "--step-size",
+            "0.01",
+            "--output-interval",
+            "0.1",
+            "--stop-time",
+            "10",
+        ],
+    );
+    assert_eq!(result.0, Some(0), "{}", result.1);
 }
 
 #[test]
@@ -175,6 +220,37 @@ fn gauss_seidel_stops_at_the_limit() {
         run(TWO_MASS, &args),
         &["mass2.a", "exceeds the divergence limit 1e3"],
         0.3,
+    );
+}
+
+#[test]
+fn an_implicit_step_whose_corrector_never_converges_is_split_five_times_then_stops() {
+    // A cubic spring on the oscillator, one Newton iteration and a tolerance no residual meets:
+    // the corrector fails at every size, and the step from t = 0 is split into four 5 times
+    // (1024 sub-steps of H / 1024) before the run stops; it used to split down to 1e-12 s.
+    let dir = temp_dir();
+    let fmu = |name: &str| fmu_pack::fmu_path(name, 2).display().to_string();
+    let system = serde_json::json!({
+        "components": [
+            { "name": "mass", "fmu": fmu("Oscillator"), "parameters": { "x0": 1 } },
+            { "name": "spring", "fmu": fmu("CubicGain"), "parameters": { "gain": -10, "cubic": -100 } }
+        ],
+        "connections": [
+            { "from": "mass.x", "to": "spring.u" },
+            { "from": "spring.y", "to": "mass.F" }
+        ],
+        "experiment": {
+            "startTime": 0, "stopTime": 1, "stepSize": 0.1, "algorithm": "implicit",
+            "corrector": { "maxIterations": 1, "absoluteTolerance": 1e-300, "relativeTolerance": 0 }
+        }
+    });
+    let path = dir.path().join("cubic.json");
+    std::fs::write(&path, system.to_string()).unwrap();
+    let (code, stderr, _) = run(path.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("simulation failed at t = 0: the co-simulation diverged: the implicit corrector does not converge in the macro step from t = 0 even split 5 times into steps of 9.765625e-5 s (at most 1 iterations each; corrector.maxIterations)"),
+        "{stderr}"
     );
 }
 

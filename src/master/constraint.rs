@@ -63,6 +63,17 @@ pub struct ConstraintStep {
     pub worst: usize,
     /// Largest interface acceleration at the step's end (the residuals' scale).
     pub acceleration: f64,
+    /// Largest interface position at the step's end (the position gaps' scale).
+    pub position: f64,
+    /// Largest position-level gap |g| of an equation at the step's end, and its equation.
+    pub gap: (f64, usize),
+}
+
+/// The size of the interface at a step's end: the largest |acceleration| and |position|.
+#[derive(Debug, Clone, Copy, Default)]
+struct InterfaceSize {
+    acceleration: f64,
+    position: f64,
 }
 
 /// A force input (component, value reference) and its (coefficient, equation) terms.
@@ -222,7 +233,7 @@ impl Execution {
 
     /// One macro step with the multipliers following `polys`, from the saved states; returns
     /// the scaled residuals at the end, flattened [g/H^2, g'/H, g''] per equation, and the
-    /// largest interface acceleration there.
+    /// interface's size there.
     fn constraint_pass(
         &mut self,
         c: &ConstraintCoupling,
@@ -230,7 +241,7 @@ impl Execution {
         polys: &[[f64; 4]],
         t: f64,
         h: f64,
-    ) -> Result<(Vec<f64>, f64)> {
+    ) -> Result<(Vec<f64>, InterfaceSize)> {
         self.restore_states()?;
         self.time = t;
         self.set_multipliers(r, polys, h)?;
@@ -241,12 +252,15 @@ impl Execution {
         let end: Vec<f64> = polys.iter().map(|p| p.iter().sum()).collect();
         self.set_forces(r, &end)?;
         let values = self.interface_values(r)?;
-        let acceleration = values.iter().fold(0.0f64, |m, v| m.max(v[2].abs()));
+        let size = InterfaceSize {
+            acceleration: values.iter().fold(0.0f64, |m, v| m.max(v[2].abs())),
+            position: values.iter().fold(0.0f64, |m, v| m.max(v[0].abs())),
+        };
         let residuals = Self::residuals(c, &values)
             .iter()
             .flat_map(|g| [g[0] / (h * h), g[1] / h, g[2]])
             .collect();
-        Ok((residuals, acceleration))
+        Ok((residuals, size))
     }
 
     /// `d g'' / d lambda` at the current point from the FMUs' directional derivatives of the
@@ -437,12 +451,14 @@ impl Execution {
             })?;
             beta += step;
             report.iterations += 1;
-            let (corrected, acceleration) = self.constraint_pass(c, r, &polys_of(&beta), t, h)?;
+            let (corrected, size) = self.constraint_pass(c, r, &polys_of(&beta), t, h)?;
             g = DVector::from_vec(corrected);
-            report.acceleration = acceleration;
+            report.acceleration = size.acceleration;
+            report.position = size.position;
         }
         report.residual = g.amax();
         report.worst = g.iamax();
+        report.gap = position_gap(g.as_slice(), h);
         let polys = polys_of(&beta);
         state.lambda = polys.iter().map(|p| p.iter().sum()).collect();
         state.last = polys;
@@ -465,7 +481,7 @@ impl Execution {
         let lambda_n = self.baumgarte_multipliers(c, r, &state.lambda, alpha, beta)?;
         let held: Vec<[f64; 4]> = lambda_n.iter().map(|&l| [l, 0.0, 0.0, 0.0]).collect();
         self.save_states()?;
-        let (mut g, mut acceleration) = self.constraint_pass(c, r, &held, t, h)?;
+        let (mut g, mut size) = self.constraint_pass(c, r, &held, t, h)?;
         if corrector {
             let lambda_end = self.baumgarte_multipliers(c, r, &lambda_n, alpha, beta)?;
             let linear: Vec<[f64; 4]> = lambda_n
@@ -473,7 +489,7 @@ impl Execution {
                 .zip(&lambda_end)
                 .map(|(&a, &b)| [a, b - a, 0.0, 0.0])
                 .collect();
-            (g, acceleration) = self.constraint_pass(c, r, &linear, t, h)?;
+            (g, size) = self.constraint_pass(c, r, &linear, t, h)?;
         }
         state.lambda = lambda_n;
         self.push_history();
@@ -484,7 +500,9 @@ impl Execution {
             iterations: u32::from(corrector),
             residual: g.iter().fold(0.0, |m: f64, x| m.max(x.abs())),
             worst,
-            acceleration,
+            acceleration: size.acceleration,
+            position: size.position,
+            gap: position_gap(&g, h),
         })
     }
 
@@ -583,6 +601,19 @@ impl Execution {
     }
 }
 
+/// The largest position-level gap |g| and its equation, from the scaled residuals
+/// [g/H^2, g'/H, g''] per equation.
+fn position_gap(scaled: &[f64], h: f64) -> (f64, usize) {
+    scaled
+        .chunks(3)
+        .enumerate()
+        .map(|(j, r)| (r[0].abs() * h * h, j))
+        .fold(
+            (0.0, 0),
+            |worst, gap| if gap.0 > worst.0 { gap } else { worst },
+        )
+}
+
 /// p(tau + 1) for a cubic in tau-monomials.
 fn shift_by_one(p: &[f64; 4]) -> [f64; 4] {
     [
@@ -627,6 +658,9 @@ pub struct ConstraintAlgorithm {
     resolved: Option<ResolvedConstraints>,
     state: ConstraintState,
     iterations: u64,
+    /// The largest interface position of the run so far (Baumgarte's drift is measured
+    /// against it).
+    extent: f64,
 }
 
 /// Constraint equation `j` as its position-level sum, e.g. `link2.px - link1.px`.
@@ -670,6 +704,19 @@ impl ConstraintAlgorithm {
         ))
     }
 
+    /// The error of a Baumgarte macro step after which the constrained points drifted apart.
+    fn drifted(&self, exec: &Execution, step: &ConstraintStep) -> Error {
+        divergence::diverged(format_args!(
+            "in the macro step to t = {}, the Baumgarte multipliers let constraint equation {} ({}) drift apart on position level: |g| = {:.3e}, more than {} % of the largest interface position so far ({:.3e})",
+            exec.time,
+            step.gap.1,
+            describe_equation(&self.coupling, step.gap.1),
+            step.gap.0,
+            divergence::CONSTRAINT_DRIFT_FRACTION * 100.0,
+            self.extent
+        ))
+    }
+
     /// The algorithm for this coupling (resolved against the system in `prepare`).
     pub fn new(coupling: ConstraintCoupling) -> ConstraintAlgorithm {
         ConstraintAlgorithm {
@@ -677,6 +724,7 @@ impl ConstraintAlgorithm {
             resolved: None,
             state: ConstraintState::default(),
             iterations: 0,
+            extent: 0.0,
         }
     }
 }
@@ -707,9 +755,18 @@ impl super::algorithm::MasterAlgorithm for ConstraintAlgorithm {
             h,
         )?;
         self.iterations += u64::from(step.iterations);
-        let index1 = matches!(self.coupling.method, ConstraintMethod::Index1 { .. });
-        if index1 && divergence::constraint_diverged(step.residual, step.acceleration) {
-            return Err(self.diverged(exec, &step));
+        self.extent = self.extent.max(step.position);
+        match self.coupling.method {
+            ConstraintMethod::Index1 { .. } => {
+                if divergence::constraint_diverged(step.residual, step.acceleration) {
+                    return Err(self.diverged(exec, &step));
+                }
+            }
+            ConstraintMethod::Baumgarte { .. } => {
+                if divergence::constraint_drifted(step.gap.0, self.extent) {
+                    return Err(self.drifted(exec, &step));
+                }
+            }
         }
         Ok(super::algorithm::Outcome::Accepted)
     }
