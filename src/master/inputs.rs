@@ -104,6 +104,11 @@ impl TableInputs {
         })
     }
 
+    /// Whether there are no inputs from a table.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_none() || self.bindings.is_empty()
+    }
+
     /// Set every bound input to its value at time `t`.
     pub fn apply(&self, slave: &mut dyn Slave, t: f64) -> Result<()> {
         let Some(table) = &self.table else {

@@ -259,6 +259,11 @@ fn start_component(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> 
 fn set_step_inputs(i: usize, unit: &mut Unit, s: &StepInputs<'_>, available: usize) -> Result<()> {
     let plan = &s.plans[i];
     prepare_taylor(plan, unit, s, available);
+    set_other_inputs(plan, unit, s)
+}
+
+/// Set the inputs of types other than Float64 (held).
+fn set_other_inputs(plan: &ComponentPlan, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
     for binding in &plan.other_inputs {
         let conn = &s.resolved.connections[binding.connection];
         let fmi3 = s.resolved.components[conn.to_component]
@@ -285,6 +290,9 @@ fn step_component_from(
     mut started: bool,
 ) -> Result<()> {
     let plan = &s.plans[i];
+    if !started && plain(i, s) {
+        return step_plain(i, unit, s);
+    }
     // The corrector has one point more than extrapolation: the value at the step's end.
     let available = s.history.len() + usize::from(s.corrector.is_some());
     if !started {
@@ -359,6 +367,82 @@ fn step_component_from(
         }
     }
     read_outputs(plan, s.resolved, unit, s.after_step, s.stepped.is_none())
+}
+
+/// Whether a component steps the plain way this macro step: one step, every Float64 input held
+/// (order 0, no corrector, no half-step function, no Gauss-Seidel interpolation through a
+/// source that already stepped), no table inputs. Most components of most runs; the general
+/// path below gives the same FMI calls and values, with the polynomial and sub-step machinery.
+fn plain(i: usize, s: &StepInputs<'_>) -> bool {
+    let plan = &s.plans[i];
+    plan.sub_steps <= 1
+        && s.corrector.is_none()
+        && s.midpoints.is_none()
+        && s.stepped.is_none()
+        && s.order_override.is_none_or(|k| k == 0)
+        && plan.float_groups.iter().all(|g| g.0 == 0)
+        && s.table_inputs[i].is_empty()
+}
+
+/// A [`plain`] macro step: the held inputs set in one call per group, the step (continued after
+/// an early return, as the general path does), the sources read.
+fn step_plain(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
+    let plan = &s.plans[i];
+    // In the general path's order: the other types at the inputs' preparation, the Float64
+    // inputs right before the step.
+    set_other_inputs(plan, unit, s)?;
+    set_held_inputs(plan, unit, s)?;
+    let eps = (s.t_end - s.t_start) * 1e-9;
+    let mut t = s.t_start;
+    while t < s.t_end - eps {
+        if t > s.t_start {
+            // After an early return the general path hands the held inputs over again.
+            set_held_inputs(plan, unit, s)?;
+        }
+        let result = unit.slave.do_step(t, s.t_end - t)?;
+        if result.terminate_simulation {
+            s.terminate.store(true, Ordering::Relaxed);
+        }
+        if result.early_return {
+            s.early_returns.fetch_add(1, Ordering::Relaxed);
+        }
+        if result.event_handling_needed {
+            s.events.fetch_add(1, Ordering::Relaxed);
+            unit.slave.enter_event_mode()?;
+            if event_iteration(unit.slave.as_mut())? {
+                s.terminate.store(true, Ordering::Relaxed);
+            }
+            unit.slave.enter_step_mode()?;
+        }
+        t = if result.early_return && result.reached_time < s.t_end - eps {
+            result.reached_time.max(t)
+        } else {
+            s.t_end
+        };
+        if s.terminate.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    read_outputs(plan, s.resolved, unit, s.after_step, true)
+}
+
+/// Set every Float64 input of a [`plain`] component to its held value: the last coupling value
+/// (the current one before the first step), one call per group.
+fn set_held_inputs(plan: &ComponentPlan, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
+    let mut offset = 0;
+    for (_, vrs, connections) in &plan.float_groups {
+        let held = &mut unit.floats[offset..offset + vrs.len()];
+        for (x, &c) in held.iter_mut().zip(connections) {
+            *x = if s.history.is_empty() {
+                s.values[c]
+            } else {
+                s.history.values(c)[0]
+            };
+        }
+        unit.slave.set_float64(vrs, held)?;
+        offset += vrs.len();
+    }
+    Ok(())
 }
 
 /// Fill the Taylor coefficients of every Float64 input at the macro step's start.

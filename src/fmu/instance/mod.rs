@@ -452,7 +452,18 @@ impl Core {
     }
 
     /// Refuse `function` unless the instance is in one of `allowed` and [`Core::callable`].
+    /// Inlined: every FMI call of a step passes here, and the answer is almost always yes.
+    #[inline]
     fn require(&self, function: &'static str, allowed: &[SlaveState]) -> Result<()> {
+        if self.error.is_none() && allowed.contains(&self.state) && self.fatal().is_none() {
+            return Ok(());
+        }
+        self.refuse(function, allowed)
+    }
+
+    /// [`Core::require`]'s error: why `function` may not be called now.
+    #[cold]
+    fn refuse(&self, function: &'static str, allowed: &[SlaveState]) -> Result<()> {
         self.callable(function)?;
         if allowed.contains(&self.state) {
             Ok(())
