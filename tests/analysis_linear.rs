@@ -498,3 +498,22 @@ fn options_that_do_not_apply_are_refused_and_named() {
         .to_string();
     refused(&[&plain], "no \"stability\" section");
 }
+
+#[test]
+fn an_implicit_corrector_that_does_not_converge_is_refused_not_split() {
+    // A run repeats such a step as four of H / 4; the map of H would silently become the map
+    // of the split step (spectral radius 61.9 instead of 0.173 in one case), so the analyser
+    // refuses it. Tolerances no residual meets make every step fail.
+    fmus();
+    let (mut system, study) = example_with(AlgorithmKind::Implicit, 1);
+    let corrector = system.experiment.algorithm.corrector_mut().unwrap();
+    corrector.abs_tolerance = 1e-300;
+    corrector.rel_tolerance = 0.0;
+    let mut analyser = LinearAnalyser::new(&system, &study).unwrap();
+    let error = analyser.spectral_radius().unwrap_err().to_string();
+    assert!(
+        error.contains("the implicit corrector does not converge in the macro step from t = 0")
+            && error.contains("in 10 iterations"),
+        "{error}"
+    );
+}

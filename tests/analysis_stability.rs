@@ -459,8 +459,15 @@ fn the_thesis_systems_read_from_files_give_the_maps_of_the_systems_built_in_code
             .unwrap()
             .spectral_radius(&model)
             .unwrap();
+        // The implicit maps moved by up to 4e-10 when the analyser began to solve the corrector
+        // to rounding (these were measured at its default tolerance, 1e-6).
+        let tolerance = if algorithm == AlgorithmKind::Implicit {
+            1e-9
+        } else {
+            1e-12
+        };
         assert!(
-            (rho - expected).abs() < 1e-12,
+            (rho - expected).abs() < tolerance,
             "{scheme:?}: {rho} vs {expected}"
         );
     }

@@ -375,6 +375,14 @@ pub struct Execution {
     state_ids: Vec<Option<StateId>>,
     /// Step control sets the extrapolation order of every Float64 input.
     pub order_override: Option<u8>,
+    /// A fixed-step implicit macro step whose corrector does not converge is repeated as four
+    /// steps of H / 4 (the paper's remedy); off, it is an error (the stability analyser measures
+    /// the one-step map of H, which a split step is not).
+    pub split_unconverged_steps: bool,
+    /// The implicit corrector goes on after meeting its tolerance while the residual still
+    /// halves, to rounding (the stability analyser: the map of the scheme, not of its
+    /// tolerance).
+    pub corrector_to_rounding: bool,
     /// Gauss-Seidel: which components already stepped in the current macro step.
     pub(crate) stepped: Vec<bool>,
     /// State variables the error estimators read: (component, value reference).
@@ -524,6 +532,8 @@ impl Execution {
             graph,
             state_ids: vec![None; count],
             order_override: None,
+            split_unconverged_steps: true,
+            corrector_to_rounding: false,
             stepped: vec![false; count],
             probes: Vec::new(),
             implicit_state: Default::default(),

@@ -102,6 +102,12 @@ impl Execution {
             self.push_history();
             return Ok(());
         }
+        if !self.split_unconverged_steps {
+            return Err(Error::Numerics(format!(
+                "the implicit corrector does not converge in the macro step from t = {} of {h:e} s in {} iterations (tolerances {:e} relative, {:e} absolute)",
+                self.time, settings.max_iterations, settings.rel_tolerance, settings.abs_tolerance
+            )));
+        }
         if splits >= divergence::MAX_IMPLICIT_SPLITS || h / 4.0 <= 1e-12 {
             return Err(divergence::diverged(format_args!(
                 "the implicit corrector does not converge in the macro step from t = {} even split {splits} times into steps of {h:e} s (at most {} iterations each; corrector.maxIterations)",
@@ -242,6 +248,7 @@ impl Execution {
             None => jacobian(self, &x, &r, report)?,
         };
         loop {
+            let mut last = f64::INFINITY;
             for _ in 0..settings.max_iterations.max(1) {
                 let step = current
                     .clone()
@@ -259,7 +266,18 @@ impl Execution {
                 ) <= 1.0
                 {
                     report.converged = true;
-                    break;
+                    // To rounding: on while the residual stands above the values' rounding
+                    // and still halves.
+                    let size = r.amax();
+                    let rounding = 1e-13 * (1.0 + x.amax());
+                    if !self.corrector_to_rounding
+                        || size <= rounding
+                        || size.is_nan()
+                        || size >= 0.5 * last
+                    {
+                        break;
+                    }
+                    last = size;
                 }
             }
             if report.converged || fresh {
