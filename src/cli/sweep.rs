@@ -68,14 +68,14 @@ fn sweep(args: &SweepArgs) -> Result<u8, Error> {
             "name the study file: cosimo sweep STUDY.json".into(),
         ));
     };
-    let study = Study::read(study_file).map_err(Error::Usage)?;
-    let plan = Plan::new(&study);
     let shard = args
         .shard
         .as_deref()
         .map(Shard::parse)
         .transpose()
         .map_err(Error::Usage)?;
+    let study = Study::read(study_file).map_err(Error::Usage)?;
+    let plan = Plan::new(&study);
     let indices = match shard {
         Some(shard) => shard.indices(plan.len()),
         None => (0..plan.len()).collect(),

@@ -202,7 +202,7 @@ impl Runner {
         for name in &plan.parameters {
             let (endpoint, md) = split(name, "parameter")?;
             let variable = find_variable(&md, &endpoint.variable, "parameter")
-                .map_err(|e| at(e.to_string()))?;
+                .map_err(|e| at(full_name(e, "parameter", &endpoint, name)))?;
             check_start_value_allowed(&md, variable).map_err(|e| at(format!("{name}: {e}")))?;
             checks.push((md.clone(), variable.name.clone()));
             targets.push(endpoint);
@@ -230,7 +230,7 @@ impl Runner {
         {
             let (endpoint, md) = split(name, "keep: variable")?;
             find_variable(&md, &endpoint.variable, "keep: variable")
-                .map_err(|e| at(e.to_string()))?;
+                .map_err(|e| at(full_name(e, "keep: variable", &endpoint, name)))?;
             if !record.contains(name) {
                 record.push(name.clone());
             }
@@ -373,6 +373,15 @@ impl Runner {
         };
         Ok((summaries.values(), stats))
     }
+}
+
+/// `find_variable`'s message naming the variable as the study does (`component.NAME`).
+fn full_name(error: Error, option: &str, endpoint: &Endpoint, name: &str) -> String {
+    error.to_string().replacen(
+        &format!("{option} {}:", endpoint.variable),
+        &format!("{option} {name}:"),
+        1,
+    )
 }
 
 /// A parameter value as a start value: the shortest text that reads back to it, whole
