@@ -463,7 +463,8 @@ fn ctrl_c_stops_the_sweep_and_keeps_the_finished_rows() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Long enough for some runs to finish on a busy machine in debug mode.
+    std::thread::sleep(std::time::Duration::from_millis(3000));
     // SAFETY: kill sends a signal to the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
