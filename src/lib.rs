@@ -11,6 +11,7 @@ pub mod master;
 pub mod observe;
 pub mod results;
 pub mod settings;
+pub mod sweep;
 pub mod system;
 pub mod table;
 pub(crate) mod xml;

@@ -13,6 +13,7 @@ use cli::plot::{plot_command, PlotArgs};
 use cli::run::{run, RunArgs};
 use cli::say;
 use cli::stability::{stability_command, StabilityArgs};
+use cli::sweep::{sweep_command, SweepArgs};
 use cli::validate::{validate_command, ValidateArgs};
 
 use cosimo::Error;
@@ -45,6 +46,9 @@ enum Command {
     /// stability thesis' two-mass oscillator: the spectral radius of the one-step map, the
     /// largest stable macro step, or maps over parameters.
     Stability(Box<StabilityArgs>),
+    /// Many runs of one system or FMU: the parameters a study file varies, on every core (or
+    /// one shard of a batch job), into one summary table (CSV and Parquet).
+    Sweep(Box<SweepArgs>),
     /// Host one FMU instance for a cosimo master (started by cosimo itself for --isolate).
     #[command(hide = true)]
     Worker {
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         Command::Run(r) => (r.quiet, r.log_fmi_calls, r.debug_logging),
         Command::Inspect(_) => (false, false, false),
         Command::Check(c) => (c.quiet, false, false),
+        Command::Sweep(s) => (s.quiet, false, false),
         Command::Validate(_) | Command::Plot(_) | Command::Stability(_) => (false, false, false),
         // A worker forwards every message to its master, which logs them.
         Command::Worker { channel_fd } => {
@@ -73,6 +78,10 @@ fn main() -> ExitCode {
         }
     };
     init_logging(quiet, log_calls, debug);
+    if let Command::Sweep(args) = &cli.command {
+        // A sweep handles Ctrl-C itself: it stops its runs and keeps the finished rows.
+        return sweep_command(args);
+    }
     // Ctrl-C, kill and a closed terminal remove the FMUs extracted so far (a crash leaves them
     // to the next run's sweep).
     if let Err(error) = cosimo::fmu::archive::remove_extracted_on_signals() {
@@ -85,6 +94,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => return validate_command(&args),
         Command::Plot(args) => plot_command(&args),
         Command::Stability(args) => stability_command(&args),
+        Command::Sweep(args) => return sweep_command(&args),
         Command::Worker { .. } => Ok(()),
     };
     match result {

@@ -15,6 +15,8 @@ fn examples() -> Vec<PathBuf> {
         .flat_map(|dir| std::fs::read_dir(dir).expect("the example folder exists"))
         .map(|e| e.expect("a folder entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        // Study files of `cosimo sweep` have their own schema (tests/sweep.rs).
+        .filter(|p| !p.to_string_lossy().contains("study"))
         .collect();
     files.sort();
     files

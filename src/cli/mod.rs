@@ -6,6 +6,7 @@ pub(crate) mod inspect;
 pub(crate) mod plot;
 pub(crate) mod run;
 pub(crate) mod stability;
+pub(crate) mod sweep;
 pub(crate) mod validate;
 
 pub(crate) use super::exit_code;

@@ -12,6 +12,7 @@ pub mod control;
 pub mod implicit;
 pub mod overrides;
 pub mod rim;
+pub mod study;
 
 use constraint::ConstraintCoupling;
 use control::StepControl;

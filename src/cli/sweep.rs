@@ -1,0 +1,255 @@
+//! `cosimo sweep`: the runs of a study on this machine's cores (or one shard of them), their
+//! summary table in CSV and Parquet; `--merge` joins the tables of shards.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::Args;
+
+use super::{exit_code, out, say};
+
+use cosimo::settings::study::Study;
+use cosimo::sweep::table::{Shard, SummaryTable, TableMeta};
+use cosimo::sweep::{run_local, Plan, RunStatus, Runner};
+use cosimo::Error;
+
+#[derive(Args)]
+pub(crate) struct SweepArgs {
+    /// The study: what to run, the parameters to vary, what to keep (schemas/study.schema.json).
+    #[arg(value_name = "STUDY.json", required_unless_present = "merge")]
+    pub(crate) study: Option<PathBuf>,
+    /// Where to write summary.csv, summary.parquet, sweep.json and (when the study keeps them)
+    /// runs/ with each run's results.
+    #[arg(long, value_name = "DIR", required_unless_present = "dry_run")]
+    pub(crate) output_dir: Option<PathBuf>,
+    /// Runs made side by side (default: one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) workers: usize,
+    /// Make only every N-th run, starting at run I (0 <= I < N), and write their partial table:
+    /// one task of a Slurm job array or a Kubernetes indexed Job; --merge joins the tables.
+    #[arg(long, value_name = "I/N")]
+    pub(crate) shard: Option<String>,
+    /// Print the runs (index and parameter values, as CSV) without making them.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Join the tables in these output folders (shards of one study) into the table of the
+    /// whole study, written to --output-dir.
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["study", "shard", "dry_run"])]
+    pub(crate) merge: Vec<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+/// Exit code of a sweep stopped by Ctrl-C or kill (the shell's 128 + SIGINT).
+const STOPPED: u8 = 130;
+
+pub(crate) fn sweep_command(args: &SweepArgs) -> ExitCode {
+    match sweep(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            say!("error: {error}");
+            ExitCode::from(exit_code(&error))
+        }
+    }
+}
+
+fn sweep(args: &SweepArgs) -> Result<u8, Error> {
+    if !args.merge.is_empty() {
+        return merge(args);
+    }
+    let Some(study_file) = &args.study else {
+        return Err(Error::Usage(
+            "name the study file: cosimo sweep STUDY.json".into(),
+        ));
+    };
+    let shard = args
+        .shard
+        .as_deref()
+        .map(Shard::parse)
+        .transpose()
+        .map_err(Error::Usage)?;
+    let study = Study::read(study_file).map_err(Error::Usage)?;
+    let plan = Plan::new(&study);
+    let indices = match shard {
+        Some(shard) => shard.indices(plan.len()),
+        None => (0..plan.len()).collect(),
+    };
+    let results = match (&args.output_dir, study.keep.results) {
+        (Some(dir), true) if !args.dry_run => Some(dir.join("runs")),
+        _ => None,
+    };
+    let runner = Runner::prepare(&study, plan, results.clone())?;
+    if args.dry_run {
+        let header: Vec<String> = std::iter::once("index".to_string())
+            .chain(runner.plan().parameters.iter().cloned())
+            .collect();
+        out!("{}", header.join(","));
+        for &index in &indices {
+            let values: Vec<String> = runner
+                .plan()
+                .values(index)
+                .into_iter()
+                .map(cosimo::sweep::runner::value_text)
+                .collect();
+            out!("{index},{}", values.join(","));
+        }
+        if !args.quiet {
+            say!(
+                "{} of the study's {} runs{}; nothing was run (--dry-run)",
+                indices.len(),
+                runner.plan().len(),
+                shard.map_or(String::new(), |s| format!(" (shard {s})"))
+            );
+        }
+        return Ok(0);
+    }
+    let dir = args.output_dir.as_deref().expect("clap requires it");
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    if let Some(runs) = &results {
+        std::fs::create_dir_all(runs).map_err(|e| Error::io(runs, e))?;
+    }
+    let cancel = stop_on_signals()?;
+    let bar = progress_bar(args.quiet, indices.len());
+    let started = std::time::Instant::now();
+    let mut failed = 0usize;
+    let records = run_local(&runner, &indices, args.workers, &cancel, &mut |record| {
+        if record.status == RunStatus::Failed {
+            failed += 1;
+        }
+        if let Some(bar) = &bar {
+            bar.inc(1);
+            if failed > 0 {
+                bar.set_message(format!(", {failed} failed"));
+            }
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let stopped = cancel.load(Ordering::Relaxed);
+    let table = SummaryTable {
+        meta: TableMeta {
+            study: study_file.display().to_string(),
+            fingerprint: study.fingerprint.clone(),
+            runs: runner.plan().len(),
+            shard,
+            parameters: runner.plan().parameters.clone(),
+            summaries: runner.summary_columns(),
+            complete: !stopped && records.len() == indices.len(),
+        },
+        records,
+    };
+    table.write(dir)?;
+    let made = table.records.len();
+    if stopped {
+        say!(
+            "stopped: {made} of {} runs finished; their rows are in {}",
+            indices.len(),
+            dir.join(cosimo::sweep::table::CSV_FILE).display()
+        );
+        return Ok(STOPPED);
+    }
+    if !args.quiet {
+        let seconds = started.elapsed().as_secs_f64();
+        say!(
+            "{made} runs{} in {seconds:.2} s ({:.1} runs/s): {} ok, {failed} failed{}; table: {}, {}",
+            shard.map_or(String::new(), |s| format!(" (shard {s})")),
+            made as f64 / seconds.max(1e-9),
+            made - failed,
+            if runner.isolates() {
+                " (FMUs in worker processes)"
+            } else {
+                ""
+            },
+            dir.join(cosimo::sweep::table::CSV_FILE).display(),
+            dir.join(cosimo::sweep::table::PARQUET_FILE).display()
+        );
+    }
+    Ok(0)
+}
+
+/// `--merge DIR...`: the tables joined, the per-run results copied.
+fn merge(args: &SweepArgs) -> Result<u8, Error> {
+    let dir = args.output_dir.as_deref().ok_or_else(|| {
+        Error::Usage("--merge writes the joined table to --output-dir: add --output-dir DIR".into())
+    })?;
+    let mut tables = Vec::new();
+    for part in &args.merge {
+        tables.push((part.clone(), SummaryTable::read(part)?));
+    }
+    let table = SummaryTable::merge(tables)?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    for part in &args.merge {
+        copy_runs(&part.join("runs"), &dir.join("runs"))?;
+    }
+    table.write(dir)?;
+    if !args.quiet {
+        say!(
+            "{} runs from {} tables; table: {}",
+            table.records.len(),
+            args.merge.len(),
+            dir.join(cosimo::sweep::table::CSV_FILE).display()
+        );
+    }
+    Ok(0)
+}
+
+/// Copy the result files of `from` (if any) into `to`, unless they are the same folder.
+fn copy_runs(from: &Path, to: &Path) -> Result<(), Error> {
+    if !from.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
+    if from.canonicalize().ok() == to.canonicalize().ok() {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(from).map_err(|e| Error::io(from, e))? {
+        let entry = entry.map_err(|e| Error::io(from, e))?;
+        let target = to.join(entry.file_name());
+        std::fs::copy(entry.path(), &target).map_err(|e| Error::io(&target, e))?;
+    }
+    Ok(())
+}
+
+/// A flag that the first Ctrl-C, kill or hang-up sets (the sweep then stops and writes the
+/// finished rows); a second one ends the process at once.
+fn stop_on_signals() -> Result<Arc<AtomicBool>, Error> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            let failed = |e: std::io::Error| {
+                Error::Internal(format!("cannot install the sweep's signal handlers: {e}"))
+            };
+            signal_hook::flag::register_conditional_shutdown(
+                signal,
+                STOPPED as i32,
+                cancel.clone(),
+            )
+            .map_err(failed)?;
+            signal_hook::flag::register(signal, cancel.clone()).map_err(failed)?;
+        }
+    }
+    Ok(cancel)
+}
+
+/// A bar over the runs with an ETA, on a terminal only.
+fn progress_bar(quiet: bool, runs: usize) -> Option<indicatif::ProgressBar> {
+    if quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(runs as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} runs{msg}, {elapsed} elapsed, {eta} left",
+    ) {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
