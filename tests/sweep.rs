@@ -293,6 +293,33 @@ fn a_failing_run_is_a_row_with_its_error_and_the_others_complete() {
         read_results(&out.join("runs/run-000000.csv")).time().len(),
         11
     );
+    // A summary over a parameter (cosimo plot --x): the failed run's empty cell is left out.
+    let summary = out.join("summary.csv").display().to_string();
+    let png = dir.path().join("final.png").display().to_string();
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "plot",
+            summary.as_str(),
+            "--variable",
+            "final(x)",
+            "-o",
+            &png,
+        ];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    cosimo_ok(args(&["--x", "failure", "--by", "failure"]));
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    let refused = cosimo(args(&["--by", "failure"]));
+    assert_eq!(refused.status.code(), Some(2), "{}", show(&refused));
+    assert!(show(&refused).contains("--by splits the points of --x into sets; add --x COLUMN"));
+    let refused = cosimo(args(&["--x", "status"]));
+    assert_eq!(refused.status.code(), Some(2), "{}", show(&refused));
+    assert!(
+        show(&refused).contains("no row has numbers in both \"status\" and \"final(x)\""),
+        "{}",
+        show(&refused)
+    );
 }
 
 #[test]

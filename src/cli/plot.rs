@@ -1,4 +1,5 @@
-//! `cosimo plot`: one variable from result files into a PNG.
+//! `cosimo plot`: one variable from result files into a PNG, over time or over another column
+//! (a sweep's summary over a parameter).
 
 use std::path::PathBuf;
 
@@ -10,7 +11,8 @@ use cosimo::Error;
 
 #[derive(Args)]
 pub(crate) struct PlotArgs {
-    /// Result files (CSV with a time column), one line each.
+    /// Result files (CSV with a time column), one line each; with --x any CSV table (a sweep's
+    /// summary.csv), one set of points each.
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,
     /// The column to plot (e.g. crane.s1).
@@ -32,6 +34,14 @@ pub(crate) struct PlotArgs {
     /// Upper end of the value axis.
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) y_max: Option<f64>,
+    /// The column on the horizontal axis instead of time, drawn as points: e.g. a swept
+    /// parameter of a sweep's summary.csv (rows without a number in either column, such as
+    /// failed runs, are left out).
+    #[arg(long)]
+    pub(crate) x: Option<String>,
+    /// With --x: one set of points per value of this column (e.g. a grid parameter).
+    #[arg(long)]
+    pub(crate) by: Option<String>,
 }
 
 pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
@@ -47,6 +57,14 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
             args.labels.len(),
             args.files.len()
         )));
+    }
+    if let Some(x) = &args.x {
+        return plot_over(args, x);
+    }
+    if args.by.is_some() {
+        return Err(Error::Usage(
+            "--by splits the points of --x into sets; add --x COLUMN".into(),
+        ));
     }
     let mut series = Vec::with_capacity(args.files.len());
     for (i, file) in args.files.iter().enumerate() {
@@ -87,6 +105,94 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
         &args.variable,
         &series,
         range,
+    )?;
+    say!("plot: {}", args.output.display());
+    Ok(())
+}
+
+/// The points of one value of `--by` (None: all, without `--by`).
+type PointSet = (Option<f64>, Vec<(f64, f64)>);
+
+/// `--x`: the variable over column `x` of each file, as points.
+fn plot_over(args: &PlotArgs, x: &str) -> Result<(), Error> {
+    use cosimo::results::plot::{plot_points, Series};
+    use cosimo::table::{Column, Table};
+    // The numbers of a column, None where a cell holds none (a failed run's empty summary).
+    let numbers = |table: &Table, name: &str| -> Result<Vec<Option<f64>>, Error> {
+        if name == "time" {
+            return Ok(table.time().iter().map(|&t| Some(t)).collect());
+        }
+        let column = table.column(name).ok_or_else(|| {
+            Error::Usage(format!(
+                "{}: no column \"{name}\"; the columns are: {}",
+                table.path().display(),
+                table.columns().join(", ")
+            ))
+        })?;
+        Ok(match table.data(column) {
+            Column::Numbers(v) => v.iter().map(|&x| Some(x)).collect(),
+            Column::Text(v) => v.iter().map(|cell| cell.trim().parse().ok()).collect(),
+            Column::Arrays(_) => {
+                return Err(Error::Usage(format!(
+                    "{}: column \"{name}\" holds arrays; plot draws numbers",
+                    table.path().display()
+                )))
+            }
+        })
+    };
+    let mut series = Vec::with_capacity(args.files.len());
+    for (i, file) in args.files.iter().enumerate() {
+        let table = cosimo::fs_checks::read_table(file, "results")?;
+        let xs = numbers(&table, x)?;
+        let ys = numbers(&table, &args.variable)?;
+        let groups = match &args.by {
+            Some(by) => numbers(&table, by)?,
+            None => vec![None; xs.len()],
+        };
+        let label = args
+            .labels
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| file.display().to_string());
+        // One set per value of --by, in order of first appearance.
+        let mut sets: Vec<PointSet> = Vec::new();
+        for ((x, y), group) in xs.iter().zip(&ys).zip(&groups) {
+            let (Some(x), Some(y)) = (*x, *y) else {
+                continue;
+            };
+            match sets.iter_mut().find(|s| s.0 == *group) {
+                Some(set) => set.1.push((x, y)),
+                None => sets.push((*group, vec![(x, y)])),
+            }
+        }
+        if sets.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}: no row has numbers in both \"{x}\" and \"{}\"",
+                file.display(),
+                args.variable
+            )));
+        }
+        for (group, points) in sets {
+            let label = match (&args.by, group) {
+                (Some(by), Some(value)) if args.files.len() > 1 => {
+                    format!("{label}, {by} = {value}")
+                }
+                (Some(by), Some(value)) => format!("{by} = {value}"),
+                _ => label.clone(),
+            };
+            series.push(Series { label, points });
+        }
+    }
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{} over {x}", args.variable));
+    plot_points(
+        &args.output,
+        &title,
+        (x, &args.variable),
+        &series,
+        args.y_min.zip(args.y_max),
     )?;
     say!("plot: {}", args.output.display());
     Ok(())

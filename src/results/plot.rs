@@ -194,7 +194,24 @@ pub fn plot_series(
     series: &[Series],
     y_range: Option<(f64, f64)>,
 ) -> Result<()> {
-    draw_series(path, title, y_label, series, y_range).map_err(|e| {
+    draw_series(path, title, ("time [s]", y_label), series, y_range, false).map_err(|e| {
+        Error::io(
+            path,
+            std::io::Error::other(format!("cannot draw the plot: {e}")),
+        )
+    })
+}
+
+/// Plot several series of one quantity over another (points, not lines: e.g. a sweep's summary
+/// over a sampled parameter) into a PNG at `path`, `axes` naming (x, y).
+pub fn plot_points(
+    path: &Path,
+    title: &str,
+    axes: (&str, &str),
+    series: &[Series],
+    y_range: Option<(f64, f64)>,
+) -> Result<()> {
+    draw_series(path, title, axes, series, y_range, true).map_err(|e| {
         Error::io(
             path,
             std::io::Error::other(format!("cannot draw the plot: {e}")),
@@ -205,9 +222,10 @@ pub fn plot_series(
 fn draw_series(
     path: &Path,
     title: &str,
-    y_label: &str,
+    (x_label, y_label): (&str, &str),
     series: &[Series],
     y_range: Option<(f64, f64)>,
+    markers: bool,
 ) -> std::result::Result<(), Box<dyn std::error::Error>> {
     let text = register_font();
     let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
@@ -249,7 +267,7 @@ fn draw_series(
     if text {
         chart
             .configure_mesh()
-            .x_desc("time [s]")
+            .x_desc(x_label)
             .y_desc(y_label)
             .label_style(("sans-serif", 14))
             .draw()?;
@@ -268,7 +286,11 @@ fn draw_series(
             .iter()
             .filter(finite)
             .map(|&(t, y)| (t, y.clamp(y0 - pad, y1 + pad)));
-        let line = chart.draw_series(LineSeries::new(clipped, color.stroke_width(2)))?;
+        let line = if markers {
+            chart.draw_series(clipped.map(|p| Circle::new(p, 4, color.filled())))?
+        } else {
+            chart.draw_series(LineSeries::new(clipped, color.stroke_width(2)))?
+        };
         if text {
             line.label(s.label.as_str()).legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
