@@ -4,6 +4,7 @@
 //! arrays plus the error, if any, as `(kind, message, time)`; the Python half raises.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -238,6 +239,15 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         get::<String>(request, "worker_memory", "a size such as \"512M\"")?.as_deref(),
     )?;
     worker.program = Some(worker_program());
+    let debug_logging = flag(request, "debug_logging")?;
+    let log_fmi_calls = flag(request, "log_fmi_calls")?;
+    DEBUG_LOGGING.store(debug_logging, Ordering::Relaxed);
+    LOG_FMI_CALLS.store(log_fmi_calls, Ordering::Relaxed);
+    log::set_max_level(if debug_logging || log_fmi_calls {
+        log::LevelFilter::Trace
+    } else {
+        log::LevelFilter::Warn
+    });
     Ok(RunRequest {
         targets: get::<Vec<String>>(request, "targets", "paths")?.unwrap_or_default(),
         connections: get::<Vec<String>>(request, "connections", "a list of \"FROM=TO\"")?
@@ -254,8 +264,8 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         fmi_version,
         threads: get::<usize>(request, "threads", "a number of threads")?.unwrap_or(0),
         instance: InstanceOptions {
-            log_fmi_calls: flag(request, "log_fmi_calls")?,
-            logging_on: flag(request, "debug_logging")?,
+            log_fmi_calls,
+            logging_on: debug_logging,
             event_mode: flag(request, "event_mode")?,
             ..InstanceOptions::default()
         },
@@ -265,6 +275,34 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         worker_processes: worker_processes.map(|n| n as usize),
     })
 }
+
+/// The FMUs' messages and cosimo's warnings go to stderr, as the CLI prints them: warnings
+/// always, the FMUs' debug messages with `debug_logging=True`, every FMI call with
+/// `log_fmi_calls=True` (the flags of the run under way).
+struct StderrLogger;
+
+static DEBUG_LOGGING: AtomicBool = AtomicBool::new(false);
+static LOG_FMI_CALLS: AtomicBool = AtomicBool::new(false);
+
+impl log::Log for StderrLogger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        let target = metadata.target();
+        metadata.level() <= log::Level::Warn
+            || (target.starts_with("fmu") && DEBUG_LOGGING.load(Ordering::Relaxed))
+            || (target.starts_with("fmi_calls") && LOG_FMI_CALLS.load(Ordering::Relaxed))
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "[{}] {}", record.level(), record.args());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+static LOGGER: StderrLogger = StderrLogger;
 
 /// This process is Python, not cosimo: worker processes are the `cosimo` executable
 /// ($COSIMO_WORKER, else `cosimo` on the PATH).
@@ -627,6 +665,10 @@ fn settings() -> Vec<&'static str> {
 
 #[pymodule]
 fn _cosimo(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Another extension may have set a logger first: then it gets the messages.
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;

@@ -161,3 +161,16 @@ def test_check_returns_the_report(tmp_path):
                           reference=ROOT / "tests" / "data" / "examples" / "two-mass-force-force.json.csv")
     assert report["cases"][0]["status"] == "passed", report
     assert "summary" in report
+
+
+def test_isolated_runs_use_the_cosimo_executable_and_give_the_same_rows(monkeypatch):
+    from conftest import cosimo_bin
+
+    monkeypatch.setenv("COSIMO_WORKER", cosimo_bin())
+    isolated = cosimo.simulate(EXAMPLE, isolate=True)
+    assert isolated.tobytes() == cosimo.simulate(EXAMPLE).tobytes()
+
+
+def test_fmi_call_logging_reaches_stderr(capfd):
+    cosimo.simulate(fmu("Oscillator", 2), stop_time=0.01, step_size=0.01, log_fmi_calls=True)
+    assert "fmi2DoStep" in capfd.readouterr().err
