@@ -24,8 +24,8 @@ root = Path(__file__).resolve().parents[1]
 system = root / "fmus" / "two-mass-force-force.json"
 
 # A coarse macro step makes the coupling error visible; the fine run is the reference.
-coarse = dict(stop_time=1.0, step_size=5e-3, output_interval=5e-3, output=["mass1.x", "mass2.x"])
-reference = cosimo.simulate(system, step_size=1e-5, output_interval=5e-3, stop_time=1.0,
+coarse = dict(stop_time=1.0, step_size=1e-2, output_interval=1e-2, output=["mass1.x", "mass2.x"])
+reference = cosimo.simulate(system, step_size=1e-5, output_interval=1e-2, stop_time=1.0,
                             output=["mass1.x", "mass2.x"])
 zoh = cosimo.simulate(system, algorithm="jacobi", extrapolation_order=0, **coarse)
 implicit = cosimo.simulate(system, algorithm="implicit", **coarse)
@@ -34,8 +34,8 @@ figure, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
 for axis, name in zip(axes, ["mass1.x", "mass2.x"]):
     axis.plot(reference["time"], reference[name], "k", lw=2.5, alpha=0.3,
               label="reference (H = 1e-5 s)")
-    axis.plot(zoh["time"], zoh[name], label="Jacobi, zero-order hold (H = 5 ms)")
-    axis.plot(implicit["time"], implicit[name], "--", label="implicit (H = 5 ms)")
+    axis.plot(zoh["time"], zoh[name], label="Jacobi, zero-order hold (H = 10 ms)")
+    axis.plot(implicit["time"], implicit[name], "--", label="implicit (H = 10 ms)")
     axis.set_ylabel(f"{name} [m]")
     axis.grid(True, alpha=0.3)
 axes[0].legend(loc="upper right")

@@ -153,11 +153,8 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         }
     }
     let positive = |key: &str| get::<f64>(request, key, "a number");
-    let algorithm = one_of(
-        request,
-        "algorithm",
-        &["jacobi", "gauss-seidel", "implicit", "constraint", "rim"],
-    )?;
+    let names: Vec<&str> = AlgorithmKind::ALL.iter().map(|k| k.name()).collect();
+    let algorithm = one_of(request, "algorithm", &names)?;
     let order = get::<u8>(request, "extrapolation_order", "an integer 0 to 3")?;
     if let Some(k) = order.filter(|k| *k > 3) {
         return Err(usage(format!(
@@ -173,30 +170,11 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         algorithm: algorithm.and_then(AlgorithmKind::parse),
         extrapolation_order: order,
         parallel: flag(request, "parallel")?,
-        jacobian: one_of(request, "jacobian", &["system", "components"])?.map(|j| match j {
-            "components" => JacobianMethod::Components,
-            _ => JacobianMethod::SystemSteps,
-        }),
-        extension: one_of(request, "extension", &["none", "derivative", "integral"])?.map(|e| {
-            match e {
-                "derivative" => Extension::Derivative,
-                "integral" => Extension::Integral,
-                _ => Extension::None,
-            }
-        }),
+        jacobian: one_of(request, "jacobian", &JacobianMethod::NAMES)?
+            .and_then(JacobianMethod::parse),
+        extension: one_of(request, "extension", &Extension::NAMES)?.and_then(Extension::parse),
         adaptive: flag(request, "adaptive")?,
-        estimator: one_of(
-            request,
-            "estimator",
-            &["ExLocal", "ExMilne", "ExSLocal", "ImMilne", "ImSLocal"],
-        )?
-        .map(|name| match name {
-            "ExLocal" => Estimator::ExLocal,
-            "ExMilne" => Estimator::ExMilne,
-            "ImMilne" => Estimator::ImMilne,
-            "ImSLocal" => Estimator::ImSLocal,
-            _ => Estimator::ExSLocal,
-        }),
+        estimator: one_of(request, "estimator", &Estimator::NAMES)?.and_then(Estimator::parse),
         fixed_order: flag(request, "fixed_order")?,
         rtol: positive("rtol")?,
         atol_position: positive("atol_position")?,
