@@ -17,7 +17,8 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -230,6 +231,10 @@ def simulate(
     arrays as sub-arrays, strings and binaries as objects). Raises :class:`Error` (with the
     rows so far in ``result``) or :class:`Interrupted` on Ctrl-C.
     """
+    if start_values is not None and not isinstance(start_values, Mapping):
+        raise UsageError(
+            f"start_values: expected a dict {{name: value}}, not {type(start_values).__name__}"
+        )
     if isinstance(path, (str, os.PathLike)):
         targets = [os.fspath(path)]
     else:

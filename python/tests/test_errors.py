@@ -82,3 +82,12 @@ def test_inspect_and_check_raise_too(tmp_path):
         cosimo.inspect(tmp_path / "nothing.fmu")
     with pytest.raises(cosimo.UsageError, match="unknown setting"):
         cosimo.check(EXAMPLE, nonsense=1)
+
+
+def test_arguments_of_the_wrong_kind_are_refused():
+    with pytest.raises(cosimo.UsageError, match="start_values"):
+        cosimo.simulate(EXAMPLE, start_values=[("mass1.x0", 1.0)])
+    with pytest.raises(cosimo.UsageError, match="output="):
+        cosimo.simulate(EXAMPLE, output="mass1.x")
+    with pytest.raises(cosimo.UsageError, match="progress="):
+        cosimo.simulate(EXAMPLE, progress=3)
