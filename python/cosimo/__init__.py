@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 import tempfile
 from pathlib import Path
 from collections.abc import Mapping
@@ -161,12 +163,25 @@ def _result(columns: List[str], time: np.ndarray, values: List[Any]) -> np.ndarr
     return result
 
 
+def _worker_program() -> str:
+    """The program of worker processes (isolated runs): $COSIMO_WORKER, else this package's
+    ``cosimo-worker`` script (next to the interpreter, or on the PATH), else ``cosimo``."""
+    program = os.environ.get("COSIMO_WORKER")
+    if program:
+        return program
+    script = Path(sys.executable).parent / "cosimo-worker"
+    if script.is_file():
+        return str(script)
+    return shutil.which("cosimo-worker") or shutil.which("cosimo") or "cosimo"
+
+
 def _run(request: Dict[str, Any], progress: Optional[Callable[[float, float], Any]],
          observer: Optional[Callable[[Dict[str, Any]], Any]]) -> np.ndarray:
     if progress is not None and not callable(progress):
         raise UsageError(f"progress={progress!r}: expected a callable progress(time, fraction)")
     if observer is not None and not callable(observer):
         raise UsageError(f"observer={observer!r}: expected a callable observer(row)")
+    request.setdefault("worker_program", _worker_program())
     out = _cosimo.simulate(request, progress, observer)
     result = _result(out["columns"], out["time"], out["values"])
     for warning in out["warnings"]:
@@ -325,6 +340,7 @@ def _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol
     }
     for key, value in options.items():
         request[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
+    request.setdefault("worker_program", _worker_program())
     text, error, messages = _cosimo.check(request)
     for warning in messages:
         import warnings

@@ -73,6 +73,7 @@ const ARGUMENTS: &[&str] = &[
     "output",
     "input_file",
     "input_text",
+    "worker_program",
 ];
 
 /// The error kinds the Python half maps to exception classes.
@@ -216,7 +217,7 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         get::<f64>(request, "call_timeout", "a number of seconds")?,
         get::<String>(request, "worker_memory", "a size such as \"512M\"")?.as_deref(),
     )?;
-    worker.program = Some(worker_program());
+    worker.program = Some(worker_program(request)?);
     let debug_logging = flag(request, "debug_logging")?;
     let log_fmi_calls = flag(request, "log_fmi_calls")?;
     DEBUG_LOGGING.store(debug_logging, Ordering::Relaxed);
@@ -282,12 +283,14 @@ impl log::Log for StderrLogger {
 
 static LOGGER: StderrLogger = StderrLogger;
 
-/// This process is Python, not cosimo: worker processes are the `cosimo` executable
-/// ($COSIMO_WORKER, else `cosimo` on the PATH).
-fn worker_program() -> PathBuf {
-    std::env::var_os("COSIMO_WORKER")
-        .map(Into::into)
-        .unwrap_or_else(|| "cosimo".into())
+/// This process is Python, not cosimo: worker processes are the program the Python half
+/// found (`worker_program`: $COSIMO_WORKER, else the package's `cosimo-worker` script), else
+/// `cosimo` on the PATH.
+fn worker_program(request: &Bound<'_, PyDict>) -> Result<PathBuf, Error> {
+    Ok(get::<String>(request, "worker_program", "a path")?
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("COSIMO_WORKER").map(Into::into))
+        .unwrap_or_else(|| "cosimo".into()))
 }
 
 /// Collects the rows column by column and calls the Python hooks (with the GIL taken back
@@ -571,6 +574,7 @@ const CHECK_KEYS: &[&str] = &[
     "isolate",
     "call_timeout",
     "worker_memory",
+    "worker_program",
 ];
 
 fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
@@ -579,7 +583,7 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
         if !CHECK_KEYS.contains(&key.as_str()) {
             return Err(usage(format!(
                 "unknown setting {key}; check takes: {}",
-                CHECK_KEYS[1..].join(", ")
+                CHECK_KEYS[1..CHECK_KEYS.len() - 1].join(", ")
             )));
         }
     }
@@ -591,7 +595,7 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
         number("call_timeout")?,
         get::<String>(request, "worker_memory", "a size such as \"512M\"")?.as_deref(),
     )?;
-    worker.program = Some(worker_program());
+    worker.program = Some(worker_program(request)?);
     Ok(CheckRequest {
         targets: get::<Vec<String>>(request, "targets", "paths")?
             .unwrap_or_default()
@@ -635,6 +639,20 @@ fn check(
     }
 }
 
+/// Serve one worker process of an isolated run (`cosimo-worker worker --channel-fd FD`); the
+/// exit code: 0, or the CLI's for the error it prints.
+#[pyfunction]
+fn serve_worker(py: Python<'_>, fd: i32) -> u8 {
+    match py.detach(|| cosimo::fmu::worker::serve(fd)) {
+        Ok(()) => 0,
+        Err(error) => {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "error: {error}");
+            error.exit_code()
+        }
+    }
+}
+
 /// The keyword settings of `simulate`.
 #[pyfunction]
 fn settings() -> Vec<&'static str> {
@@ -650,6 +668,7 @@ fn _cosimo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_worker, m)?)?;
     m.add_function(wrap_pyfunction!(settings, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

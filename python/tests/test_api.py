@@ -171,6 +171,20 @@ def test_isolated_runs_use_the_cosimo_executable_and_give_the_same_rows(monkeypa
     assert isolated.tobytes() == cosimo.simulate(EXAMPLE).tobytes()
 
 
+def test_isolated_runs_need_no_cosimo_executable_after_pip_install(monkeypatch):
+    # The package's cosimo-worker script (installed next to the venv's python) hosts the FMUs.
+    monkeypatch.delenv("COSIMO_WORKER", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    isolated = cosimo.simulate(EXAMPLE, isolate=True, worker_processes=1)
+    assert isolated.tobytes() == cosimo.simulate(EXAMPLE).tobytes()
+
+
+def test_a_worker_that_cannot_start_is_a_usage_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("COSIMO_WORKER", str(tmp_path / "no-such-program"))
+    with pytest.raises(cosimo.Error, match="no-such-program"):
+        cosimo.simulate(EXAMPLE, isolate=True)
+
+
 def test_fmi_call_logging_reaches_stderr(capfd):
     cosimo.simulate(fmu("Oscillator", 2), stop_time=0.01, step_size=0.01, log_fmi_calls=True)
     assert "fmi2DoStep" in capfd.readouterr().err
