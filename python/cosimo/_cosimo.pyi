@@ -27,3 +27,7 @@ def check(
 
 def settings() -> List[str]:
     """The keyword settings ``cosimo.simulate`` takes besides its named arguments."""
+
+def serve_worker(fd: int) -> int:
+    """Serve one worker process of an isolated run on the channel ``fd`` (the
+    ``cosimo-worker`` script); the exit code."""
