@@ -127,6 +127,22 @@ impl std::fmt::Display for FmiStatus {
 }
 
 impl Error {
+    /// The command line's exit code for this error: 1 when a simulation ran and failed, 2 when
+    /// the input or the usage was wrong.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            // Bad input found only once the run started is still bad input.
+            Error::Simulation { source, .. } => source.exit_code(),
+            Error::Fmi { .. }
+            | Error::Discard { .. }
+            | Error::Numerics(_)
+            | Error::Internal(_)
+            | Error::Worker { .. }
+            | Error::WrongState { .. } => 1,
+            _ => 2,
+        }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -9,6 +9,7 @@ pub mod fmu;
 pub mod fs_checks;
 pub mod master;
 pub mod observe;
+pub mod request;
 pub mod results;
 pub mod settings;
 pub mod sweep;

@@ -113,17 +113,7 @@ fn main() -> ExitCode {
 
 /// 1 when a simulation ran and failed, 2 when the input or the usage was wrong.
 pub(crate) fn exit_code(error: &Error) -> u8 {
-    match error {
-        // Bad input found only once the run started is still bad input.
-        Error::Simulation { source, .. } => exit_code(source),
-        Error::Fmi { .. }
-        | Error::Discard { .. }
-        | Error::Numerics(_)
-        | Error::Internal(_)
-        | Error::Worker { .. }
-        | Error::WrongState { .. } => 1,
-        _ => 2,
-    }
+    error.exit_code()
 }
 
 fn init_logging(quiet: bool, log_fmi_calls: bool, debug_logging: bool) {

@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::say;
 
+use cosimo::results::check::{check_targets, CheckRequest};
 use cosimo::Error;
 use std::process::ExitCode;
 
@@ -92,87 +93,27 @@ pub(crate) fn check_command(args: &CheckArgs) -> ExitCode {
 
 /// Collect the cases, run and compare each, write the reports; returns the exit code.
 fn check(args: &CheckArgs) -> Result<u8, Error> {
-    use cosimo::results::reference::{discover, Case, CheckSettings, ModelKind};
-    use cosimo::results::report::CheckReport;
-
-    let mut cases: Vec<Case> = Vec::new();
-    for target in &args.targets {
-        if target.is_dir() && ModelKind::of(target).is_none() {
-            cases.extend(discover(target)?);
-        } else {
-            if !target.exists() {
-                return Err(Error::Usage(format!("{}: no such file", target.display())));
-            }
-            let mut case = Case::for_model(target)?;
-            if let Some(settings) = &args.settings {
-                case.settings = CheckSettings::read(settings)?;
-                case.reference = case.settings.reference.clone();
-                case.input = case.settings.input.clone();
-            }
-            cases.push(case);
-        }
-    }
-    let direct = args.reference.is_some() || args.input_file.is_some() || args.settings.is_some();
-    if direct
-        && (cases.len() != 1
-            || args
-                .targets
-                .iter()
-                .any(|t| t.is_dir() && ModelKind::of(t).is_none()))
-    {
-        return Err(Error::Usage(
-            "--reference, --input-file and --settings apply to one model given directly, not to \
-             case folders (put them in the case folder or its check.json)"
-                .into(),
-        ));
-    }
-    if let Some(case) = cases.first_mut().filter(|_| direct) {
-        if args.reference.is_some() {
-            case.reference = args.reference.clone();
-        }
-        if args.input_file.is_some() {
-            case.input = args.input_file.clone();
-        }
-    }
-    let cli_tolerance = cosimo::results::compare::ToleranceSettings {
-        rel: args.rel_tol,
-        abs: args.abs_tol,
-        range: args.range_tol,
-        time: args.time_tol,
+    let request = CheckRequest {
+        targets: args.targets.clone(),
+        reference: args.reference.clone(),
+        input_file: args.input_file.clone(),
+        settings: args.settings.clone(),
+        tolerance: cosimo::results::compare::ToleranceSettings {
+            rel: args.rel_tol,
+            abs: args.abs_tol,
+            range: args.range_tol,
+            time: args.time_tol,
+        },
+        start: args.start_time,
+        stop: args.stop_time,
+        step: args.step_size,
+        output_interval: args.output_interval,
+        plot: args.plot.clone(),
+        results: args.results.clone(),
+        isolate: args.isolate,
+        worker: super::run::worker_options(args.call_timeout, args.worker_memory.as_deref())?,
     };
-    cli_tolerance.validate("the command line")?;
-
-    let temporary;
-    let work = match &args.results {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            dir.clone()
-        }
-        None => {
-            temporary =
-                tempfile::tempdir().map_err(|e| Error::io(Path::new("temporary folder"), e))?;
-            temporary.path().to_path_buf()
-        }
-    };
-    if let Some(dir) = &args.plot {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-
-    let worker = super::run::worker_options(args.call_timeout, args.worker_memory.as_deref())?;
-    if worker.memory_limit.is_some() && !args.isolate && worker.call_timeout.is_none() {
-        return Err(Error::Usage(
-            "--worker-memory limits worker processes, but no FMU runs in one: add --isolate".into(),
-        ));
-    }
-    let mut reports = Vec::new();
-    for case in &cases {
-        let mut report = check_case(case, args, &cli_tolerance, &worker, &work);
-        if let Some(dir) = &args.plot {
-            plot_failures(dir, &mut report);
-        }
-        reports.push(report);
-    }
-    let report = CheckReport::new(reports);
+    let report = check_targets(&request, &mut |warning| say!("warning: {warning}"))?;
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     // A closed pipe (`| head`) is not an error worth a panic: writes to stdout are best-effort.
     use std::io::Write as _;
@@ -194,97 +135,4 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
         None => {}
     }
     Ok(report.exit_code())
-}
-
-/// Run and compare one case; errors become an `error` case.
-fn check_case(
-    case: &cosimo::results::reference::Case,
-    args: &CheckArgs,
-    cli_tolerance: &cosimo::results::compare::ToleranceSettings,
-    worker: &cosimo::fmu::worker::WorkerOptions,
-    work: &Path,
-) -> cosimo::results::report::CaseReport {
-    use cosimo::results::report::CaseReport;
-    let started = std::time::Instant::now();
-    let mut reference_used = case.reference.as_ref().map(|p| p.display().to_string());
-    let result_file = work.join(format!("{}_out.csv", safe_name(&case.name)));
-    let options = cosimo::results::check::CaseOptions {
-        start: args.start_time,
-        stop: args.stop_time,
-        step: args.step_size,
-        output_interval: args.output_interval,
-        tolerance: cli_tolerance.clone(),
-        keep_traces: args.plot.is_some(),
-        isolate: args.isolate,
-        worker: worker.clone(),
-    };
-    let simulated = cosimo::results::check::simulate_and_compare(
-        case,
-        &options,
-        &result_file,
-        &mut reference_used,
-    );
-    match simulated {
-        Ok(comparison) => {
-            let mut report = CaseReport::compared(
-                case.name.clone(),
-                case.model.display().to_string(),
-                reference_used.unwrap_or_default(),
-                comparison,
-                started.elapsed().as_secs_f64(),
-            );
-            if args.results.is_some() {
-                report.result_file = Some(result_file.display().to_string());
-            }
-            report
-        }
-        Err(error) => CaseReport::failed_to_run(
-            case.name.clone(),
-            case.model.display().to_string(),
-            reference_used,
-            error.to_string(),
-            exit_code(&error),
-            started.elapsed().as_secs_f64(),
-        ),
-    }
-}
-
-fn safe_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// Plot every failing signal of a case that kept its trace; a plot that fails is noted.
-fn plot_failures(dir: &Path, report: &mut cosimo::results::report::CaseReport) {
-    use cosimo::results::plot;
-    let case_dir = dir.join(safe_name(&report.name));
-    let failing: Vec<usize> = (0..report.signals.len())
-        .filter(|&i| {
-            !report.signals[i].comparison.passed && report.signals[i].comparison.trace.is_some()
-        })
-        .collect();
-    if failing.is_empty() {
-        return;
-    }
-    if let Err(e) = std::fs::create_dir_all(&case_dir) {
-        say!("warning: {}: {e}", case_dir.display());
-        return;
-    }
-    for i in failing {
-        let signal = &mut report.signals[i];
-        let path = case_dir.join(plot::file_name(&signal.comparison.name));
-        let title = format!("{}: {}", report.name, signal.comparison.name);
-        match plot::plot_signal(&path, &title, &signal.comparison) {
-            Ok(()) => signal.plot = Some(path.display().to_string()),
-            Err(e) => say!("warning: {e}"),
-        }
-        signal.comparison.trace = None;
-    }
 }

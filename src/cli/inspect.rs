@@ -43,31 +43,11 @@ pub(crate) fn import_ssp(
 
 /// `cosimo inspect` of an SSP: its system as cosimo will run it.
 fn inspect_ssp(args: &InspectArgs) -> Result<(), Error> {
+    if args.json {
+        return print_json(args);
+    }
     let (package, imported) = import_ssp(&args.fmu, args.ssd.as_deref(), false)?;
     let system = &imported.system;
-    if args.json {
-        let json = serde_json::json!({
-            "source": args.fmu.display().to_string(),
-            "name": imported.name,
-            "description": imported.description,
-            "ssdFiles": package.ssd_files(),
-            "components": system.components.iter().map(|c| serde_json::json!({
-                "name": c.name,
-                "fmu": c.fmu.display().to_string(),
-                "parameters": c.start_values.iter().map(|(n, v)| (n.clone(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
-            })).collect::<Vec<_>>(),
-            "connections": system.connections.iter().map(|c| serde_json::json!({
-                "from": c.from.to_string(), "to": c.to.to_string(), "factor": c.factor, "offset": c.offset,
-            })).collect::<Vec<_>>(),
-            "experiment": { "startTime": system.experiment.start, "stopTime": system.experiment.stop, "stepSize": system.experiment.step },
-            "warnings": imported.warnings,
-        });
-        out!(
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        );
-        return Ok(());
-    }
     out!("{}", args.fmu.display());
     out!("  System           {}", imported.name);
     if let Some(d) = &imported.description {
@@ -117,6 +97,9 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
             "--ssd chooses the .ssd file of an SSP, but the target is not an SSP".into(),
         ));
     }
+    if args.json {
+        return print_json(args);
+    }
     let fmu = Fmu::open(&args.fmu)?;
     // Shown as declared, but `run` would refuse them.
     let description = fmu.description();
@@ -125,17 +108,21 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
             say!("warning: {error}");
         }
     }
-    if args.json {
-        let json = summary::json(fmu.description(), &args.fmu);
-        out!(
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        );
-    } else {
-        super::write_out(format_args!(
-            "{}",
-            summary::text(fmu.description(), &args.fmu)
-        ))?;
-    }
+    super::write_out(format_args!(
+        "{}",
+        summary::text(fmu.description(), &args.fmu)
+    ))?;
+    Ok(())
+}
+
+/// `cosimo inspect --json`, as the library builds it.
+fn print_json(args: &InspectArgs) -> Result<(), Error> {
+    let json = cosimo::request::inspect_json(&args.fmu, args.ssd.as_deref(), &mut |warning| {
+        say!("warning: {warning}")
+    })?;
+    out!(
+        "{}",
+        serde_json::to_string_pretty(&json).unwrap_or_default()
+    );
     Ok(())
 }

@@ -9,18 +9,14 @@ use super::say;
 
 use cosimo::fmu::description::FmiVersion;
 use cosimo::fmu::instance::InstanceOptions;
-use cosimo::fmu::values::{check_start_value_allowed, find_variable, parse_value};
-use cosimo::fmu::worker::WorkerOptions;
-use cosimo::fmu::Fmu;
 use cosimo::fs_checks::read_table;
-use cosimo::master::execution::{Execution, RunOptions};
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::observe::Progress as ProgressObserver;
+pub(crate) use cosimo::request::worker_options;
+use cosimo::request::{prepare, PreparedRun, RunRequest};
 use cosimo::results::CsvWriter;
 use cosimo::settings::control::Estimator;
-use cosimo::settings::{AlgorithmKind, Experiment, Labels, Overrides};
-use cosimo::system::load::{load, Target};
-use cosimo::system::{Endpoint, System};
+use cosimo::settings::{AlgorithmKind, Experiment, Overrides};
 use cosimo::Error;
 
 #[derive(Args)]
@@ -179,65 +175,29 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
-    let first = &args.targets[0];
-    let target = load(&args.targets, &args.connections, args.ssd.as_deref())?;
-    let (mut system, labels, file, _package) = match target {
-        Target::Fmu(fmu) => return run_fmu(args, fmu),
-        Target::System(loaded) => {
-            if !args.quiet {
-                for warning in &loaded.warnings {
-                    say!("warning: {warning}");
-                }
-            }
-            let loaded = *loaded;
-            (loaded.system, loaded.labels, loaded.file, loaded.package)
+    let quiet = args.quiet;
+    let prepared = prepare(&request(args)?, &mut |warning| {
+        if !quiet {
+            say!("warning: {warning}");
         }
-    };
-    for pair in &args.ignore_units {
-        let found = pair.split_once('=').and_then(|(from, to)| {
-            system
-                .connections
-                .iter()
-                .position(|c| c.from.to_string() == from.trim() && c.to.to_string() == to.trim())
-        });
-        let Some(index) = found else {
-            let known: Vec<String> = system
-                .connections
-                .iter()
-                .map(|c| format!("{}={}", c.from, c.to))
-                .collect();
-            return Err(Error::Usage(format!(
-                "--ignore-units {pair}: the system has no such connection FROM=TO; its connections are: {}",
-                known.join(", ")
-            )));
-        };
-        system.connections[index].ignore_units = true;
-    }
-    if args.fmi_version.is_some() {
-        return Err(Error::Usage(
-            "--fmi-version checks the version of one FMU; a system's FMUs may be of either version"
-                .into(),
-        ));
-    }
-    apply_overrides(args, &mut system, labels)?;
-    let options = run_options(args, false, Vec::new())?;
-    // Checks against the FMUs (names, types, units) happen here: say which file they concern.
-    let mut execution = Execution::instantiate(&system, &options).map_err(|e| match e {
-        Error::Usage(message) if file.is_some() => Error::Usage(format!("{first}: {message}")),
-        other => other,
     })?;
-    let output_file = args.output_file.clone().unwrap_or_else(|| {
-        let stem = Path::new(first)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("system");
-        PathBuf::from(format!("{stem}_out.csv"))
-    });
-    let mut inputs: Vec<&Path> = system.components.iter().map(|c| c.fmu.as_path()).collect();
-    inputs.extend(file.as_deref());
-    refuse_overwriting(&output_file, &inputs, args)?;
+    let PreparedRun {
+        mut execution,
+        system,
+        name,
+        single_fmu,
+        sources,
+        package: _package,
+    } = prepared;
+    let output_file = args
+        .output_file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{name}_out.csv")));
+    let sources: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
+    refuse_overwriting(&output_file, &sources, args)?;
     let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
-    let progress = Progress::new(args.quiet, system.experiment.start, system.experiment.stop);
+    let experiment = &system.experiment;
+    let progress = Progress::new(args.quiet, experiment.start, experiment.stop);
     let mut shown = ProgressObserver(|t| progress.update(t));
     let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
     let result = run_loop::run(&mut execution, observers);
@@ -248,16 +208,55 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         }
     })?;
     if !args.quiet {
-        let what = format!("{} components", system.components.len());
-        print_summary(
-            &what,
-            &system.experiment,
-            &stats,
-            "an FMU asked to terminate",
-        );
+        let (what, terminated) = if single_fmu {
+            (name, "the FMU asked to terminate")
+        } else {
+            (
+                format!("{} components", system.components.len()),
+                "an FMU asked to terminate",
+            )
+        };
+        print_summary(&what, experiment, &stats, terminated);
         say!("results: {}", output_file.display());
     }
     Ok(())
+}
+
+/// The command line as a library run request (clap has checked the syntax of its options).
+fn request(args: &RunArgs) -> Result<RunRequest, Error> {
+    Ok(RunRequest {
+        targets: args.targets.clone(),
+        connections: args.connections.clone(),
+        ignore_units: args.ignore_units.clone(),
+        ssd: args.ssd.clone(),
+        overrides: overrides(args),
+        start_values: args.start_values.clone(),
+        output_variables: args.output_variables.clone(),
+        inputs: args
+            .input_file
+            .as_deref()
+            .map(|p| read_table(p, "the input file (--input-file)"))
+            .transpose()?
+            .map(Arc::new),
+        fmi_version: args.fmi_version.as_deref().map(|v| {
+            if v == "2" {
+                FmiVersion::Fmi2
+            } else {
+                FmiVersion::Fmi3
+            }
+        }),
+        threads: args.threads,
+        instance: InstanceOptions {
+            log_fmi_calls: args.log_fmi_calls,
+            logging_on: args.debug_logging,
+            event_mode: args.event_mode,
+            ..InstanceOptions::default()
+        },
+        allow_non_finite: args.allow_non_finite,
+        isolate: args.isolate,
+        worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
+        worker_processes: args.worker_processes.map(|n| n as usize),
+    })
 }
 
 /// The experiment options of `run` as library overrides (clap has checked their syntax).
@@ -272,23 +271,10 @@ fn overrides(args: &RunArgs) -> Overrides {
         algorithm: args.algorithm.as_deref().and_then(AlgorithmKind::parse),
         extrapolation_order: args.extrapolation_order,
         parallel: args.parallel,
-        jacobian: args.jacobian.as_deref().map(|j| match j {
-            "components" => JacobianMethod::Components,
-            _ => JacobianMethod::SystemSteps,
-        }),
-        extension: args.extension.as_deref().map(|e| match e {
-            "derivative" => Extension::Derivative,
-            "integral" => Extension::Integral,
-            _ => Extension::None,
-        }),
+        jacobian: args.jacobian.as_deref().and_then(JacobianMethod::parse),
+        extension: args.extension.as_deref().and_then(Extension::parse),
         adaptive: args.adaptive,
-        estimator: args.estimator.as_deref().map(|name| match name {
-            "ExLocal" => Estimator::ExLocal,
-            "ExMilne" => Estimator::ExMilne,
-            "ImMilne" => Estimator::ImMilne,
-            "ImSLocal" => Estimator::ImSLocal,
-            _ => Estimator::ExSLocal,
-        }),
+        estimator: args.estimator.as_deref().and_then(Estimator::parse),
         fixed_order: args.fixed_order,
         rtol: args.rtol,
         atol_position: args.atol_position,
@@ -300,26 +286,6 @@ fn overrides(args: &RunArgs) -> Overrides {
         max_rows: args.max_rows,
         divergence_limit: args.divergence_limit,
     }
-}
-
-/// Command-line settings win over the system file's; `labels` spell the file's settings.
-fn apply_overrides(args: &RunArgs, system: &mut System, labels: Labels) -> Result<(), Error> {
-    system.experiment = overrides(args)
-        .apply(&system.experiment, labels)
-        .map_err(Error::Usage)?;
-    check_threads(args, &system.experiment)?;
-    for assignment in &args.start_values {
-        let (name, value) = assignment.split_once('=').ok_or_else(|| {
-            Error::Usage(format!("--start-value \"{assignment}\": expected component.NAME=VALUE, e.g. --start-value mass1.m=2.5"))
-        })?;
-        let endpoint = Endpoint::parse(name.trim()).ok_or_else(|| {
-            Error::Usage(format!("--start-value \"{assignment}\": in a system, name the component: component.NAME=VALUE"))
-        })?;
-        system
-            .set_start_value(&endpoint, value.trim().to_string())
-            .map_err(|m| Error::Usage(format!("--start-value {name}: {m}")))?;
-    }
-    Ok(())
 }
 
 /// The summary of a run on stderr: what ran, how far, how fast, and the algorithm's figures.
@@ -422,77 +388,6 @@ impl Progress {
     }
 }
 
-fn run_fmu(args: &RunArgs, fmu: Arc<Fmu>) -> Result<(), Error> {
-    if !args.ignore_units.is_empty() {
-        return Err(Error::Usage(
-            "--ignore-units marks a connection of a system; one FMU alone has none".into(),
-        ));
-    }
-    let path = fmu.source().to_path_buf();
-    let path = path.as_path();
-    let md = fmu.description().clone();
-    if let Some(wanted) = &args.fmi_version {
-        let wanted_version = if wanted == "2" {
-            FmiVersion::Fmi2
-        } else {
-            FmiVersion::Fmi3
-        };
-        if md.fmi_version != wanted_version {
-            return Err(Error::Usage(format!(
-                "{}: this is an FMI {} FMU, but --fmi-version {wanted} asks for FMI {wanted_version}",
-                path.display(),
-                md.fmi_version
-            )));
-        }
-    }
-    let mut start_values = Vec::new();
-    for assignment in &args.start_values {
-        let (name, text) = assignment.split_once('=').ok_or_else(|| {
-            Error::Usage(format!(
-                "--start-value \"{assignment}\": expected NAME=VALUE, e.g. --start-value m=2.5"
-            ))
-        })?;
-        let variable = find_variable(&md, name.trim(), "--start-value")?;
-        check_start_value_allowed(&md, variable)?;
-        parse_value(&md, variable, text.trim())?;
-        start_values.push((variable.name.clone(), text.trim().to_string()));
-    }
-    for name in &args.output_variables {
-        find_variable(&md, name, "--output-variable")?;
-    }
-    let system = System::single_fmu(path, &md, start_values, &overrides(args))?;
-    check_threads(args, &system.experiment)?;
-    let options = run_options(args, true, vec![fmu])?;
-    let mut execution = Execution::instantiate(&system, &options)?;
-    let output_file = args
-        .output_file
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{}_out.csv", md.model_name)));
-    refuse_overwriting(&output_file, &[path], args)?;
-    let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
-    let experiment = &system.experiment;
-    let progress = Progress::new(args.quiet, experiment.start, experiment.stop);
-    let mut shown = ProgressObserver(|t| progress.update(t));
-    let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
-    let result = run_loop::run(&mut execution, observers);
-    progress.finish();
-    let stats = result.inspect_err(|e| {
-        if let Error::Simulation { time, .. } = e {
-            say!("results up to t = {time} are in {}", output_file.display());
-        }
-    })?;
-    if !args.quiet {
-        print_summary(
-            &md.model_name,
-            experiment,
-            &stats,
-            "the FMU asked to terminate",
-        );
-        say!("results: {}", output_file.display());
-    }
-    Ok(())
-}
-
 /// The results file must not be one of the run's own inputs (an FMU, the system file, the
 /// input file): writing it would destroy them.
 fn refuse_overwriting(output: &Path, inputs: &[&Path], args: &RunArgs) -> Result<(), Error> {
@@ -512,108 +407,6 @@ fn refuse_overwriting(output: &Path, inputs: &[&Path], args: &RunArgs) -> Result
             output.display(),
             clobbered.display()
         )));
-    }
-    Ok(())
-}
-
-/// The run options the command line gives, for a system or (`bare_names`) one FMU.
-fn run_options(
-    args: &RunArgs,
-    bare_names: bool,
-    opened: Vec<Arc<Fmu>>,
-) -> Result<RunOptions, Error> {
-    Ok(RunOptions {
-        instance: InstanceOptions {
-            log_fmi_calls: args.log_fmi_calls,
-            logging_on: args.debug_logging,
-            event_mode: args.event_mode,
-            ..InstanceOptions::default()
-        },
-        threads: args.threads,
-        record: args.output_variables.clone(),
-        bare_names,
-        inputs: args
-            .input_file
-            .as_deref()
-            .map(|p| read_table(p, "the input file (--input-file)"))
-            .transpose()?
-            .map(Arc::new),
-        opened,
-        allow_non_finite: args.allow_non_finite,
-        isolate: args.isolate,
-        worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
-        worker_processes: args.worker_processes.map(|n| n as usize),
-    })
-}
-
-/// `--call-timeout` and `--worker-memory` as worker options.
-pub(crate) fn worker_options(
-    call_timeout: Option<f64>,
-    worker_memory: Option<&str>,
-) -> Result<WorkerOptions, Error> {
-    let call_timeout = match call_timeout {
-        None => None,
-        Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
-            Some(std::time::Duration::from_secs_f64(seconds))
-        }
-        Some(seconds) => {
-            return Err(Error::Usage(format!(
-                "--call-timeout {seconds}: expected a positive number of seconds"
-            )))
-        }
-    };
-    let memory_limit = worker_memory.map(parse_size).transpose()?;
-    Ok(WorkerOptions {
-        program: None,
-        call_timeout,
-        memory_limit,
-        worker_spin: None,
-    })
-}
-
-/// `512M`, `2G`, `1048576`: bytes (K, M, G, T are powers of 1024). At least 16 MiB: a worker
-/// with less cannot even load an FMU.
-fn parse_size(text: &str) -> Result<u64, Error> {
-    let trimmed = text.trim();
-    let (digits, shift) = match trimmed.char_indices().last() {
-        Some((at, unit)) if unit.is_ascii_alphabetic() => {
-            let shift = match unit.to_ascii_uppercase() {
-                'K' => 10,
-                'M' => 20,
-                'G' => 30,
-                'T' => 40,
-                _ => 64,
-            };
-            (&trimmed[..at], shift)
-        }
-        _ => (trimmed, 0),
-    };
-    let bytes = digits
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|_| shift < 64)
-        .and_then(|n| n.checked_mul(1u64 << shift))
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "--worker-memory {text}: expected a size such as 512M or 2G (K, M, G, T: powers of 1024)"
-            ))
-        })?;
-    if bytes < 16 << 20 {
-        return Err(Error::Usage(format!(
-            "--worker-memory {text}: a worker needs at least 16M to load an FMU"
-        )));
-    }
-    Ok(bytes)
-}
-
-/// `--threads` sizes the pool of `--parallel`: without it there is no pool to size.
-fn check_threads(args: &RunArgs, experiment: &Experiment) -> Result<(), Error> {
-    if args.threads != 0 && !experiment.parallel {
-        return Err(Error::Usage(
-            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
-                .into(),
-        ));
     }
     Ok(())
 }

@@ -33,6 +33,12 @@ pub trait Observer {
     /// A macro step was accepted; the system is at `time`.
     fn stepped(&mut self, _time: f64) {}
 
+    /// Asked after every accepted macro step: `true` ends the run there, as when an FMU asks
+    /// to terminate (a user's interrupt; the rows so far stay delivered).
+    fn stop_requested(&mut self) -> bool {
+        false
+    }
+
     /// The run reached its end (the stop time or a termination request).
     fn finished(&mut self, _stats: &RunStatistics) -> Result<()> {
         Ok(())
@@ -107,8 +113,13 @@ fn run_observed(
             deliver(exec, &mut row, &columns, observers, &mut stats).map_err(at(exec.time))?;
             next_output = grid.next_point(exec.time, grid.output_interval);
         }
+        let mut stop = false;
         for observer in observers.iter_mut() {
             observer.stepped(exec.time);
+            stop |= observer.stop_requested();
+        }
+        if stop {
+            exec.terminate_requested.store(true, Ordering::Relaxed);
         }
     }
     stats.terminated_early = terminate_requested(exec) && !grid.at_stop(exec.time);

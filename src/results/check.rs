@@ -1,13 +1,14 @@
 //! One case of `cosimo check`: simulate the model (an FMU, a system file or an SSP) with the
 //! case's settings on the one run loop and compare the result with the reference.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::compare::{
     compare, CompareOptions, Comparison, SignalKind, SignalTable, ToleranceSettings,
 };
 use super::reference::{ls_reference, Case, ModelKind};
+use super::report::{CaseReport, CheckReport};
 use super::CsvWriter;
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
@@ -235,5 +236,200 @@ pub fn json_value_text(value: &serde_json::Value) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         other => other.to_string(),
+    }
+}
+
+/// What `cosimo check` is asked for: the targets and what applies on top of every case.
+#[derive(Debug, Clone, Default)]
+pub struct CheckRequest {
+    /// Models (FMU, system file, SSP), case folders or folders of case folders.
+    pub targets: Vec<PathBuf>,
+    /// Reference CSV for one model given directly.
+    pub reference: Option<PathBuf>,
+    /// Input CSV for one model given directly.
+    pub input_file: Option<PathBuf>,
+    /// Settings (check.json format) for one model given directly.
+    pub settings: Option<PathBuf>,
+    /// Tolerances that win over every case's.
+    pub tolerance: ToleranceSettings,
+    pub start: Option<f64>,
+    pub stop: Option<f64>,
+    pub step: Option<f64>,
+    pub output_interval: Option<f64>,
+    /// Write a PNG plot of every failing signal into this folder.
+    pub plot: Option<PathBuf>,
+    /// Keep the simulation results in this folder (default: a temporary folder).
+    pub results: Option<PathBuf>,
+    /// Host every FMU in a worker process.
+    pub isolate: bool,
+    /// How worker processes are started and watched.
+    pub worker: WorkerOptions,
+}
+
+/// Collect the cases of `request`, run and compare each: the report of all of them (a case
+/// that fails to run is a case of the report). `warn` hears what could not be plotted.
+pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Result<CheckReport> {
+    let args = request;
+    use super::reference::{discover, CheckSettings};
+
+    let mut cases: Vec<Case> = Vec::new();
+    for target in &args.targets {
+        if target.is_dir() && ModelKind::of(target).is_none() {
+            cases.extend(discover(target)?);
+        } else {
+            if !target.exists() {
+                return Err(Error::Usage(format!("{}: no such file", target.display())));
+            }
+            let mut case = Case::for_model(target)?;
+            if let Some(settings) = &args.settings {
+                case.settings = CheckSettings::read(settings)?;
+                case.reference = case.settings.reference.clone();
+                case.input = case.settings.input.clone();
+            }
+            cases.push(case);
+        }
+    }
+    let direct = args.reference.is_some() || args.input_file.is_some() || args.settings.is_some();
+    if direct
+        && (cases.len() != 1
+            || args
+                .targets
+                .iter()
+                .any(|t| t.is_dir() && ModelKind::of(t).is_none()))
+    {
+        return Err(Error::Usage(
+            "--reference, --input-file and --settings apply to one model given directly, not to \
+             case folders (put them in the case folder or its check.json)"
+                .into(),
+        ));
+    }
+    if let Some(case) = cases.first_mut().filter(|_| direct) {
+        if args.reference.is_some() {
+            case.reference = args.reference.clone();
+        }
+        if args.input_file.is_some() {
+            case.input = args.input_file.clone();
+        }
+    }
+    let cli_tolerance = args.tolerance.clone();
+    cli_tolerance.validate("the command line")?;
+
+    let temporary;
+    let work = match &args.results {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            dir.clone()
+        }
+        None => {
+            temporary =
+                tempfile::tempdir().map_err(|e| Error::io(Path::new("temporary folder"), e))?;
+            temporary.path().to_path_buf()
+        }
+    };
+    if let Some(dir) = &args.plot {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+
+    let worker = args.worker.clone();
+    if worker.memory_limit.is_some() && !args.isolate && worker.call_timeout.is_none() {
+        return Err(Error::Usage(
+            "--worker-memory limits worker processes, but no FMU runs in one: add --isolate".into(),
+        ));
+    }
+    let mut reports = Vec::new();
+    for case in &cases {
+        let mut report = check_case(case, args, &cli_tolerance, &worker, &work);
+        if let Some(dir) = &args.plot {
+            plot_failures(dir, &mut report, warn);
+        }
+        reports.push(report);
+    }
+    Ok(CheckReport::new(reports))
+}
+
+/// Run and compare one case; errors become an `error` case.
+fn check_case(
+    case: &Case,
+    args: &CheckRequest,
+    cli_tolerance: &ToleranceSettings,
+    worker: &WorkerOptions,
+    work: &Path,
+) -> CaseReport {
+    let started = std::time::Instant::now();
+    let mut reference_used = case.reference.as_ref().map(|p| p.display().to_string());
+    let result_file = work.join(format!("{}_out.csv", safe_name(&case.name)));
+    let options = CaseOptions {
+        start: args.start,
+        stop: args.stop,
+        step: args.step,
+        output_interval: args.output_interval,
+        tolerance: cli_tolerance.clone(),
+        keep_traces: args.plot.is_some(),
+        isolate: args.isolate,
+        worker: worker.clone(),
+    };
+    let simulated = simulate_and_compare(case, &options, &result_file, &mut reference_used);
+    match simulated {
+        Ok(comparison) => {
+            let mut report = CaseReport::compared(
+                case.name.clone(),
+                case.model.display().to_string(),
+                reference_used.unwrap_or_default(),
+                comparison,
+                started.elapsed().as_secs_f64(),
+            );
+            if args.results.is_some() {
+                report.result_file = Some(result_file.display().to_string());
+            }
+            report
+        }
+        Err(error) => CaseReport::failed_to_run(
+            case.name.clone(),
+            case.model.display().to_string(),
+            reference_used,
+            error.to_string(),
+            error.exit_code(),
+            started.elapsed().as_secs_f64(),
+        ),
+    }
+}
+
+fn safe_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Plot every failing signal of a case that kept its trace; a plot that fails is noted.
+fn plot_failures(dir: &Path, report: &mut CaseReport, warn: &mut dyn FnMut(&str)) {
+    use super::plot;
+    let case_dir = dir.join(safe_name(&report.name));
+    let failing: Vec<usize> = (0..report.signals.len())
+        .filter(|&i| {
+            !report.signals[i].comparison.passed && report.signals[i].comparison.trace.is_some()
+        })
+        .collect();
+    if failing.is_empty() {
+        return;
+    }
+    if let Err(e) = std::fs::create_dir_all(&case_dir) {
+        warn(&format!("{}: {e}", case_dir.display()));
+        return;
+    }
+    for i in failing {
+        let signal = &mut report.signals[i];
+        let path = case_dir.join(plot::file_name(&signal.comparison.name));
+        let title = format!("{}: {}", report.name, signal.comparison.name);
+        match plot::plot_signal(&path, &title, &signal.comparison) {
+            Ok(()) => signal.plot = Some(path.display().to_string()),
+            Err(e) => warn(&e.to_string()),
+        }
+        signal.comparison.trace = None;
     }
 }

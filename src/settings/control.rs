@@ -17,6 +17,23 @@ pub enum Estimator {
 }
 
 impl Estimator {
+    /// The names the command line and the Python module take (the paper's).
+    pub const NAMES: [&'static str; 5] = ["ExLocal", "ExMilne", "ExSLocal", "ImMilne", "ImSLocal"];
+
+    /// The estimator with this name.
+    pub fn parse(name: &str) -> Option<Estimator> {
+        match name {
+            "ExLocal" => Some(Estimator::ExLocal),
+            "ExMilne" => Some(Estimator::ExMilne),
+            "ExSLocal" => Some(Estimator::ExSLocal),
+            "ImMilne" => Some(Estimator::ImMilne),
+            "ImSLocal" => Some(Estimator::ImSLocal),
+            _ => None,
+        }
+    }
+}
+
+impl Estimator {
     /// Whether the estimator measures states (positions / velocities) rather than coupling
     /// variables.
     pub fn is_state_based(self) -> bool {

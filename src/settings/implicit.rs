@@ -31,6 +31,20 @@ pub enum JacobianMethod {
     Components,
 }
 
+impl JacobianMethod {
+    /// The names the command line and the Python module take, in the order of [`Self::parse`].
+    pub const NAMES: [&'static str; 2] = ["system", "components"];
+
+    /// The method with this name (`system`, `components`).
+    pub fn parse(name: &str) -> Option<JacobianMethod> {
+        match name {
+            "system" => Some(JacobianMethod::SystemSteps),
+            "components" => Some(JacobianMethod::Components),
+            _ => None,
+        }
+    }
+}
+
 impl Default for ImplicitSettings {
     fn default() -> Self {
         ImplicitSettings {
@@ -54,4 +68,19 @@ pub enum Extension {
     Derivative,
     /// I-extension: the coupling condition's integral over the macro step.
     Integral,
+}
+
+impl Extension {
+    /// The names the command line and the Python module take.
+    pub const NAMES: [&'static str; 3] = ["none", "derivative", "integral"];
+
+    /// The extension with this name (`none`, `derivative`, `integral`).
+    pub fn parse(name: &str) -> Option<Extension> {
+        match name {
+            "none" => Some(Extension::None),
+            "derivative" => Some(Extension::Derivative),
+            "integral" => Some(Extension::Integral),
+            _ => None,
+        }
+    }
 }

@@ -3,7 +3,8 @@
 //! - `cargo xtask demo`: build the project's FMUs and run cosimo on the bundled examples.
 //! - `cargo xtask test`: the whole test suite, with the independent importer (FMPy) and the
 //!   exporters of the third-party FMU corpus installed into a virtual environment under
-//!   `target/` first. `.ci/run` calls this.
+//!   `target/` first; then the Python module (python/) is built into that venv and its pytest
+//!   suite runs. `.ci/run` calls this.
 //! - `cargo xtask fuzz [SECONDS]`: every fuzz target of `fuzz/` for SECONDS each (default 30),
 //!   seeded from the repository's own files; cargo-fuzz is installed into `target/tools` first.
 
@@ -22,6 +23,9 @@ const VENV_REQUIREMENTS: &[&str] = &[
     // py-crane's FMUs import scipy and pint from the hosting Python.
     "scipy==1.17.1",
     "pint==0.25.3",
+    // The Python module (python/): its build backend and its test runner.
+    "maturin==1.16.0",
+    "pytest==9.2.0",
 ];
 
 /// Wheels whose ready-made FMUs join the corpus (downloaded, not installed: the FMUs are read
@@ -185,7 +189,9 @@ fn fmpy_python() -> Result<PathBuf, String> {
     Ok(python)
 }
 
-/// The whole test suite: every crate of the workspace, with FMPy available to the cross-checks.
+/// The whole test suite: every crate of the workspace, with FMPy available to the cross-checks,
+/// then the Python module's pytest suite (which needs the FMUs and the `cosimo` executable
+/// that `cargo test` builds).
 fn test(extra: &[String]) -> Result<(), String> {
     let python = fmpy_python()?;
     let mut tests = cargo();
@@ -193,7 +199,61 @@ fn test(extra: &[String]) -> Result<(), String> {
     tests.args(["test", "--workspace", "--no-fail-fast"]);
     tests.args(extra);
     tests.env("COSIMO_FMPY_PYTHON", &python);
-    run(tests)
+    let rust = run(tests);
+    let python = python_module_tests(&python, extra);
+    match (rust, python) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(a), Err(b)) => Err(format!("{a}\nxtask: {b}")),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+    }
+}
+
+/// Build the Python module into the test venv with pip, as users install it (`pip install
+/// ./python`), in the dev profile and the workspace's target folder so that it reuses what
+/// `cargo test` compiled (a release build would cost minutes), then run its pytest suite.
+fn python_module_tests(python: &Path, extra: &[String]) -> Result<(), String> {
+    // `cargo xtask test --release`: the module and the executable the tests compare with are
+    // release builds too.
+    let release = extra.iter().any(|a| a == "--release" || a == "-r");
+    let (profile, folder) = if release {
+        ("release", "release")
+    } else {
+        ("dev", "debug")
+    };
+    // maturin's build backend runs the `maturin` of the venv: put its bin folder first.
+    let bin = python.parent().map(Path::to_path_buf).unwrap_or_default();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(
+            std::env::var_os("PATH")
+                .iter()
+                .flat_map(std::env::split_paths),
+        ),
+    )
+    .map_err(|e| format!("PATH: {e}"))?;
+    let mut install = Command::new(python);
+    install
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-build-isolation",
+            "--no-deps",
+            "--force-reinstall",
+        ])
+        .arg(workspace_root().join("python"))
+        .env("PATH", &path)
+        .env("MATURIN_PEP517_ARGS", format!("--profile {profile}"))
+        .env("CARGO_TARGET_DIR", target_dir());
+    run(install)?;
+    let mut pytest = Command::new(python);
+    pytest
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(workspace_root().join("python").join("tests"))
+        .current_dir(workspace_root())
+        .env("COSIMO_BIN", target_dir().join(folder).join("cosimo"));
+    run(pytest)
 }
 
 /// The fuzz targets of `fuzz/` (its Cargo.toml lists the same).

@@ -1,0 +1,423 @@
+"""cosimo: an FMI 2.0 / 3.0 co-simulation master, from Python.
+
+Run one FMU, a system file (``.json``) or an SSP with :func:`simulate` and get the results as
+a numpy structured array, in FMPy's conventions; build a system in code with :class:`System`;
+read what an FMU declares with :func:`inspect`; compare with references with :func:`check`.
+
+Runs release the GIL; Ctrl-C stops a run and raises :class:`Interrupted` holding the rows so
+far; every cosimo error is a :class:`Error` (:class:`UsageError`, :class:`FmuError`,
+:class:`NumericsError`, :class:`InternalError`) with the message the command line prints.
+
+``cosimo.sweep`` (many runs over a parameter study) is not in this version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _cosimo
+
+__version__ = _cosimo.__version__
+
+__all__ = [
+    "simulate",
+    "inspect",
+    "check",
+    "System",
+    "Error",
+    "UsageError",
+    "FmuError",
+    "NumericsError",
+    "InternalError",
+    "Interrupted",
+    "SETTINGS",
+]
+
+#: The keyword settings :func:`simulate` takes besides its named arguments.
+SETTINGS = tuple(_cosimo.settings())
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Error(Exception):
+    """A cosimo error; ``str(error)`` is the message the command line prints.
+
+    ``result`` holds the rows recorded before the failure (a structured array, possibly
+    empty) and ``time`` the simulation time of the failure (``None`` before the run started).
+    """
+
+    def __init__(self, message: str, result: Optional[np.ndarray] = None,
+                 time: Optional[float] = None):
+        super().__init__(message)
+        self.result = result
+        self.time = time
+
+
+class UsageError(Error):
+    """Bad input: a wrong option, variable name or value, a broken file (CLI exit code 2)."""
+
+
+class FmuError(Error):
+    """An FMU failed: an FMI call returned Error or Fatal, a step was discarded, a worker
+    process died (CLI exit code 1)."""
+
+
+class NumericsError(Error):
+    """The simulation failed numerically: a corrector that does not converge, a non-finite
+    output, a diverging run (CLI exit code 1)."""
+
+
+class InternalError(Error):
+    """A bug in cosimo: please report it."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (KeyboardInterrupt) stopped a run; ``result`` holds the rows so far."""
+
+    def __init__(self, result: np.ndarray):
+        super().__init__("the run was interrupted; the rows so far are in .result")
+        self.result = result
+
+
+_ERRORS = {
+    "UsageError": UsageError,
+    "FmuError": FmuError,
+    "NumericsError": NumericsError,
+    "InternalError": InternalError,
+}
+
+
+def _text(value: Any) -> str:
+    """A start value as the command line writes it."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (str, bytes)):
+        return value.decode() if isinstance(value, bytes) else value
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return " ".join(_text(v) for v in np.asarray(value).ravel().tolist())
+    raise UsageError(f"start value {value!r}: expected a number, a bool, a string or a list")
+
+
+def _input_csv(array: np.ndarray) -> str:
+    """A structured input array (FMPy's convention: a ``time`` field and one per input) as
+    the CSV text of an input file, exactly (floats in their shortest round-trip form)."""
+    names = array.dtype.names
+    if not names or names[0] != "time":
+        raise UsageError(
+            "input: expected a numpy structured array whose first field is 'time' and whose "
+            "other fields are named after the inputs (FMPy's convention), or a CSV file"
+        )
+
+    def cell(value: Any) -> str:
+        if isinstance(value, np.ndarray):
+            return " ".join(cell(v) for v in value.ravel())
+        if isinstance(value, (bool, np.bool_)):
+            return "true" if value else "false"
+        if isinstance(value, (float, np.floating)):
+            return repr(float(value))
+        if isinstance(value, bytes):
+            value = value.decode()
+        text = str(value)
+        if any(c in text for c in ',"\n'):
+            text = '"' + text.replace('"', '""') + '"'
+        return text
+
+    lines = [",".join(names)]
+    for row in array:
+        lines.append(",".join(cell(row[name]) for name in names))
+    return "\n".join(lines) + "\n"
+
+
+def _result(columns: List[str], time: np.ndarray, values: List[Any]) -> np.ndarray:
+    """The recorded columns as a structured array: ``time`` and one field per column."""
+    fields: List[tuple] = [("time", np.float64)]
+    for name, column in zip(columns, values):
+        if isinstance(column, np.ndarray):
+            if column.ndim == 2:
+                fields.append((name, column.dtype, (column.shape[1],)))
+            else:
+                fields.append((name, column.dtype))
+        else:
+            fields.append((name, object))
+    result = np.empty(len(time), dtype=fields)
+    result["time"] = time
+    for name, column in zip(columns, values):
+        if isinstance(column, np.ndarray):
+            result[name] = column
+        else:
+            for i, value in enumerate(column):
+                result[name][i] = value
+    return result
+
+
+def _worker_program() -> str:
+    """The program of worker processes (isolated runs): $COSIMO_WORKER, else this package's
+    ``cosimo-worker`` script (next to the interpreter, or on the PATH), else ``cosimo``."""
+    program = os.environ.get("COSIMO_WORKER")
+    if program:
+        return program
+    script = Path(sys.executable).parent / "cosimo-worker"
+    if script.is_file():
+        return str(script)
+    return shutil.which("cosimo-worker") or shutil.which("cosimo") or "cosimo"
+
+
+def _run(request: Dict[str, Any], progress: Optional[Callable[[float, float], Any]],
+         observer: Optional[Callable[[Dict[str, Any]], Any]]) -> np.ndarray:
+    if progress is not None and not callable(progress):
+        raise UsageError(f"progress={progress!r}: expected a callable progress(time, fraction)")
+    if observer is not None and not callable(observer):
+        raise UsageError(f"observer={observer!r}: expected a callable observer(row)")
+    request.setdefault("worker_program", _worker_program())
+    out = _cosimo.simulate(request, progress, observer)
+    result = _result(out["columns"], out["time"], out["values"])
+    for warning in out["warnings"]:
+        import warnings
+
+        warnings.warn(warning, stacklevel=3)
+    raised = out["raised"]
+    if out["interrupted"]:
+        raise Interrupted(result) from raised
+    if raised is not None:
+        try:
+            raised.result = result
+        except Exception:  # pragma: no cover - exceptions without a __dict__
+            pass
+        raise raised
+    if out["error"] is not None:
+        kind, message, time = out["error"]
+        raise _ERRORS.get(kind, Error)(message, result, time)
+    return result
+
+
+def simulate(
+    path: Union[PathLike, Sequence[PathLike]],
+    start_values: Optional[Mapping[str, Any]] = None,
+    start_time: Optional[float] = None,
+    stop_time: Optional[float] = None,
+    step_size: Optional[float] = None,
+    output_interval: Optional[float] = None,
+    output: Optional[Sequence[str]] = None,
+    input: Optional[Union[np.ndarray, PathLike]] = None,
+    algorithm: Optional[str] = None,
+    progress: Optional[Callable[[float, float], Any]] = None,
+    observer: Optional[Callable[[Dict[str, Any]], Any]] = None,
+    **settings: Any,
+) -> np.ndarray:
+    """Simulate an FMU, a system file (``.json``) or an SSP and return the results.
+
+    Arguments follow FMPy's ``simulate_fmu``:
+
+    - ``path``: a ``.fmu`` file or unpacked folder, a system file, an SSP (``.ssp`` file or
+      folder, ``.ssd``), or a list of ``name=path`` components joined with
+      ``connections=["a.y=b.u", ...]``.
+    - ``start_values``: ``{name: value}``; in systems ``{"component.name": value}``. Arrays as
+      lists or numpy arrays.
+    - ``start_time``, ``stop_time``, ``step_size`` (the communication step),
+      ``output_interval``: default from the system file or the FMU's default experiment.
+    - ``output``: the variables to record (default: every output).
+    - ``input``: a numpy structured array with a ``time`` field and one field per input
+      (FMPy's convention), or the path of a CSV input file.
+    - ``algorithm``: ``"jacobi"``, ``"gauss-seidel"``, ``"implicit"``, ``"constraint"`` or
+      ``"rim"`` (systems).
+    - ``progress``: ``progress(time, fraction)``, called about every 50 ms and at the end.
+    - ``observer``: ``observer(row)`` at every output point, ``row`` a dict of ``time`` and
+      the recorded values. An exception it raises stops the run and propagates, with the
+      rows so far in its ``result`` attribute.
+    - ``settings``: the command line's options of ``cosimo run`` with underscores
+      (``extrapolation_order=2``, ``adaptive=True``, ``rtol=1e-4``, ``parallel=True``,
+      ``isolate=True``, ``tolerance=1e-6``, ...; see :data:`SETTINGS`). An unknown name
+      raises :class:`UsageError`.
+
+    Returns a numpy structured array: ``time`` and one field per recorded variable (Float
+    arrays as sub-arrays, strings and binaries as objects). Raises :class:`Error` (with the
+    rows so far in ``result``) or :class:`Interrupted` on Ctrl-C.
+    """
+    if start_values is not None and not isinstance(start_values, Mapping):
+        raise UsageError(
+            f"start_values: expected a dict {{name: value}}, not {type(start_values).__name__}"
+        )
+    if isinstance(path, (str, os.PathLike)):
+        targets = [os.fspath(path)]
+    else:
+        targets = [os.fspath(p) for p in path]
+    request: Dict[str, Any] = {
+        "targets": targets,
+        "start_values": [f"{name}={_text(value)}" for name, value in (start_values or {}).items()],
+        "start_time": start_time,
+        "stop_time": stop_time,
+        "step_size": step_size,
+        "output_interval": output_interval,
+        "output": list(output) if output is not None else None,
+        "algorithm": algorithm,
+    }
+    if isinstance(output, str):
+        raise UsageError(f"output={output!r}: expected a list of variable names")
+    if input is not None:
+        if isinstance(input, np.ndarray):
+            request["input_text"] = _input_csv(input)
+        elif isinstance(input, (str, os.PathLike)):
+            request["input_file"] = os.fspath(input)
+        else:
+            raise UsageError(
+                f"input: expected a numpy structured array or the path of a CSV file, not {type(input).__name__}"
+            )
+    for key, value in settings.items():
+        if key in request:  # pragma: no cover - Python refuses duplicates itself
+            raise UsageError(f"{key} given twice")
+        request[key] = value
+    if "fmi_version" in request and request["fmi_version"] is not None:
+        request["fmi_version"] = str(request["fmi_version"])
+    return _run(request, progress, observer)
+
+
+def inspect(path: PathLike, ssd: Optional[str] = None) -> Dict[str, Any]:
+    """What an FMU declares, as ``cosimo inspect --json`` prints it (``fmiVersion``,
+    ``modelName``, capabilities, ``defaultExperiment``, ``variables``, ...), as plain dicts
+    and lists; for an SSP its system (components, connections, experiment)."""
+    text, messages, error = _cosimo.inspect(os.fspath(path), ssd)
+    for warning in messages:
+        import warnings
+
+        warnings.warn(warning, stacklevel=2)
+    if error is not None:
+        kind, message = error
+        raise _ERRORS.get(kind, Error)(message)
+    return json.loads(text)
+
+
+def check(
+    targets: Union[PathLike, Sequence[PathLike]],
+    reference: Optional[PathLike] = None,
+    input_file: Optional[PathLike] = None,
+    settings: Optional[PathLike] = None,
+    rel_tol: Optional[float] = None,
+    abs_tol: Optional[float] = None,
+    range_tol: Optional[float] = None,
+    time_tol: Optional[float] = None,
+    start_time: Optional[float] = None,
+    stop_time: Optional[float] = None,
+    step_size: Optional[float] = None,
+    output_interval: Optional[float] = None,
+    **options: Any,
+) -> Dict[str, Any]:
+    """Simulate cases and compare them with their references, as ``cosimo check`` does;
+    returns the comparison report (``schemas/check-report.schema.json``) as a dict."""
+    return _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol,
+                  time_tol, start_time, stop_time, step_size, output_interval, options)
+
+
+def _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol, time_tol,
+           start_time, stop_time, step_size, output_interval, options):
+    if isinstance(targets, (str, os.PathLike)):
+        targets = [targets]
+    request = {
+        "targets": [os.fspath(t) for t in targets],
+        "reference": os.fspath(reference) if reference is not None else None,
+        "input_file": os.fspath(input_file) if input_file is not None else None,
+        "settings": os.fspath(settings) if settings is not None else None,
+        "rel_tol": rel_tol,
+        "abs_tol": abs_tol,
+        "range_tol": range_tol,
+        "time_tol": time_tol,
+        "start_time": start_time,
+        "stop_time": stop_time,
+        "step_size": step_size,
+        "output_interval": output_interval,
+    }
+    for key, value in options.items():
+        request[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
+    request.setdefault("worker_program", _worker_program())
+    text, error, messages = _cosimo.check(request)
+    for warning in messages:
+        import warnings
+
+        warnings.warn(warning, stacklevel=3)
+    if error is not None:
+        kind, message = error
+        raise _ERRORS.get(kind, Error)(message)
+    return json.loads(text)
+
+
+class System:
+    """A system built in code: components (FMUs), connections and the experiment, run with
+    :meth:`simulate` like a system file (it is one: :meth:`to_json` shows it).
+
+    >>> s = cosimo.System(stop_time=10, step_size=1e-3)
+    >>> s.add_component("mass1", "Mass1.fmu", start_values={"m": 1.0})
+    >>> s.add_component("mass2", "Mass2.fmu")
+    >>> s.connect("mass1.x", "mass2.x_in")
+    >>> result = s.simulate(algorithm="implicit")
+    """
+
+    def __init__(self, start_time: Optional[float] = None, stop_time: Optional[float] = None,
+                 step_size: Optional[float] = None, output_interval: Optional[float] = None,
+                 **experiment: Any):
+        self.components: List[Dict[str, Any]] = []
+        self.connections: List[Dict[str, Any]] = []
+        self.experiment: Dict[str, Any] = {}
+        for key, value in (("startTime", start_time), ("stopTime", stop_time),
+                           ("stepSize", step_size), ("outputInterval", output_interval)):
+            if value is not None:
+                self.experiment[key] = value
+        # Further entries of a system file's "experiment" (algorithm, extrapolationOrder,
+        # corrector, stepControl, ...), spelled as in the file.
+        self.experiment.update(experiment)
+
+    def add_component(self, name: str, fmu: PathLike,
+                      start_values: Optional[Mapping[str, Any]] = None,
+                      **options: Any) -> "System":
+        """Add an instance of an FMU; ``options`` are further entries of a system file's
+        component (``subSteps``, ``isolate``, ``callTimeout``, ``workerGroup``)."""
+        component: Dict[str, Any] = {"name": name, "fmu": str(Path(os.fspath(fmu)).resolve())}
+        if start_values:
+            component["parameters"] = {k: _json_value(v) for k, v in start_values.items()}
+        component.update(options)
+        self.components.append(component)
+        return self
+
+    def connect(self, source: str, target: str, **options: Any) -> "System":
+        """Connect ``component.output`` to ``component.input``; ``options`` are further
+        entries of a system file's connection (``factor``, ``offset``, ...)."""
+        connection: Dict[str, Any] = {"from": source, "to": target}
+        connection.update(options)
+        self.connections.append(connection)
+        return self
+
+    def to_json(self) -> str:
+        """The system as a cosimo system file."""
+        return json.dumps({"components": self.components, "connections": self.connections,
+                           "experiment": self.experiment}, indent=2)
+
+    def simulate(self, **arguments: Any) -> np.ndarray:
+        """Run the system: the arguments of :func:`simulate` (they win over the experiment)."""
+        with tempfile.TemporaryDirectory(prefix="cosimo-system-") as folder:
+            file = Path(folder) / "system.json"
+            file.write_text(self.to_json())
+            try:
+                return simulate(str(file), **arguments)
+            except Error as error:
+                # The file is gone with the folder: the message names it, so say what it was.
+                error.args = (str(error).replace(str(file), "the System"),)
+                raise
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

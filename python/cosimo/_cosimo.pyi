@@ -1,0 +1,33 @@
+"""Type stubs of cosimo._cosimo, the compiled half of the package (use the functions of
+``cosimo`` instead: they build these requests and raise cosimo's exceptions)."""
+
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+__version__: str
+
+def simulate(
+    request: Dict[str, Any],
+    progress: Optional[Callable[[float, float], Any]] = None,
+    observer: Optional[Callable[[Dict[str, Any]], Any]] = None,
+) -> Dict[str, Any]:
+    """Run a request with the GIL released. The dict returned holds ``columns`` (names),
+    ``time`` (float64 array), ``values`` (one array or list per column), ``error`` (``None``
+    or ``(kind, message, time or None)``), ``raised`` (what a hook raised, KeyboardInterrupt
+    included, or ``None``), ``interrupted``, ``warnings`` and ``statistics``."""
+
+def inspect(
+    path: str, ssd: Optional[str] = None
+) -> Tuple[Optional[str], List[str], Optional[Tuple[str, str]]]:
+    """``(json, warnings, None)`` or ``(None, warnings, (kind, message))``."""
+
+def check(
+    request: Dict[str, Any],
+) -> Tuple[Optional[str], Optional[Tuple[str, str]], List[str]]:
+    """``(report json, None, warnings)`` or ``(None, (kind, message), warnings)``."""
+
+def settings() -> List[str]:
+    """The keyword settings ``cosimo.simulate`` takes besides its named arguments."""
+
+def serve_worker(fd: int) -> int:
+    """Serve one worker process of an isolated run on the channel ``fd`` (the
+    ``cosimo-worker`` script); the exit code."""

@@ -1,0 +1,675 @@
+//! `cosimo._cosimo`: the Rust half of the Python package. It takes a run request as a dict
+//! (the Python half, `cosimo/__init__.py`, builds it from FMPy-style keywords), runs it on the
+//! library's run loop with the GIL released, and hands back the recorded columns as numpy
+//! arrays plus the error, if any, as `(kind, message, time)`; the Python half raises.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use cosimo::fmu::description::FmiVersion;
+use cosimo::fmu::instance::InstanceOptions;
+use cosimo::fmu::worker::WorkerOptions;
+use cosimo::master::record::{Cell, Row};
+use cosimo::master::run::{self as run_loop, Observer};
+use cosimo::master::RunStatistics;
+use cosimo::request::{prepare, worker_options, RunRequest};
+use cosimo::results::check::{check_targets, CheckRequest};
+use cosimo::results::compare::ToleranceSettings;
+use cosimo::settings::control::Estimator;
+use cosimo::settings::implicit::{Extension, JacobianMethod};
+use cosimo::settings::AlgorithmKind;
+use cosimo::table::Table;
+use cosimo::Error;
+
+/// The keyword settings `simulate` takes besides its named arguments.
+const SETTINGS: &[&str] = &[
+    "algorithm",
+    "extrapolation_order",
+    "parallel",
+    "threads",
+    "jacobian",
+    "extension",
+    "adaptive",
+    "estimator",
+    "fixed_order",
+    "rtol",
+    "atol_position",
+    "atol_velocity",
+    "rtol_coupling",
+    "atol_coupling",
+    "max_step",
+    "safety_factor",
+    "tolerance",
+    "max_rows",
+    "divergence_limit",
+    "isolate",
+    "call_timeout",
+    "worker_memory",
+    "worker_processes",
+    "allow_non_finite",
+    "event_mode",
+    "debug_logging",
+    "log_fmi_calls",
+    "fmi_version",
+    "ssd",
+    "connections",
+    "ignore_units",
+];
+
+/// The request keys the Python half always passes.
+const ARGUMENTS: &[&str] = &[
+    "targets",
+    "start_values",
+    "start_time",
+    "stop_time",
+    "step_size",
+    "output_interval",
+    "output",
+    "input_file",
+    "input_text",
+    "worker_program",
+];
+
+/// The error kinds the Python half maps to exception classes.
+fn kind(error: &Error) -> &'static str {
+    match error {
+        Error::Simulation { source, .. } => kind(source),
+        Error::Fmi { .. }
+        | Error::Discard { .. }
+        | Error::WrongState { .. }
+        | Error::Worker { .. } => "FmuError",
+        Error::Numerics(_) => "NumericsError",
+        Error::Internal(_) => "InternalError",
+        _ => "UsageError",
+    }
+}
+
+fn usage(message: String) -> Error {
+    Error::Usage(message)
+}
+
+/// A typed value of the request, or a usage error naming the setting.
+fn get<'py, T: FromPyObjectOwned<'py>>(
+    request: &Bound<'py, PyDict>,
+    key: &str,
+    what: &str,
+) -> Result<Option<T>, Error> {
+    match request.get_item(key) {
+        Ok(Some(value)) if !value.is_none() => value
+            .extract::<T>()
+            .map(Some)
+            .map_err(|_| usage(format!("{key}={}: expected {what}", repr(&value)))),
+        _ => Ok(None),
+    }
+}
+
+use pyo3::conversion::FromPyObjectOwned;
+
+fn repr(value: &Bound<'_, PyAny>) -> String {
+    value
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn flag(request: &Bound<'_, PyDict>, key: &str) -> Result<bool, Error> {
+    Ok(get::<bool>(request, key, "True or False")?.unwrap_or(false))
+}
+
+fn one_of<'a>(
+    request: &Bound<'_, PyDict>,
+    key: &str,
+    choices: &[&'a str],
+) -> Result<Option<&'a str>, Error> {
+    let Some(text) = get::<String>(request, key, "a string")? else {
+        return Ok(None);
+    };
+    choices
+        .iter()
+        .find(|c| **c == text)
+        .map(|c| Some(*c))
+        .ok_or_else(|| {
+            usage(format!(
+                "{key}=\"{text}\": expected one of {}",
+                choices.join(", ")
+            ))
+        })
+}
+
+/// The request dict as a library run request; every key is known or refused.
+fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
+    for key in request.keys() {
+        let key: String = key.extract().unwrap_or_default();
+        if !SETTINGS.contains(&key.as_str()) && !ARGUMENTS.contains(&key.as_str()) {
+            return Err(usage(format!(
+                "unknown setting {key}; the settings are: {}",
+                SETTINGS.join(", ")
+            )));
+        }
+    }
+    let positive = |key: &str| get::<f64>(request, key, "a number");
+    let names: Vec<&str> = AlgorithmKind::ALL.iter().map(|k| k.name()).collect();
+    let algorithm = one_of(request, "algorithm", &names)?;
+    let order = get::<u8>(request, "extrapolation_order", "an integer 0 to 3")?;
+    if let Some(k) = order.filter(|k| *k > 3) {
+        return Err(usage(format!(
+            "extrapolation_order={k}: expected an integer 0 to 3"
+        )));
+    }
+    let overrides = cosimo::settings::Overrides {
+        start: positive("start_time")?,
+        stop: positive("stop_time")?,
+        step: positive("step_size")?,
+        output_interval: positive("output_interval")?,
+        tolerance: positive("tolerance")?,
+        algorithm: algorithm.and_then(AlgorithmKind::parse),
+        extrapolation_order: order,
+        parallel: flag(request, "parallel")?,
+        jacobian: one_of(request, "jacobian", &JacobianMethod::NAMES)?
+            .and_then(JacobianMethod::parse),
+        extension: one_of(request, "extension", &Extension::NAMES)?.and_then(Extension::parse),
+        adaptive: flag(request, "adaptive")?,
+        estimator: one_of(request, "estimator", &Estimator::NAMES)?.and_then(Estimator::parse),
+        fixed_order: flag(request, "fixed_order")?,
+        rtol: positive("rtol")?,
+        atol_position: positive("atol_position")?,
+        atol_velocity: positive("atol_velocity")?,
+        rtol_coupling: positive("rtol_coupling")?,
+        atol_coupling: positive("atol_coupling")?,
+        max_step: positive("max_step")?,
+        safety_factor: positive("safety_factor")?,
+        max_rows: get::<u64>(request, "max_rows", "a positive integer")?,
+        divergence_limit: positive("divergence_limit")?,
+    };
+    if overrides.max_rows == Some(0) {
+        return Err(usage("max_rows=0: expected a positive integer".into()));
+    }
+    let inputs = match (
+        get::<String>(request, "input_file", "a path")?,
+        get::<String>(request, "input_text", "CSV text")?,
+    ) {
+        (Some(path), _) => Some(cosimo::fs_checks::read_table(
+            Path::new(&path),
+            "the input file (--input-file)",
+        )?),
+        (None, Some(text)) => Some(Table::parse(&text, Path::new("<input array>"))?),
+        (None, None) => None,
+    };
+    let fmi_version = match get::<String>(request, "fmi_version", "2 or 3")?.as_deref() {
+        None => None,
+        Some("2") => Some(FmiVersion::Fmi2),
+        Some("3") => Some(FmiVersion::Fmi3),
+        Some(other) => return Err(usage(format!("fmi_version={other}: expected 2 or 3"))),
+    };
+    let worker_processes = get::<u64>(request, "worker_processes", "an integer 1 to 4096")?;
+    if let Some(n) = worker_processes.filter(|n| !(1..=4096).contains(n)) {
+        return Err(usage(format!(
+            "worker_processes={n}: expected an integer 1 to 4096"
+        )));
+    }
+    let mut worker: WorkerOptions = worker_options(
+        get::<f64>(request, "call_timeout", "a number of seconds")?,
+        get::<String>(request, "worker_memory", "a size such as \"512M\"")?.as_deref(),
+    )?;
+    worker.program = Some(worker_program(request)?);
+    let debug_logging = flag(request, "debug_logging")?;
+    let log_fmi_calls = flag(request, "log_fmi_calls")?;
+    DEBUG_LOGGING.store(debug_logging, Ordering::Relaxed);
+    LOG_FMI_CALLS.store(log_fmi_calls, Ordering::Relaxed);
+    log::set_max_level(if debug_logging || log_fmi_calls {
+        log::LevelFilter::Trace
+    } else {
+        log::LevelFilter::Warn
+    });
+    Ok(RunRequest {
+        targets: get::<Vec<String>>(request, "targets", "paths")?.unwrap_or_default(),
+        connections: get::<Vec<String>>(request, "connections", "a list of \"FROM=TO\"")?
+            .unwrap_or_default(),
+        ignore_units: get::<Vec<String>>(request, "ignore_units", "a list of \"FROM=TO\"")?
+            .unwrap_or_default(),
+        ssd: get::<String>(request, "ssd", "a file name")?,
+        overrides,
+        start_values: get::<Vec<String>>(request, "start_values", "NAME=VALUE texts")?
+            .unwrap_or_default(),
+        output_variables: get::<Vec<String>>(request, "output", "a list of names")?
+            .unwrap_or_default(),
+        inputs: inputs.map(Arc::new),
+        fmi_version,
+        threads: get::<usize>(request, "threads", "a number of threads")?.unwrap_or(0),
+        instance: InstanceOptions {
+            log_fmi_calls,
+            logging_on: debug_logging,
+            event_mode: flag(request, "event_mode")?,
+            ..InstanceOptions::default()
+        },
+        allow_non_finite: flag(request, "allow_non_finite")?,
+        isolate: flag(request, "isolate")?,
+        worker,
+        worker_processes: worker_processes.map(|n| n as usize),
+    })
+}
+
+/// The FMUs' messages and cosimo's warnings go to stderr, as the CLI prints them: warnings
+/// always, the FMUs' debug messages with `debug_logging=True`, every FMI call with
+/// `log_fmi_calls=True` (the flags of the run under way).
+struct StderrLogger;
+
+static DEBUG_LOGGING: AtomicBool = AtomicBool::new(false);
+static LOG_FMI_CALLS: AtomicBool = AtomicBool::new(false);
+
+impl log::Log for StderrLogger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        let target = metadata.target();
+        metadata.level() <= log::Level::Warn
+            || (target.starts_with("fmu") && DEBUG_LOGGING.load(Ordering::Relaxed))
+            || (target.starts_with("fmi_calls") && LOG_FMI_CALLS.load(Ordering::Relaxed))
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "[{}] {}", record.level(), record.args());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+static LOGGER: StderrLogger = StderrLogger;
+
+/// This process is Python, not cosimo: worker processes are the program the Python half
+/// found (`worker_program`: $COSIMO_WORKER, else the package's `cosimo-worker` script), else
+/// `cosimo` on the PATH.
+fn worker_program(request: &Bound<'_, PyDict>) -> Result<PathBuf, Error> {
+    Ok(get::<String>(request, "worker_program", "a path")?
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("COSIMO_WORKER").map(Into::into))
+        .unwrap_or_else(|| "cosimo".into()))
+}
+
+/// Collects the rows column by column and calls the Python hooks (with the GIL taken back
+/// briefly): the observer at every row, the progress callback and the interrupt check at most
+/// every 50 ms of wall time.
+struct Collector {
+    columns: Vec<String>,
+    time: Vec<f64>,
+    cells: Vec<Vec<Cell>>,
+    observer: Option<Py<PyAny>>,
+    progress: Option<Py<PyAny>>,
+    /// What a hook raised (KeyboardInterrupt from the signal check included): ends the run.
+    raised: Option<PyErr>,
+    interrupted: bool,
+    checked: Instant,
+    start: f64,
+    stop: f64,
+}
+
+const CHECK_EVERY: Duration = Duration::from_millis(50);
+
+impl Collector {
+    fn poll(&mut self, time: f64) {
+        if self.raised.is_some() {
+            return;
+        }
+        Python::attach(|py| {
+            if let Err(e) = py.check_signals() {
+                self.interrupted = true;
+                self.raised = Some(e);
+                return;
+            }
+            if let Some(progress) = &self.progress {
+                let fraction = ((time - self.start) / (self.stop - self.start)).clamp(0.0, 1.0);
+                if let Err(e) = progress.call1(py, (time, fraction)) {
+                    self.raised = Some(e);
+                }
+            }
+        });
+    }
+}
+
+impl Observer for Collector {
+    fn started(&mut self, columns: &[String]) -> cosimo::Result<()> {
+        self.columns = columns.to_vec();
+        self.cells = vec![Vec::new(); columns.len()];
+        Ok(())
+    }
+
+    fn row(&mut self, row: &Row) -> cosimo::Result<()> {
+        self.time.push(row.time);
+        for (column, cell) in self.cells.iter_mut().zip(&row.cells) {
+            column.push(cell.clone());
+        }
+        if let Some(observer) = &self.observer {
+            let raised = Python::attach(|py| -> PyResult<()> {
+                let dict = PyDict::new(py);
+                dict.set_item("time", row.time)?;
+                for (name, cell) in self.columns.iter().zip(&row.cells) {
+                    dict.set_item(name, cell_object(py, cell)?)?;
+                }
+                observer.call1(py, (dict,))?;
+                Ok(())
+            });
+            if let Err(e) = raised {
+                self.raised = Some(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn stepped(&mut self, time: f64) {
+        if self.checked.elapsed() >= CHECK_EVERY {
+            self.checked = Instant::now();
+            self.poll(time);
+        }
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        self.raised.is_some()
+    }
+
+    fn finished(&mut self, stats: &RunStatistics) -> cosimo::Result<()> {
+        if self.raised.is_none() && self.progress.is_some() {
+            self.poll(stats.end_time);
+        }
+        Ok(())
+    }
+}
+
+fn cell_object<'py>(py: Python<'py>, cell: &Cell) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match cell {
+        Cell::Float(x) => x.into_pyobject(py)?.into_any(),
+        Cell::Floats(v) => PyArray1::from_slice(py, v).into_any(),
+        Cell::Int(x) => x.into_pyobject(py)?.into_any(),
+        Cell::UInt(x) => x.into_pyobject(py)?.into_any(),
+        Cell::Bool(x) => pyo3::types::PyBool::new(py, *x).to_owned().into_any(),
+        Cell::Text(x) => x.into_pyobject(py)?.into_any(),
+        Cell::Bytes(x) => PyBytes::new(py, x).into_any(),
+    })
+}
+
+/// One column as a numpy array of its type (Float arrays as a 2-D array), or a list of Python
+/// objects (strings, bytes, and columns whose cells change type).
+fn column_object<'py>(py: Python<'py>, cells: &[Cell]) -> PyResult<Bound<'py, PyAny>> {
+    macro_rules! all {
+        ($variant:ident) => {
+            cells
+                .iter()
+                .map(|c| match c {
+                    Cell::$variant(x) => Some(*x),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+        };
+    }
+    match cells.first() {
+        Some(Cell::Float(_)) => {
+            if let Some(v) = all!(Float) {
+                return Ok(PyArray1::from_vec(py, v).into_any());
+            }
+        }
+        Some(Cell::Int(_)) => {
+            if let Some(v) = all!(Int) {
+                return Ok(PyArray1::from_vec(py, v).into_any());
+            }
+        }
+        Some(Cell::UInt(_)) => {
+            if let Some(v) = all!(UInt) {
+                return Ok(PyArray1::from_vec(py, v).into_any());
+            }
+        }
+        Some(Cell::Bool(_)) => {
+            if let Some(v) = all!(Bool) {
+                return Ok(PyArray1::from_vec(py, v).into_any());
+            }
+        }
+        Some(Cell::Floats(first)) => {
+            let width = first.len();
+            let mut flat = Vec::with_capacity(width * cells.len());
+            let same = cells.iter().all(|c| match c {
+                Cell::Floats(v) if v.len() == width => {
+                    flat.extend_from_slice(v);
+                    true
+                }
+                _ => false,
+            });
+            if same {
+                return Ok(PyArray1::from_vec(py, flat)
+                    .reshape([cells.len(), width])?
+                    .into_any());
+            }
+        }
+        _ => {}
+    }
+    let objects = cells
+        .iter()
+        .map(|c| cell_object(py, c))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyList::new(py, objects)?.into_any())
+}
+
+/// Run a request; returns a dict with `columns` (names), `time` (array), `values` (one array
+/// or list per column), `error` (`None` or `(kind, message, time or None)`), `raised` (what a
+/// hook raised, KeyboardInterrupt included), `interrupted`, `warnings` and `statistics`.
+#[pyfunction]
+#[pyo3(signature = (request, progress=None, observer=None))]
+fn simulate<'py>(
+    py: Python<'py>,
+    request: &Bound<'py, PyDict>,
+    progress: Option<Py<PyAny>>,
+    observer: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let mut warnings: Vec<String> = Vec::new();
+    let mut collector = Collector {
+        columns: Vec::new(),
+        time: Vec::new(),
+        cells: Vec::new(),
+        observer,
+        progress,
+        raised: None,
+        interrupted: false,
+        checked: Instant::now(),
+        start: 0.0,
+        stop: 1.0,
+    };
+    let result = match run_request(request) {
+        Err(e) => Err(e),
+        Ok(run_request) => py.detach(|| {
+            let mut prepared = prepare(&run_request, &mut |w| warnings.push(w.to_string()))?;
+            collector.start = prepared.system.experiment.start;
+            collector.stop = prepared.system.experiment.stop;
+            let observers: &mut [&mut dyn Observer] = &mut [&mut collector];
+            let stats = run_loop::run(&mut prepared.execution, observers);
+            drop(prepared);
+            stats
+        }),
+    };
+    out.set_item("columns", &collector.columns)?;
+    out.set_item(
+        "time",
+        PyArray1::from_vec(py, std::mem::take(&mut collector.time)),
+    )?;
+    let values = collector
+        .cells
+        .iter()
+        .map(|c| column_object(py, c))
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item("values", values)?;
+    out.set_item("warnings", warnings)?;
+    out.set_item("interrupted", collector.interrupted)?;
+    out.set_item("raised", collector.raised.map(|e| e.into_value(py)))?;
+    match result {
+        Ok(stats) => {
+            out.set_item("error", py.None())?;
+            let s = PyDict::new(py);
+            s.set_item("steps", stats.steps)?;
+            s.set_item("rows", stats.rows)?;
+            s.set_item("fmi_calls", stats.fmi_calls)?;
+            s.set_item("end_time", stats.end_time)?;
+            s.set_item("terminated_early", stats.terminated_early)?;
+            s.set_item("wall_seconds", stats.wall_seconds)?;
+            s.set_item("corrector_iterations", stats.corrector_iterations)?;
+            s.set_item("events", stats.events)?;
+            out.set_item("statistics", s)?;
+        }
+        Err(error) => {
+            let time = match &error {
+                Error::Simulation { time, .. } => Some(*time),
+                _ => None,
+            };
+            out.set_item("error", (kind(&error), error.to_string(), time))?;
+            out.set_item("statistics", py.None())?;
+        }
+    }
+    Ok(out)
+}
+
+/// The model description of an FMU (as `cosimo inspect --json` prints it), or an SSP's system;
+/// returns `(json, warnings)` or raises through the error tuple `(kind, message)`.
+#[pyfunction]
+#[pyo3(signature = (path, ssd=None))]
+fn inspect(
+    py: Python<'_>,
+    path: String,
+    ssd: Option<String>,
+) -> (Option<String>, Vec<String>, Option<(String, String)>) {
+    let mut warnings = Vec::new();
+    let result = py.detach(|| {
+        cosimo::request::inspect_json(Path::new(&path), ssd.as_deref(), &mut |w| {
+            warnings.push(w.to_string())
+        })
+    });
+    match result {
+        Ok(json) => (
+            Some(serde_json::to_string(&json).unwrap_or_default()),
+            warnings,
+            None,
+        ),
+        Err(e) => (None, warnings, Some((kind(&e).into(), e.to_string()))),
+    }
+}
+
+/// The keys of a check request.
+const CHECK_KEYS: &[&str] = &[
+    "targets",
+    "reference",
+    "input_file",
+    "settings",
+    "rel_tol",
+    "abs_tol",
+    "range_tol",
+    "time_tol",
+    "start_time",
+    "stop_time",
+    "step_size",
+    "output_interval",
+    "plot",
+    "results",
+    "isolate",
+    "call_timeout",
+    "worker_memory",
+    "worker_program",
+];
+
+fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
+    for key in request.keys() {
+        let key: String = key.extract().unwrap_or_default();
+        if !CHECK_KEYS.contains(&key.as_str()) {
+            return Err(usage(format!(
+                "unknown setting {key}; check takes: {}",
+                CHECK_KEYS[1..CHECK_KEYS.len() - 1].join(", ")
+            )));
+        }
+    }
+    let number = |key: &str| get::<f64>(request, key, "a number");
+    let path = |key: &str| -> Result<Option<PathBuf>, Error> {
+        Ok(get::<String>(request, key, "a path")?.map(PathBuf::from))
+    };
+    let mut worker = worker_options(
+        number("call_timeout")?,
+        get::<String>(request, "worker_memory", "a size such as \"512M\"")?.as_deref(),
+    )?;
+    worker.program = Some(worker_program(request)?);
+    Ok(CheckRequest {
+        targets: get::<Vec<String>>(request, "targets", "paths")?
+            .unwrap_or_default()
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
+        reference: path("reference")?,
+        input_file: path("input_file")?,
+        settings: path("settings")?,
+        tolerance: ToleranceSettings {
+            rel: number("rel_tol")?,
+            abs: number("abs_tol")?,
+            range: number("range_tol")?,
+            time: number("time_tol")?,
+        },
+        start: number("start_time")?,
+        stop: number("stop_time")?,
+        step: number("step_size")?,
+        output_interval: number("output_interval")?,
+        plot: path("plot")?,
+        results: path("results")?,
+        isolate: flag(request, "isolate")?,
+        worker,
+    })
+}
+
+/// Check models against references as `cosimo check` does: `(report json, None)` or
+/// `(None, (kind, message))`.
+#[pyfunction]
+fn check(
+    py: Python<'_>,
+    request: &Bound<'_, PyDict>,
+) -> (Option<String>, Option<(String, String)>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let result = check_request(request).and_then(|request| {
+        py.detach(|| check_targets(&request, &mut |w| warnings.push(w.to_string())))
+    });
+    match result {
+        Ok(report) => (Some(report.json()), None, warnings),
+        Err(e) => (None, Some((kind(&e).into(), e.to_string())), warnings),
+    }
+}
+
+/// Serve one worker process of an isolated run (`cosimo-worker worker --channel-fd FD`); the
+/// exit code: 0, or the CLI's for the error it prints.
+#[pyfunction]
+fn serve_worker(py: Python<'_>, fd: i32) -> u8 {
+    match py.detach(|| cosimo::fmu::worker::serve(fd)) {
+        Ok(()) => 0,
+        Err(error) => {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "error: {error}");
+            error.exit_code()
+        }
+    }
+}
+
+/// The keyword settings of `simulate`.
+#[pyfunction]
+fn settings() -> Vec<&'static str> {
+    SETTINGS.to_vec()
+}
+
+#[pymodule]
+fn _cosimo(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Another extension may have set a logger first: then it gets the messages.
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_worker, m)?)?;
+    m.add_function(wrap_pyfunction!(settings, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,344 @@
+//! What to run and how, as a front end asks for it (the command line, the Python module): one
+//! place that turns such a request into an instantiated run, so every front end loads,
+//! overrides, checks and names things the same way.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::fmu::description::FmiVersion;
+use crate::fmu::instance::InstanceOptions;
+use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
+use crate::fmu::worker::WorkerOptions;
+use crate::master::execution::{Execution, RunOptions};
+use crate::settings::{Experiment, Overrides};
+use crate::system::load::{load, Target};
+use crate::system::ssp::SspPackage;
+use crate::system::{Endpoint, System};
+use crate::table::Table;
+use crate::{Error, Result};
+
+/// A run as a front end asks for it; options are named as the command line names them.
+#[derive(Clone, Default)]
+pub struct RunRequest {
+    /// One FMU, a system file, an SSP, or components `name=path` / paths (with `connections`).
+    pub targets: Vec<String>,
+    /// `component.output=component.input` joining the components of `targets`.
+    pub connections: Vec<String>,
+    /// Connections (`FROM=TO`) allowed to join variables whose units differ in dimension.
+    pub ignore_units: Vec<String>,
+    /// The .ssd file of an SSP.
+    pub ssd: Option<String>,
+    /// Settings that win over the file's (or the FMU's default experiment).
+    pub overrides: Overrides,
+    /// Start values and parameters as `NAME=VALUE` (`component.NAME=VALUE` in systems).
+    pub start_values: Vec<String>,
+    /// Variables to record (empty: every output).
+    pub output_variables: Vec<String>,
+    /// Inputs driven from a table.
+    pub inputs: Option<Arc<Table>>,
+    /// Refuse an FMU of the other FMI version.
+    pub fmi_version: Option<FmiVersion>,
+    /// Worker threads of parallel stepping (0: one per core).
+    pub threads: usize,
+    /// Options of every instance (logging, FMI call tracing, event mode).
+    pub instance: InstanceOptions,
+    /// Record and pass on NaN and infinite outputs.
+    pub allow_non_finite: bool,
+    /// Host every FMU in a worker process.
+    pub isolate: bool,
+    /// How worker processes are started and watched.
+    pub worker: WorkerOptions,
+    /// Spread the isolated FMUs over this many worker processes.
+    pub worker_processes: Option<usize>,
+}
+
+/// A request made ready to run: the system as it will run and its instantiated execution.
+pub struct PreparedRun {
+    /// The instantiated system, ready for [`crate::master::run::run`].
+    pub execution: Execution,
+    /// The system with every override and start value applied.
+    pub system: System,
+    /// What ran, for messages and default file names: the FMU's model name, or the stem of
+    /// the system file (`system` for components named on the command line).
+    pub name: String,
+    /// One FMU run alone (columns named without a component prefix).
+    pub single_fmu: bool,
+    /// The files the run reads (FMUs, the system file): results must not overwrite them.
+    pub sources: Vec<PathBuf>,
+    /// An SSP's extracted package: holds its FMUs until the run ends.
+    pub package: Option<SspPackage>,
+}
+
+/// Load, override, check and instantiate what `request` names; `warn` hears what an SSP
+/// import could not map exactly.
+pub fn prepare(request: &RunRequest, warn: &mut dyn FnMut(&str)) -> Result<PreparedRun> {
+    let target = load(
+        &request.targets,
+        &request.connections,
+        request.ssd.as_deref(),
+    )?;
+    let loaded = match target {
+        Target::Fmu(fmu) => return prepare_fmu(request, fmu),
+        Target::System(loaded) => *loaded,
+    };
+    for warning in &loaded.warnings {
+        warn(warning);
+    }
+    let mut system = loaded.system;
+    for pair in &request.ignore_units {
+        let found = pair.split_once('=').and_then(|(from, to)| {
+            system
+                .connections
+                .iter()
+                .position(|c| c.from.to_string() == from.trim() && c.to.to_string() == to.trim())
+        });
+        let Some(index) = found else {
+            let known: Vec<String> = system
+                .connections
+                .iter()
+                .map(|c| format!("{}={}", c.from, c.to))
+                .collect();
+            return Err(Error::Usage(format!(
+                "--ignore-units {pair}: the system has no such connection FROM=TO; its connections are: {}",
+                known.join(", ")
+            )));
+        };
+        system.connections[index].ignore_units = true;
+    }
+    if request.fmi_version.is_some() {
+        return Err(Error::Usage(
+            "--fmi-version checks the version of one FMU; a system's FMUs may be of either version"
+                .into(),
+        ));
+    }
+    system.experiment = request
+        .overrides
+        .apply(&system.experiment, loaded.labels)
+        .map_err(Error::Usage)?;
+    check_threads(request, &system.experiment)?;
+    for assignment in &request.start_values {
+        let (name, value) = assignment.split_once('=').ok_or_else(|| {
+            Error::Usage(format!("--start-value \"{assignment}\": expected component.NAME=VALUE, e.g. --start-value mass1.m=2.5"))
+        })?;
+        let endpoint = Endpoint::parse(name.trim()).ok_or_else(|| {
+            Error::Usage(format!("--start-value \"{assignment}\": in a system, name the component: component.NAME=VALUE"))
+        })?;
+        system
+            .set_start_value(&endpoint, value.trim().to_string())
+            .map_err(|m| Error::Usage(format!("--start-value {name}: {m}")))?;
+    }
+    let options = run_options(request, false, Vec::new());
+    let first = request.targets.first().cloned().unwrap_or_default();
+    // Checks against the FMUs (names, types, units) happen here: say which file they concern.
+    let execution = Execution::instantiate(&system, &options).map_err(|e| match e {
+        Error::Usage(message) if loaded.file.is_some() => {
+            Error::Usage(format!("{first}: {message}"))
+        }
+        other => other,
+    })?;
+    let name = Path::new(&first)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("system")
+        .to_string();
+    let mut sources: Vec<PathBuf> = system.components.iter().map(|c| c.fmu.clone()).collect();
+    sources.extend(loaded.file);
+    Ok(PreparedRun {
+        execution,
+        system,
+        name,
+        single_fmu: false,
+        sources,
+        package: loaded.package,
+    })
+}
+
+/// One FMU alone, as fmusim runs it: its own default experiment under the overrides, names
+/// without a component prefix.
+fn prepare_fmu(request: &RunRequest, fmu: Arc<crate::fmu::Fmu>) -> Result<PreparedRun> {
+    if !request.ignore_units.is_empty() {
+        return Err(Error::Usage(
+            "--ignore-units marks a connection of a system; one FMU alone has none".into(),
+        ));
+    }
+    let path = fmu.source().to_path_buf();
+    let md = fmu.description().clone();
+    if let Some(wanted) = request.fmi_version {
+        if md.fmi_version != wanted {
+            let number = if wanted == FmiVersion::Fmi2 { 2 } else { 3 };
+            return Err(Error::Usage(format!(
+                "{}: this is an FMI {} FMU, but --fmi-version {number} asks for FMI {wanted}",
+                path.display(),
+                md.fmi_version
+            )));
+        }
+    }
+    let mut start_values = Vec::new();
+    for assignment in &request.start_values {
+        let (name, text) = assignment.split_once('=').ok_or_else(|| {
+            Error::Usage(format!(
+                "--start-value \"{assignment}\": expected NAME=VALUE, e.g. --start-value m=2.5"
+            ))
+        })?;
+        let variable = find_variable(&md, name.trim(), "--start-value")?;
+        check_start_value_allowed(&md, variable)?;
+        parse_value(&md, variable, text.trim())?;
+        start_values.push((variable.name.clone(), text.trim().to_string()));
+    }
+    for name in &request.output_variables {
+        find_variable(&md, name, "--output-variable")?;
+    }
+    let system = System::single_fmu(&path, &md, start_values, &request.overrides)?;
+    check_threads(request, &system.experiment)?;
+    let options = run_options(request, true, vec![fmu]);
+    let execution = Execution::instantiate(&system, &options)?;
+    Ok(PreparedRun {
+        execution,
+        system,
+        name: md.model_name.clone(),
+        single_fmu: true,
+        sources: vec![path],
+        package: None,
+    })
+}
+
+/// The run options of a request, for a system or (`bare_names`) one FMU.
+fn run_options(
+    request: &RunRequest,
+    bare_names: bool,
+    opened: Vec<Arc<crate::fmu::Fmu>>,
+) -> RunOptions {
+    RunOptions {
+        instance: request.instance.clone(),
+        threads: request.threads,
+        record: request.output_variables.clone(),
+        bare_names,
+        inputs: request.inputs.clone(),
+        opened,
+        allow_non_finite: request.allow_non_finite,
+        isolate: request.isolate,
+        worker: request.worker.clone(),
+        worker_processes: request.worker_processes,
+    }
+}
+
+/// `--threads` sizes the pool of `--parallel`: without it there is no pool to size.
+fn check_threads(request: &RunRequest, experiment: &Experiment) -> Result<()> {
+    if request.threads != 0 && !experiment.parallel {
+        return Err(Error::Usage(
+            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `--call-timeout` and `--worker-memory` as worker options.
+pub fn worker_options(
+    call_timeout: Option<f64>,
+    worker_memory: Option<&str>,
+) -> Result<WorkerOptions> {
+    let call_timeout = match call_timeout {
+        None => None,
+        Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
+            Some(std::time::Duration::from_secs_f64(seconds))
+        }
+        Some(seconds) => {
+            return Err(Error::Usage(format!(
+                "--call-timeout {seconds}: expected a positive number of seconds"
+            )))
+        }
+    };
+    let memory_limit = worker_memory.map(parse_size).transpose()?;
+    Ok(WorkerOptions {
+        program: None,
+        call_timeout,
+        memory_limit,
+        worker_spin: None,
+    })
+}
+
+/// `512M`, `2G`, `1048576`: bytes (K, M, G, T are powers of 1024). At least 16 MiB: a worker
+/// with less cannot even load an FMU.
+fn parse_size(text: &str) -> Result<u64> {
+    let trimmed = text.trim();
+    let (digits, shift) = match trimmed.char_indices().last() {
+        Some((at, unit)) if unit.is_ascii_alphabetic() => {
+            let shift = match unit.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => 64,
+            };
+            (&trimmed[..at], shift)
+        }
+        _ => (trimmed, 0),
+    };
+    let bytes = digits
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|_| shift < 64)
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--worker-memory {text}: expected a size such as 512M or 2G (K, M, G, T: powers of 1024)"
+            ))
+        })?;
+    if bytes < 16 << 20 {
+        return Err(Error::Usage(format!(
+            "--worker-memory {text}: a worker needs at least 16M to load an FMU"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// What an FMU declares (`schemas/inspect.schema.json`) or, for an SSP, its system as cosimo
+/// will run it: the JSON of `cosimo inspect --json`. `warn` hears what the SSP import could
+/// not map exactly and array variables that a run would refuse.
+pub fn inspect_json(
+    path: &Path,
+    ssd: Option<&str>,
+    warn: &mut dyn FnMut(&str),
+) -> Result<serde_json::Value> {
+    use serde_json::json;
+    if crate::system::load::is_ssp(path) {
+        crate::fs_checks::check_regular(path, "an SSP")?;
+        let package = SspPackage::open(path)?;
+        let imported = package.import(ssd)?;
+        for warning in &imported.warnings {
+            warn(warning);
+        }
+        let system = &imported.system;
+        return Ok(json!({
+            "source": path.display().to_string(),
+            "name": imported.name,
+            "description": imported.description,
+            "ssdFiles": package.ssd_files(),
+            "components": system.components.iter().map(|c| json!({
+                "name": c.name,
+                "fmu": c.fmu.display().to_string(),
+                "parameters": c.start_values.iter().map(|(n, v)| (n.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "connections": system.connections.iter().map(|c| json!({
+                "from": c.from.to_string(), "to": c.to.to_string(), "factor": c.factor, "offset": c.offset,
+            })).collect::<Vec<_>>(),
+            "experiment": { "startTime": system.experiment.start, "stopTime": system.experiment.stop, "stepSize": system.experiment.step },
+            "warnings": imported.warnings,
+        }));
+    }
+    if ssd.is_some() {
+        return Err(Error::Usage(
+            "--ssd chooses the .ssd file of an SSP, but the target is not an SSP".into(),
+        ));
+    }
+    let fmu = crate::fmu::Fmu::open(path)?;
+    let description = fmu.description();
+    for variable in description.variables.iter().filter(|v| v.is_array()) {
+        if let Err(error) = crate::fmu::values::check_array_size(description, variable) {
+            warn(&error.to_string());
+        }
+    }
+    Ok(crate::fmu::summary::json(description, path))
+}
