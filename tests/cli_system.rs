@@ -54,6 +54,8 @@ fn every_example_system_runs() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        // Study files are for `cosimo sweep` (tests/sweep.rs runs the example study).
+        .filter(|p| !p.to_string_lossy().contains("study"))
         .collect();
     examples.sort();
     for name in [

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -32,6 +32,7 @@ __all__ = [
     "simulate",
     "inspect",
     "check",
+    "sweep",
     "System",
     "Error",
     "UsageError",
@@ -350,6 +351,60 @@ def _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol
         kind, message = error
         raise _ERRORS.get(kind, Error)(message)
     return json.loads(text)
+
+
+def sweep(
+    study: PathLike,
+    output_dir: Optional[PathLike] = None,
+    workers: Optional[int] = None,
+    shard: Optional[Union[str, Tuple[int, int]]] = None,
+) -> Any:
+    """Make the runs of a study file (``schemas/study.schema.json``) as ``cosimo sweep`` does,
+    on ``workers`` threads (default: one per core), and return the summary table: a pandas
+    DataFrame when pandas is installed, else a numpy structured array, with the columns
+    ``index``, the parameters, the summaries (NaN where a run gave none), ``status`` and
+    ``error``, a row per run in index order. With ``output_dir`` the table (CSV, Parquet) and
+    the kept results are written there too; ``shard=(i, n)`` or ``"i/n"`` makes only every
+    n-th run from run i. Ctrl-C stops the sweep (looked at as runs finish) and raises
+    :class:`Interrupted` with the finished rows in ``.result``."""
+    if isinstance(shard, tuple):
+        shard = f"{shard[0]}/{shard[1]}"
+    out = _cosimo.sweep(
+        os.fspath(study),
+        os.fspath(output_dir) if output_dir is not None else None,
+        0 if workers is None else int(workers),
+        shard,
+    )
+    if out["error"] is not None:
+        kind, message = out["error"]
+        raise _ERRORS.get(kind, Error)(message)
+    table = _summary_table(out["columns"], out["rows"])
+    if out["raised"] is not None:
+        if isinstance(out["raised"], KeyboardInterrupt):
+            raise Interrupted(table) from out["raised"]
+        raise out["raised"]
+    return table
+
+
+def _summary_table(columns: List[str], rows: List[tuple]) -> Any:
+    """A sweep's rows as a DataFrame (pandas installed) or a structured array."""
+    try:
+        import pandas
+    except ImportError:
+        pandas = None
+    if pandas is not None:
+        frame = pandas.DataFrame.from_records(rows, columns=columns)
+        numeric = columns[1:-2]
+        frame[numeric] = frame[numeric].astype("float64")
+        return frame
+    dtype = [(columns[0], np.int64)]
+    dtype += [(name, np.float64) for name in columns[1:-2]]
+    dtype += [(columns[-2], object), (columns[-1], object)]
+    table = np.empty(len(rows), dtype=dtype)
+    for i, row in enumerate(rows):
+        table[i] = tuple(np.nan if cell is None and 0 < k < len(columns) - 2 else cell
+                         for k, cell in enumerate(row))
+    return table
 
 
 class System:

@@ -25,6 +25,16 @@ def check(
 ) -> Tuple[Optional[str], Optional[Tuple[str, str]], List[str]]:
     """``(report json, None, warnings)`` or ``(None, (kind, message), warnings)``."""
 
+def sweep(
+    study: str,
+    output_dir: Optional[str] = None,
+    workers: int = 0,
+    shard: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Run a study with the GIL released; the dict holds ``columns``, ``rows`` (tuples),
+    ``complete``, ``raised`` (KeyboardInterrupt or ``None``) and ``error`` (``None`` or
+    ``(kind, message)``)."""
+
 def settings() -> List[str]:
     """The keyword settings ``cosimo.simulate`` takes besides its named arguments."""
 

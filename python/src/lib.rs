@@ -23,7 +23,10 @@ use cosimo::results::check::{check_targets, CheckRequest};
 use cosimo::results::compare::ToleranceSettings;
 use cosimo::settings::control::Estimator;
 use cosimo::settings::implicit::{Extension, JacobianMethod};
+use cosimo::settings::study::Study;
 use cosimo::settings::AlgorithmKind;
+use cosimo::sweep::table::{Shard, SummaryTable, TableMeta};
+use cosimo::sweep::{run_local, Plan, Runner};
 use cosimo::table::Table;
 use cosimo::Error;
 
@@ -653,6 +656,112 @@ fn serve_worker(py: Python<'_>, fd: i32) -> u8 {
     }
 }
 
+/// Run a study as `cosimo sweep` does, with the GIL released: every run on `workers` threads
+/// (0: one per core), or the runs of `shard` ("I/N"); the table is written to `output_dir`
+/// when given. Returns a dict with `columns`, `rows` (tuples: index, parameters, summaries or
+/// `None`, status, error or `None`), `complete`, `raised` (KeyboardInterrupt from the signal
+/// check, looked at as runs finish) and `error` (`None` or `(kind, message)`).
+#[pyfunction]
+#[pyo3(signature = (study, output_dir=None, workers=0, shard=None))]
+fn sweep<'py>(
+    py: Python<'py>,
+    study: String,
+    output_dir: Option<String>,
+    workers: usize,
+    shard: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let cancel = AtomicBool::new(false);
+    let mut raised: Option<PyErr> = None;
+    let mut table = || -> Result<SummaryTable, Error> {
+        let shard = shard
+            .as_deref()
+            .map(Shard::parse)
+            .transpose()
+            .map_err(|e| usage(format!("shard: {e}")))?;
+        let parsed = Study::read(Path::new(&study)).map_err(Error::Usage)?;
+        let plan = Plan::new(&parsed);
+        let indices: Vec<usize> = match shard {
+            Some(shard) => shard.indices(plan.len()),
+            None => (0..plan.len()).collect(),
+        };
+        let dir = output_dir.as_ref().map(PathBuf::from);
+        let results = match (&dir, parsed.keep.results) {
+            (Some(dir), true) => Some(dir.join("runs")),
+            _ => None,
+        };
+        if let Some(runs) = &results {
+            std::fs::create_dir_all(runs).map_err(|e| Error::io(runs, e))?;
+        }
+        let runner = py.detach(|| Runner::prepare(&parsed, plan, results.clone()))?;
+        let mut checked = Instant::now();
+        let records = py.detach(|| {
+            run_local(&runner, &indices, workers, &cancel, &mut |_| {
+                if checked.elapsed() < CHECK_EVERY {
+                    return;
+                }
+                checked = Instant::now();
+                Python::attach(|py| {
+                    if let Err(e) = py.check_signals() {
+                        raised = Some(e);
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                });
+            })
+        });
+        let complete = !cancel.load(Ordering::Relaxed) && records.len() == indices.len();
+        let table = SummaryTable {
+            meta: TableMeta {
+                study: study.clone(),
+                fingerprint: parsed.fingerprint.clone(),
+                runs: runner.plan().len(),
+                shard,
+                parameters: runner.plan().parameters.clone(),
+                summaries: runner.summary_columns(),
+                complete,
+            },
+            records,
+        };
+        if let Some(dir) = &dir {
+            table.write(dir)?;
+        }
+        Ok(table)
+    };
+    match table() {
+        Ok(table) => {
+            let rows = table
+                .records
+                .iter()
+                .map(|r| {
+                    let mut cells: Vec<Py<PyAny>> = Vec::new();
+                    cells.push(r.index.into_pyobject(py)?.into_any().unbind());
+                    for &p in &r.parameters {
+                        cells.push(p.into_pyobject(py)?.into_any().unbind());
+                    }
+                    for s in &r.summaries {
+                        cells.push(s.into_pyobject(py)?.into_any().unbind());
+                    }
+                    cells.push(r.status.name().into_pyobject(py)?.into_any().unbind());
+                    cells.push(r.error.as_deref().into_pyobject(py)?.into_any().unbind());
+                    Ok(pyo3::types::PyTuple::new(py, cells)?.into_any())
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            out.set_item("columns", table.header())?;
+            out.set_item("rows", rows)?;
+            out.set_item("complete", table.meta.complete)?;
+            out.set_item("error", py.None())?;
+        }
+        Err(error) => {
+            out.set_item("columns", Vec::<String>::new())?;
+            out.set_item("rows", Vec::<Py<PyAny>>::new())?;
+            out.set_item("complete", false)?;
+            out.set_item("error", (kind(&error), error.to_string()))?;
+        }
+    }
+    out.set_item("raised", raised.map(|e| e.into_value(py)))?;
+    Ok(out)
+}
+
 /// The keyword settings of `simulate`.
 #[pyfunction]
 fn settings() -> Vec<&'static str> {
@@ -668,6 +777,7 @@ fn _cosimo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(serve_worker, m)?)?;
     m.add_function(wrap_pyfunction!(settings, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

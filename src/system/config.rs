@@ -35,8 +35,14 @@ pub fn from_str(text: &str, path: &Path) -> Result<System> {
         let location = format!(" at line {} column {}", e.line(), e.column());
         let message = e.to_string();
         let message = message.strip_suffix(&location).unwrap_or(&message);
+        // A sweep's study names the system it varies: say which command reads it.
+        let hint = if message.starts_with("unknown field `system`") {
+            "; this looks like a study file: run it with cosimo sweep"
+        } else {
+            ""
+        };
         Error::Usage(format!(
-            "{}:{}:{}: {message}",
+            "{}:{}:{}: {message}{hint}",
             path.display(),
             e.line(),
             e.column()

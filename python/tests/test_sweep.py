@@ -1,0 +1,77 @@
+"""cosimo.sweep gives the command line's summary table (cosimo sweep) for the example study."""
+
+import numpy as np
+import pytest
+
+import cosimo
+
+from conftest import ROOT, read_csv, run_cli
+
+STUDY = ROOT / "fmus" / "two-mass-study.json"
+
+
+def as_array(table):
+    """The table as a structured array (a DataFrame when pandas is installed)."""
+    if isinstance(table, np.ndarray):
+        return table
+    return table.to_records(index=False)
+
+
+def assert_same_table(table, path):
+    """`table` holds what `cosimo sweep` wrote to `path`, every number bit for bit."""
+    header, rows = read_csv(path)
+    table = as_array(table)
+    assert list(table.dtype.names) == header
+    assert len(table) == len(rows)
+    for j, name in enumerate(header):
+        texts = [row[j] for row in rows]
+        column = table[name]
+        if name in ("status", "error"):
+            assert [c or "" for c in column] == texts, name
+        else:
+            expected = np.array([float(t) if t else np.nan for t in texts])
+            same = (expected == column.astype(float)) | (np.isnan(expected) & np.isnan(column.astype(float)))
+            assert same.all(), name
+
+
+def test_the_table_is_the_command_lines_for_any_workers(tmp_path):
+    code, _, stderr = run_cli("sweep", STUDY, "--output-dir", tmp_path / "cli", "--workers", "2", "-q")
+    assert code == 0, stderr
+    one = cosimo.sweep(STUDY, workers=1)
+    assert_same_table(one, tmp_path / "cli" / "summary.csv")
+    two = cosimo.sweep(STUDY, output_dir=tmp_path / "py", workers=2)
+    assert_same_table(two, tmp_path / "cli" / "summary.csv")
+    # The files written are the command line's, byte for byte.
+    for name in ("summary.csv", "summary.parquet"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+
+
+def test_a_shard_holds_every_nth_run():
+    table = as_array(cosimo.sweep(STUDY, shard=(1, 3)))
+    assert list(table["index"]) == list(range(1, 60, 3))
+    assert list(as_array(cosimo.sweep(STUDY, shard="1/3"))["index"]) == list(table["index"])
+
+
+def test_a_failed_run_is_a_row(tmp_path):
+    study = tmp_path / "faulty.json"
+    fmu = ROOT / "target" / "fmus" / "Faulty-fmi2.fmu"
+    study.write_text(
+        '{"system": "%s", "grid": [{"name": "failure", "values": [0, 2]}],'
+        ' "keep": {"summaries": [{"variable": "x", "statistics": ["final"]}]}}' % fmu
+    )
+    table = as_array(cosimo.sweep(study, workers=1))
+    assert list(table["status"]) == ["ok", "failed"]
+    assert np.isnan(table["final(x)"][1])
+    assert "simulated failure" in table["error"][1]
+
+
+def test_a_bad_study_raises_the_command_lines_message(tmp_path):
+    study = tmp_path / "bad.json"
+    study.write_text('{"system": "nowhere.fmu"}')
+    code, _, stderr = run_cli("sweep", study, "--output-dir", tmp_path / "out")
+    assert code == 2
+    with pytest.raises(cosimo.UsageError) as raised:
+        cosimo.sweep(study)
+    assert str(raised.value) in stderr
+    with pytest.raises(cosimo.UsageError, match="shard"):
+        cosimo.sweep(STUDY, shard="3/3")
