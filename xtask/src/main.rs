@@ -3,7 +3,7 @@
 //! - `cargo xtask demo`: build the project's FMUs and run cosimo on the bundled examples.
 //! - `cargo xtask test`: the whole test suite, with the independent importer (FMPy) and the
 //!   exporters of the third-party FMU corpus installed into a virtual environment under
-//!   `target/` first. `.ci/run` calls this.
+//!   `target/` first, and the sweep's MPI tests when `mpirun` is on PATH. `.ci/run` calls this.
 //! - `cargo xtask fuzz [SECONDS]`: every fuzz target of `fuzz/` for SECONDS each (default 30),
 //!   seeded from the repository's own files; cargo-fuzz is installed into `target/tools` first.
 
@@ -185,7 +185,9 @@ fn fmpy_python() -> Result<PathBuf, String> {
     Ok(python)
 }
 
-/// The whole test suite: every crate of the workspace, with FMPy available to the cross-checks.
+/// The whole test suite: every crate of the workspace, with FMPy available to the cross-checks;
+/// then (the whole suite only, and when `mpirun` is on PATH) the sweep under `mpirun -n 2` and
+/// `-n 3`, with cosimo built with the feature `mpi`.
 fn test(extra: &[String]) -> Result<(), String> {
     let python = fmpy_python()?;
     let mut tests = cargo();
@@ -193,7 +195,31 @@ fn test(extra: &[String]) -> Result<(), String> {
     tests.args(["test", "--workspace", "--no-fail-fast"]);
     tests.args(extra);
     tests.env("COSIMO_FMPY_PYTHON", &python);
-    run(tests)
+    let suite = run(tests);
+    let mpi = if !extra.is_empty() {
+        Ok(())
+    } else if on_path("mpirun") {
+        let mut tests = cargo();
+        tests.args(["test", "--features", "mpi", "--test", "sweep_mpi"]);
+        run(tests)
+    } else {
+        println!(
+            "xtask: skipped the MPI tests (tests/sweep_mpi.rs): no mpirun on PATH (install \
+             openmpi-bin, libopenmpi-dev and libclang-dev; .ci/run does)"
+        );
+        Ok(())
+    };
+    match (suite, mpi) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(a), Err(b)) => Err(format!("{a}\nxtask: {b}")),
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    }
+}
+
+/// Whether a folder of PATH holds `program`.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// The fuzz targets of `fuzz/` (its Cargo.toml lists the same).
