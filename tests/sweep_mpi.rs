@@ -1,6 +1,7 @@
 //! `cosimo sweep` under `mpirun -n 2` and `-n 3` (feature `mpi`, Open MPI's mpirun on
 //! localhost): the same table, byte for byte, as one local worker gives, failed runs included;
-//! a study that cannot be read is refused once, not once per rank.
+//! a study that cannot be read is refused once, not once per rank; Ctrl-C keeps the finished
+//! rows.
 
 #![cfg(feature = "mpi")]
 
@@ -153,4 +154,61 @@ fn an_unreadable_study_is_refused_once_under_mpirun() {
         show(&output)
     );
     assert!(!out.exists(), "nothing written");
+}
+
+/// Ctrl-C to mpirun reaches every rank: the workers stop, rank 0 writes the finished rows in
+/// index order and marks the table incomplete.
+#[test]
+fn ctrl_c_to_mpirun_keeps_the_finished_rows() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let dir = temp_dir();
+    let system =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus/two-mass-force-displacement.json");
+    let study = dir.path().join("long.json");
+    std::fs::write(
+        &study,
+        format!(
+            r#"{{"system": {:?}, "experiment": {{"stopTime": 0.2, "stepSize": 1e-3}},
+                "grid": [{{"name": "mass1.m", "range": {{"start": 1, "stop": 2, "count": 100000}}}}],
+                "keep": {{"summaries": [{{"variable": "mass2.x", "statistics": ["max"]}}]}}}}"#,
+            system.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let child = Command::new("mpirun")
+        .args(["--oversubscribe", "-n", "3"])
+        .arg(env!("CARGO_BIN_EXE_cosimo"))
+        .args(["sweep", &study.display().to_string(), "--output-dir"])
+        .arg(&out)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough for some runs to finish on a busy machine in debug mode.
+    std::thread::sleep(std::time::Duration::from_millis(4000));
+    // SAFETY: kill sends a signal to the mpirun this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("stopped: "),
+        "{}",
+        show(&output)
+    );
+    let mut reader = csv::Reader::from_path(out.join("summary.csv")).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert!(
+        !rows.is_empty() && rows.len() < 100_000,
+        "{} rows",
+        rows.len()
+    );
+    let indices: Vec<usize> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(indices.windows(2).all(|w| w[0] < w[1]), "index order");
+    assert!(
+        rows.iter().all(|r| &r[3] == "ok"),
+        "no cancelled run is a row"
+    );
+    let meta = std::fs::read_to_string(out.join("sweep.json")).unwrap();
+    assert!(meta.contains("\"complete\": false"), "{meta}");
 }
