@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use common::{cosimo, fmu, show, temp_dir};
 
 /// `cosimo ARGS` under `mpirun -n RANKS` on this machine (more ranks than cores allowed; as
-/// root too, which containers often are).
+/// root too, which containers often are; no cross-memory attach, which they often forbid).
 fn mpirun(ranks: usize, args: &[&str]) -> Output {
     Command::new("mpirun")
         .args(["--oversubscribe", "-n", &ranks.to_string()])
@@ -21,6 +21,9 @@ fn mpirun(ranks: usize, args: &[&str]) -> Output {
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        // Containers often forbid the cross-memory attach of Open MPI's shared-memory
+        // transport (it then fails on messages past the eager size); copying always works.
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
         .env_remove("COSIMO_LOG")
         .output()
         .expect("mpirun runs (install openmpi-bin)")
@@ -183,6 +186,9 @@ fn ctrl_c_to_mpirun_keeps_the_finished_rows() {
         .arg(&out)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        // Containers often forbid the cross-memory attach of Open MPI's shared-memory
+        // transport (it then fails on messages past the eager size); copying always works.
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
