@@ -510,3 +510,33 @@ fn ctrl_c_stops_the_sweep_and_keeps_the_finished_rows() {
     let meta = std::fs::read_to_string(out.join("sweep.json")).unwrap();
     assert!(meta.contains("\"complete\": false"), "{meta}");
 }
+
+/// Built without the feature `mpi`, cosimo refuses a sweep that mpirun started as several
+/// processes (each would make every run and write the same files), naming the feature.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_sweep_under_mpirun_without_the_mpi_feature_is_refused() {
+    let dir = temp_dir();
+    let file = study(
+        dir.path(),
+        "grid.json",
+        &format!(r#""grid": [{{"name": "mass1.m", "values": [1, 2]}}], {SUMMARIES}"#),
+    );
+    let out = dir.path().join("out");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(["sweep", &file.display().to_string(), "--output-dir"])
+        .arg(&out)
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .env("OMPI_COMM_WORLD_RANK", "0")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("2 MPI processes"), "{}", show(&output));
+    assert!(
+        stderr.contains("cargo build --release --features mpi"),
+        "{}",
+        show(&output)
+    );
+    assert!(!out.exists(), "nothing written");
+}

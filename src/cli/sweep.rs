@@ -1,5 +1,6 @@
 //! `cosimo sweep`: the runs of a study on this machine's cores (or one shard of them), their
-//! summary table in CSV and Parquet; `--merge` joins the tables of shards.
+//! summary table in CSV and Parquet; `--merge` joins the tables of shards. Under `mpirun -n K`
+//! (built with the feature `mpi`) the runs go to the ranks, and rank 0 writes the table.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,8 +13,40 @@ use super::{exit_code, out, say};
 
 use cosimo::settings::study::Study;
 use cosimo::sweep::table::{Shard, SummaryTable, TableMeta};
-use cosimo::sweep::{run_local, Plan, RunStatus, Runner};
+use cosimo::sweep::{run_local, Plan, RunRecord, RunStatus, Runner};
 use cosimo::Error;
+
+#[cfg(feature = "mpi")]
+use cosimo::sweep::mpi::Ranks;
+
+/// Without the feature `mpi` there are never ranks.
+#[cfg(not(feature = "mpi"))]
+enum Ranks {}
+
+#[cfg(not(feature = "mpi"))]
+impl Ranks {
+    fn rank(&self) -> usize {
+        match *self {}
+    }
+    fn size(&self) -> usize {
+        match *self {}
+    }
+    fn gather_codes(&self, _: u8) -> Vec<u8> {
+        match *self {}
+    }
+    fn abort(&self, _: i32) -> ! {
+        match *self {}
+    }
+    fn run(
+        &self,
+        _: &Runner,
+        _: &[usize],
+        _: &AtomicBool,
+        _: &mut dyn FnMut(&RunRecord),
+    ) -> Result<Option<Vec<RunRecord>>, Error> {
+        match *self {}
+    }
+}
 
 #[derive(Args)]
 pub(crate) struct SweepArgs {
@@ -24,7 +57,8 @@ pub(crate) struct SweepArgs {
     /// runs/ with each run's results.
     #[arg(long, value_name = "DIR", required_unless_present = "dry_run")]
     pub(crate) output_dir: Option<PathBuf>,
-    /// Runs made side by side (default: one per core).
+    /// Runs made side by side (default: one per core). Under mpirun each rank but rank 0
+    /// makes one run at a time, and this is ignored.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub(crate) workers: usize,
     /// Make only every N-th run, starting at run I (0 <= I < N), and write their partial table:
@@ -47,7 +81,17 @@ pub(crate) struct SweepArgs {
 const STOPPED: u8 = 130;
 
 pub(crate) fn sweep_command(args: &SweepArgs) -> ExitCode {
-    match sweep(args) {
+    let ranks = match start_ranks() {
+        Ok(ranks) => ranks,
+        Err(error) => {
+            // Launched by mpirun without MPI: every rank gets the error; rank 0 says it.
+            if launch_rank() == 0 {
+                say!("error: {error}");
+            }
+            return ExitCode::from(exit_code(&error));
+        }
+    };
+    match sweep(args, ranks.as_ref()) {
         Ok(code) => ExitCode::from(code),
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
             ExitCode::SUCCESS
@@ -59,10 +103,51 @@ pub(crate) fn sweep_command(args: &SweepArgs) -> ExitCode {
     }
 }
 
-fn sweep(args: &SweepArgs) -> Result<u8, Error> {
-    if !args.merge.is_empty() {
-        return merge(args);
+/// The ranks of `mpirun -n K` (K > 1), MPI initialised; `None` without mpirun.
+#[cfg(feature = "mpi")]
+fn start_ranks() -> Result<Option<Ranks>, Error> {
+    match cosimo::sweep::mpi_launch_size() {
+        None => Ok(None),
+        Some(_) => Ranks::start(),
     }
+}
+
+/// Without the feature `mpi`, a sweep under `mpirun -n K` (K > 1) is refused: every process
+/// would make every run and write the same files.
+#[cfg(not(feature = "mpi"))]
+fn start_ranks() -> Result<Option<Ranks>, Error> {
+    match cosimo::sweep::mpi_launch_size() {
+        None => Ok(None),
+        Some(size) => Err(Error::Usage(format!(
+            "cosimo sweep was started as {size} MPI processes (mpirun), but this cosimo was \
+             built without MPI: each process would make every run and write the same files. \
+             Build it with the feature: cargo build --release --features mpi (it needs an MPI \
+             library, e.g. Debian's libopenmpi-dev, and libclang-dev), or run cosimo sweep \
+             without mpirun (--workers uses this machine's cores)"
+        ))),
+    }
+}
+
+/// This process's rank as the MPI launcher set it (0 without one).
+fn launch_rank() -> usize {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// What every rank needs to make the runs of a study (or of its shard).
+struct Prepared {
+    study_file: PathBuf,
+    study: Study,
+    shard: Option<Shard>,
+    indices: Vec<usize>,
+    runner: Runner,
+}
+
+/// Read the study, open its target and (unless `--dry-run`) create the output folders: rank 0
+/// the output folder, every rank the folder of per-run results it writes into.
+fn prepare(args: &SweepArgs, lead: bool) -> Result<Prepared, Error> {
     let Some(study_file) = &args.study else {
         return Err(Error::Usage(
             "name the study file: cosimo sweep STUDY.json".into(),
@@ -85,6 +170,64 @@ fn sweep(args: &SweepArgs) -> Result<u8, Error> {
         _ => None,
     };
     let runner = Runner::prepare(&study, plan, results.clone())?;
+    if !args.dry_run {
+        let dir = args.output_dir.as_deref().expect("clap requires it");
+        if lead {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        if let Some(runs) = &results {
+            std::fs::create_dir_all(runs).map_err(|e| Error::io(runs, e))?;
+        }
+    }
+    Ok(Prepared {
+        study_file: study_file.clone(),
+        study,
+        shard,
+        indices,
+        runner,
+    })
+}
+
+/// Under MPI, whether every rank is ready: `Ok(Ok(prepared))` when all are, `Ok(Err(code))`
+/// (nothing to say) when another rank failed, `Err(error)` to report (on rank 0, or on the
+/// rank that failed while rank 0 did not).
+fn agree<T>(ranks: Option<&Ranks>, prepared: Result<T, Error>) -> Result<Result<T, u8>, Error> {
+    let Some(ranks) = ranks else {
+        return prepared.map(Ok);
+    };
+    let code = match &prepared {
+        Ok(_) => 0,
+        Err(error) => exit_code(error).max(1),
+    };
+    let codes = ranks.gather_codes(code);
+    match prepared {
+        Err(error) if ranks.rank() == 0 || codes[0] == 0 => Err(error),
+        Err(_) => Ok(Err(code)),
+        Ok(prepared) => match codes.iter().copied().max().unwrap_or(0) {
+            0 => Ok(Ok(prepared)),
+            failed => Ok(Err(failed)),
+        },
+    }
+}
+
+fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
+    let lead = ranks.is_none_or(|r| r.rank() == 0);
+    if !args.merge.is_empty() {
+        return if lead { merge(args) } else { Ok(0) };
+    }
+    let Prepared {
+        study_file,
+        study,
+        shard,
+        indices,
+        runner,
+    } = match agree(ranks, prepare(args, lead))? {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    if args.dry_run && !lead {
+        return Ok(0);
+    }
     if args.dry_run {
         let header: Vec<String> = std::iter::once("index".to_string())
             .chain(runner.plan().parameters.iter().cloned())
@@ -110,15 +253,11 @@ fn sweep(args: &SweepArgs) -> Result<u8, Error> {
         return Ok(0);
     }
     let dir = args.output_dir.as_deref().expect("clap requires it");
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    if let Some(runs) = &results {
-        std::fs::create_dir_all(runs).map_err(|e| Error::io(runs, e))?;
-    }
     let cancel = stop_on_signals()?;
-    let bar = progress_bar(args.quiet, indices.len());
+    let bar = progress_bar(args.quiet || !lead, indices.len());
     let started = std::time::Instant::now();
     let mut failed = 0usize;
-    let records = run_local(&runner, &indices, args.workers, &cancel, &mut |record| {
+    let mut progress = |record: &RunRecord| {
         if record.status == RunStatus::Failed {
             failed += 1;
         }
@@ -128,7 +267,21 @@ fn sweep(args: &SweepArgs) -> Result<u8, Error> {
                 bar.set_message(format!(", {failed} failed"));
             }
         }
-    });
+    };
+    let records = match ranks {
+        None => run_local(&runner, &indices, args.workers, &cancel, &mut progress),
+        Some(ranks) => match ranks.run(&runner, &indices, &cancel, &mut progress) {
+            Ok(Some(records)) => records,
+            // A worker: rank 0 writes the table.
+            Ok(None) if cancel.load(Ordering::Relaxed) => return Ok(STOPPED),
+            Ok(None) => return Ok(0),
+            // The other ranks wait for this one: end them all.
+            Err(error) => {
+                say!("error: {error}");
+                ranks.abort(i32::from(exit_code(&error)))
+            }
+        },
+    };
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
@@ -158,8 +311,9 @@ fn sweep(args: &SweepArgs) -> Result<u8, Error> {
     if !args.quiet {
         let seconds = started.elapsed().as_secs_f64();
         say!(
-            "{made} runs{} in {seconds:.2} s ({:.1} runs/s): {} ok, {failed} failed{}; table: {}, {}",
+            "{made} runs{}{} in {seconds:.2} s ({:.1} runs/s): {} ok, {failed} failed{}; table: {}, {}",
             shard.map_or(String::new(), |s| format!(" (shard {s})")),
+            ranks.map_or(String::new(), |r| format!(" on {} MPI ranks", r.size() - 1)),
             made as f64 / seconds.max(1e-9),
             made - failed,
             if runner.isolates() {

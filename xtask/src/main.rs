@@ -4,7 +4,7 @@
 //! - `cargo xtask test`: the whole test suite, with the independent importer (FMPy) and the
 //!   exporters of the third-party FMU corpus installed into a virtual environment under
 //!   `target/` first; then the Python module (python/) is built into that venv and its pytest
-//!   suite runs. `.ci/run` calls this.
+//!   suite runs, and the sweep's MPI tests when `mpirun` is on PATH. `.ci/run` calls this.
 //! - `cargo xtask fuzz [SECONDS]`: every fuzz target of `fuzz/` for SECONDS each (default 30),
 //!   seeded from the repository's own files; cargo-fuzz is installed into `target/tools` first.
 
@@ -191,7 +191,8 @@ fn fmpy_python() -> Result<PathBuf, String> {
 
 /// The whole test suite: every crate of the workspace, with FMPy available to the cross-checks,
 /// then the Python module's pytest suite (which needs the FMUs and the `cosimo` executable
-/// that `cargo test` builds).
+/// that `cargo test` builds), then (the whole suite only, and when `mpirun` is on PATH) the
+/// sweep under `mpirun -n 2` and `-n 3`, with cosimo built with the feature `mpi`.
 fn test(extra: &[String]) -> Result<(), String> {
     let python = fmpy_python()?;
     let mut tests = cargo();
@@ -201,10 +202,27 @@ fn test(extra: &[String]) -> Result<(), String> {
     tests.env("COSIMO_FMPY_PYTHON", &python);
     let rust = run(tests);
     let python = python_module_tests(&python, extra);
-    match (rust, python) {
-        (Ok(()), Ok(())) => Ok(()),
-        (Err(a), Err(b)) => Err(format!("{a}\nxtask: {b}")),
-        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+    let mpi = if !extra.is_empty() {
+        Ok(())
+    } else if on_path("mpirun") {
+        let mut tests = cargo();
+        tests.args(["test", "--features", "mpi", "--test", "sweep_mpi"]);
+        run(tests)
+    } else {
+        println!(
+            "xtask: skipped the MPI tests (tests/sweep_mpi.rs): no mpirun on PATH (install \
+             openmpi-bin, libopenmpi-dev and libclang-dev; .ci/run does)"
+        );
+        Ok(())
+    };
+    let failures: Vec<String> = [rust, python, mpi]
+        .into_iter()
+        .filter_map(Result::err)
+        .collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\nxtask: "))
     }
 }
 
@@ -254,6 +272,12 @@ fn python_module_tests(python: &Path, extra: &[String]) -> Result<(), String> {
         .current_dir(workspace_root())
         .env("COSIMO_BIN", target_dir().join(folder).join("cosimo"));
     run(pytest)
+}
+
+/// Whether a folder of PATH holds `program`.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// The fuzz targets of `fuzz/` (its Cargo.toml lists the same).
