@@ -15,6 +15,7 @@ use super::execution::{
 use super::inputs::TableInputs;
 use super::polynomial::{lagrange_taylor, shift_taylor, MAX_DEGREE};
 use super::pool::{Placement, Unit};
+use crate::fmu::slave::StepResult;
 use crate::settings::AlgorithmKind;
 use crate::system::resolve::ResolvedSystem;
 use crate::Result;
@@ -336,31 +337,7 @@ fn step_component_from(
                 s.table_inputs[i].apply(unit.slave.as_mut(), t)?;
                 unit.slave.do_step(t, sub_end - t)?
             };
-            if result.terminate_simulation {
-                s.terminate.store(true, Ordering::Relaxed);
-            }
-            if result.early_return {
-                s.early_returns.fetch_add(1, Ordering::Relaxed);
-            }
-            if result.event_handling_needed {
-                s.events.fetch_add(1, Ordering::Relaxed);
-                unit.slave.enter_event_mode()?;
-                let event_time = if result.early_return {
-                    result.reached_time
-                } else {
-                    sub_end
-                };
-                s.table_inputs[i].apply(unit.slave.as_mut(), event_time)?;
-                if event_iteration(unit.slave.as_mut())? {
-                    s.terminate.store(true, Ordering::Relaxed);
-                }
-                unit.slave.enter_step_mode()?;
-            }
-            t = if result.early_return && result.reached_time < sub_end - eps {
-                result.reached_time.max(t)
-            } else {
-                sub_end
-            };
+            t = after_step(i, unit, s, &result, (t, sub_end, eps))?;
             if s.terminate.load(Ordering::Relaxed) {
                 return read_outputs(plan, s.resolved, unit, s.after_step, s.stepped.is_none());
             }
@@ -400,30 +377,49 @@ fn step_plain(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
             set_held_inputs(plan, unit, s)?;
         }
         let result = unit.slave.do_step(t, s.t_end - t)?;
-        if result.terminate_simulation {
-            s.terminate.store(true, Ordering::Relaxed);
-        }
-        if result.early_return {
-            s.early_returns.fetch_add(1, Ordering::Relaxed);
-        }
-        if result.event_handling_needed {
-            s.events.fetch_add(1, Ordering::Relaxed);
-            unit.slave.enter_event_mode()?;
-            if event_iteration(unit.slave.as_mut())? {
-                s.terminate.store(true, Ordering::Relaxed);
-            }
-            unit.slave.enter_step_mode()?;
-        }
-        t = if result.early_return && result.reached_time < s.t_end - eps {
-            result.reached_time.max(t)
-        } else {
-            s.t_end
-        };
+        t = after_step(i, unit, s, &result, (t, s.t_end, eps))?;
         if s.terminate.load(Ordering::Relaxed) {
             break;
         }
     }
     read_outputs(plan, s.resolved, unit, s.after_step, true)
+}
+
+/// What a step from `t` towards `end` asks for: termination, the early-return and event
+/// counts, event mode (the table inputs at the event, the event iteration); returns the time
+/// the component reached (`end`, or earlier after an early return).
+fn after_step(
+    i: usize,
+    unit: &mut Unit,
+    s: &StepInputs<'_>,
+    result: &StepResult,
+    (t, end, eps): (f64, f64, f64),
+) -> Result<f64> {
+    if result.terminate_simulation {
+        s.terminate.store(true, Ordering::Relaxed);
+    }
+    if result.early_return {
+        s.early_returns.fetch_add(1, Ordering::Relaxed);
+    }
+    if result.event_handling_needed {
+        s.events.fetch_add(1, Ordering::Relaxed);
+        unit.slave.enter_event_mode()?;
+        let event_time = if result.early_return {
+            result.reached_time
+        } else {
+            end
+        };
+        s.table_inputs[i].apply(unit.slave.as_mut(), event_time)?;
+        if event_iteration(unit.slave.as_mut())? {
+            s.terminate.store(true, Ordering::Relaxed);
+        }
+        unit.slave.enter_step_mode()?;
+    }
+    Ok(if result.early_return && result.reached_time < end - eps {
+        result.reached_time.max(t)
+    } else {
+        end
+    })
 }
 
 /// Set every Float64 input of a [`plain`] component to its held value: the last coupling value
