@@ -285,18 +285,25 @@ def simulate(
     return _run(request, progress, observer)
 
 
+def _warn_or_raise(messages: List[str], error: Optional[Tuple[str, str]],
+                   stacklevel: int = 2) -> None:
+    """Pass the compiled half's warnings on (``stacklevel`` counted from here), then raise its
+    error ``(kind, message)`` as the matching exception, if there is one."""
+    for warning in messages:
+        import warnings
+
+        warnings.warn(warning, stacklevel=stacklevel)
+    if error is not None:
+        kind, message = error
+        raise _ERRORS.get(kind, Error)(message)
+
+
 def inspect(path: PathLike, ssd: Optional[str] = None) -> Dict[str, Any]:
     """What an FMU declares, as ``cosimo inspect --json`` prints it (``fmiVersion``,
     ``modelName``, capabilities, ``defaultExperiment``, ``variables``, ...), as plain dicts
     and lists; for an SSP its system (components, connections, experiment)."""
     text, messages, error = _cosimo.inspect(os.fspath(path), ssd)
-    for warning in messages:
-        import warnings
-
-        warnings.warn(warning, stacklevel=2)
-    if error is not None:
-        kind, message = error
-        raise _ERRORS.get(kind, Error)(message)
+    _warn_or_raise(messages, error, stacklevel=3)
     return json.loads(text)
 
 
@@ -343,13 +350,7 @@ def _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol
         request[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
     request.setdefault("worker_program", _worker_program())
     text, error, messages = _cosimo.check(request)
-    for warning in messages:
-        import warnings
-
-        warnings.warn(warning, stacklevel=3)
-    if error is not None:
-        kind, message = error
-        raise _ERRORS.get(kind, Error)(message)
+    _warn_or_raise(messages, error, stacklevel=4)
     return json.loads(text)
 
 
@@ -375,9 +376,7 @@ def sweep(
         0 if workers is None else int(workers),
         shard,
     )
-    if out["error"] is not None:
-        kind, message = out["error"]
-        raise _ERRORS.get(kind, Error)(message)
+    _warn_or_raise([], out["error"])
     table = _summary_table(out["columns"], out["rows"])
     if out["raised"] is not None:
         if isinstance(out["raised"], KeyboardInterrupt):

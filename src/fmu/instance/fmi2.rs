@@ -183,10 +183,7 @@ impl Fmi2Instance {
         let result = self
             .core
             .check(F, raw, || format!("vr={vrs:?}, value={values:?}"));
-        match result {
-            Ok(()) => self.core.known.record(vrs, values),
-            Err(_) => self.core.known.forget(),
-        }
+        self.core.known.note(&result, vrs, values);
         result
     }
 

@@ -324,10 +324,7 @@ impl Fmi3Instance {
         let result = self
             .core
             .check(F, raw, || format!("vr={vrs:?}, value={values:?}"));
-        match result {
-            Ok(()) => self.core.known.record(vrs, values),
-            Err(_) => self.core.known.forget(),
-        }
+        self.core.known.note(&result, vrs, values);
         result
     }
 

@@ -309,6 +309,15 @@ impl KnownFloat64 {
     fn forget(&mut self) {
         self.entries.clear();
     }
+
+    /// After a set of `vrs` to `values` that ended in `result`: recorded when it succeeded;
+    /// after a failed one the FMU's values are unknown.
+    fn note(&mut self, result: &Result<()>, vrs: &[ValueReference], values: &[f64]) {
+        match result {
+            Ok(()) => self.record(vrs, values),
+            Err(_) => self.forget(),
+        }
+    }
 }
 
 /// What the FMI 2 and FMI 3 instances share: identity, lifecycle state, call accounting,
