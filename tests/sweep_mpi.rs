@@ -159,6 +159,35 @@ fn an_unreadable_study_is_refused_once_under_mpirun() {
     assert!(!out.exists(), "nothing written");
 }
 
+#[test]
+fn workers_are_refused_under_mpirun_once() {
+    // Each rank makes one run at a time: --workers would be ignored, so it is refused.
+    let dir = temp_dir();
+    let out = dir.path().join("out");
+    let output = mpirun(
+        2,
+        &[
+            "sweep",
+            &dir.path().join("study.json").display().to_string(),
+            "--output-dir",
+            &out.display().to_string(),
+            "--workers",
+            "2",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr
+            .matches("--workers 2 sets the threads of a sweep on one machine; under mpirun each rank but rank 0 makes one run at a time: start more ranks (mpirun -n K) instead")
+            .count(),
+        1,
+        "one message, from rank 0:\n{}",
+        show(&output)
+    );
+    assert!(!out.exists(), "nothing written");
+}
+
 /// Ctrl-C to mpirun reaches every rank: the workers stop, rank 0 writes the finished rows in
 /// index order and marks the table incomplete.
 #[test]

@@ -57,8 +57,8 @@ pub(crate) struct SweepArgs {
     /// runs/ with each run's results.
     #[arg(long, value_name = "DIR", required_unless_present = "dry_run")]
     pub(crate) output_dir: Option<PathBuf>,
-    /// Runs made side by side (default: one per core). Under mpirun each rank but rank 0
-    /// makes one run at a time, and this is ignored.
+    /// Runs made side by side (default: one per core). Refused under mpirun, where each rank
+    /// but rank 0 makes one run at a time: start more ranks instead.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub(crate) workers: usize,
     /// Make only every N-th run, starting at run I (0 <= I < N), and write their partial table:
@@ -214,6 +214,17 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
     let lead = ranks.is_none_or(|r| r.rank() == 0);
     if !args.merge.is_empty() {
         return if lead { merge(args) } else { Ok(0) };
+    }
+    // Every rank sees the same options: all refuse, rank 0 says why.
+    let workers = match (ranks, args.workers) {
+        (Some(_), n) if n > 0 => Err(Error::Usage(format!(
+            "--workers {n} sets the threads of a sweep on one machine; under mpirun each rank \
+             but rank 0 makes one run at a time: start more ranks (mpirun -n K) instead"
+        ))),
+        _ => Ok(()),
+    };
+    if let Err(code) = agree(ranks, workers)? {
+        return Ok(code);
     }
     let Prepared {
         study_file,
