@@ -33,6 +33,7 @@ fn chain(parallel: bool) -> System {
             isolate: None,
             call_timeout: None,
             worker_group: None,
+            interface: None,
         })
         .collect();
     let connections = (1..COMPONENTS)
@@ -99,6 +100,9 @@ fn raw(c: &mut Criterion) {
     let (f_vr, x_vr, x0_vr) = ([vr("F")], [vr("x")], [vr("x0")]);
     let library = fmu.library().expect("library loads").clone();
     let f = library.fmi2().expect("FMI 2");
+    let do_step = f
+        .do_step
+        .expect("a Co-Simulation library exports fmi2DoStep");
     let token = CString::new(md.instantiation_token.clone()).unwrap();
     let callbacks = fmi2::fmi2CallbackFunctions {
         logger: None,
@@ -157,7 +161,7 @@ fn raw(c: &mut Criterion) {
                                 let u = [x[i - 1]];
                                 (f.set_real)(comp, f_vr.as_ptr(), 1, u.as_ptr());
                             }
-                            (f.do_step)(comp, t, H, fmi2::fmi2False);
+                            do_step(comp, t, H, fmi2::fmi2False);
                         }
                         for (i, &comp) in comps.iter().enumerate() {
                             (f.get_real)(comp, x_vr.as_ptr(), 1, x[i..].as_mut_ptr());

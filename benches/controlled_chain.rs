@@ -56,6 +56,7 @@ fn chain_system(
             isolate: None,
             call_timeout: None,
             worker_group: None,
+            interface: None,
         });
     }
     for i in 0..CHAINS - 1 {
@@ -73,6 +74,7 @@ fn chain_system(
             isolate: None,
             call_timeout: None,
             worker_group: None,
+            interface: None,
         });
         let (left, right) = (format!("chain{i}"), format!("chain{}", i + 1));
         for (from, to) in [

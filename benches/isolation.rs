@@ -30,6 +30,7 @@ fn chain(components: usize, version: u8) -> System {
                 isolate: None,
                 call_timeout: None,
                 worker_group: None,
+                interface: None,
             })
             .collect(),
         connections: (1..components)

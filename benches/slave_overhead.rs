@@ -92,7 +92,7 @@ fn bench_version(c: &mut Criterion, version: u8) {
                     b.iter(|| {
                         let u = [black_box(0.5)];
                         let s1 = (f.set_real)(comp, input.as_ptr(), 1, u.as_ptr());
-                        let s2 = (f.do_step)(comp, t, H, fmi2::fmi2False);
+                        let s2 = f.do_step.expect("fmi*DoStep")(comp, t, H, fmi2::fmi2False);
                         let s3 = (f.get_real)(comp, outputs.as_ptr(), 3, values.as_mut_ptr());
                         assert_eq!(s1 | s2 | s3, 0);
                         t += H;
@@ -107,7 +107,9 @@ fn bench_version(c: &mut Criterion, version: u8) {
             let f = library.fmi3().expect("FMI 3 functions");
             // SAFETY: the calls follow the FMI 3 sequence on one valid instance.
             unsafe {
-                let inst = (f.instantiate_co_simulation)(
+                let inst = f
+                    .instantiate_co_simulation
+                    .expect("fmi3InstantiateCoSimulation")(
                     name.as_ptr(),
                     token.as_ptr(),
                     std::ptr::null(),
@@ -129,7 +131,7 @@ fn bench_version(c: &mut Criterion, version: u8) {
                     b.iter(|| {
                         let u = [black_box(0.5)];
                         let s1 = (f.set_float64)(inst, input.as_ptr(), 1, u.as_ptr(), 1);
-                        let s2 = (f.do_step)(
+                        let s2 = f.do_step.expect("fmi*DoStep")(
                             inst,
                             t,
                             H,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::fmu::description::FmiVersion;
+use crate::fmu::description::{FmiVersion, Interface};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
 use crate::fmu::worker::WorkerOptions;
@@ -50,6 +50,8 @@ pub struct RunRequest {
     pub worker: WorkerOptions,
     /// Spread the isolated FMUs over this many worker processes.
     pub worker_processes: Option<usize>,
+    /// The interface of FMUs that have both (`None`: Co-Simulation).
+    pub interface: Option<Interface>,
 }
 
 /// A request made ready to run: the system as it will run and its instantiated execution.
@@ -219,6 +221,7 @@ fn run_options(
         isolate: request.isolate,
         worker: request.worker.clone(),
         worker_processes: request.worker_processes,
+        interface: request.interface,
     }
 }
 
@@ -334,7 +337,7 @@ pub fn inspect_json(
         ));
     }
     let fmu = crate::fmu::Fmu::open(path)?;
-    let description = fmu.description();
+    let description = fmu.file_description();
     for variable in description.variables.iter().filter(|v| v.is_array()) {
         if let Err(error) = crate::fmu::values::check_array_size(description, variable) {
             warn(&error.to_string());

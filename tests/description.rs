@@ -1366,7 +1366,7 @@ fn fmi2_empty_names_load_with_warnings() {
         &warnings,
         origin,
         &[
-            (3, "ModelExchange: attribute \"modelIdentifier\" is empty (the FMI schema allows it); it names the Model Exchange binary, which cosimo does not load"),
+            (3, "ModelExchange: attribute \"modelIdentifier\" is empty (the FMI schema allows it); it names the Model Exchange binary, so that interface cannot be used"),
             (6, "Unit: attribute \"name\" is empty (the FMI schema allows it); variables can only refer to this unit with unit=\"\""),
             (7, "DisplayUnit of Unit \"\": attribute \"name\" is empty (the FMI schema allows it); "),
             (11, "SimpleType: attribute \"name\" is empty (the FMI schema allows it); variables can only declare this type with declaredType=\"\""),

@@ -671,7 +671,12 @@ fn a_library_without_fmi_functions_is_refused_by_name() {
     };
     for version in VERSIONS {
         let description = fmu("Oscillator", version).description().clone();
-        let err = cosimo::fmu::library::FmuLibrary::load(libm, &description).unwrap_err();
+        let err = cosimo::fmu::library::FmuLibrary::load(
+            libm,
+            &description,
+            cosimo::fmu::Interface::CoSimulation,
+        )
+        .unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, Error::Binary { .. }), "{text}");
         assert!(

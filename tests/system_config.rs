@@ -120,6 +120,7 @@ fn a_full_file_parses_into_the_system() {
                 isolate: None,
                 call_timeout: None,
                 worker_group: None,
+                interface: None,
             },
             Component {
                 name: "b".into(),
@@ -129,6 +130,7 @@ fn a_full_file_parses_into_the_system() {
                 isolate: None,
                 call_timeout: None,
                 worker_group: None,
+                interface: None,
             },
         ],
         connections: vec![

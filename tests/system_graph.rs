@@ -92,6 +92,7 @@ fn system(
                 isolate: None,
                 call_timeout: None,
                 worker_group: None,
+                interface: None,
             })
             .collect(),
         connections: connections
@@ -546,6 +547,7 @@ fn factors_need_numeric_types_and_start_values_are_checked() {
                 isolate: None,
                 call_timeout: None,
                 worker_group: None,
+                interface: None,
             })
             .collect(),
         connections: vec![Connection {

@@ -102,7 +102,7 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
     }
     let fmu = Fmu::open(&args.fmu)?;
     // Shown as declared, but `run` would refuse them.
-    let description = fmu.description();
+    let description = fmu.file_description();
     for variable in description.variables.iter().filter(|v| v.is_array()) {
         if let Err(error) = check_array_size(description, variable) {
             say!("warning: {error}");
@@ -110,7 +110,7 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
     }
     super::write_out(format_args!(
         "{}",
-        summary::text(fmu.description(), &args.fmu)
+        summary::text(fmu.file_description(), &args.fmu)
     ))?;
     Ok(())
 }

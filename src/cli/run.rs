@@ -7,8 +7,9 @@ use clap::Args;
 
 use super::say;
 
-use cosimo::fmu::description::FmiVersion;
+use cosimo::fmu::description::{FmiVersion, Interface};
 use cosimo::fmu::instance::InstanceOptions;
+use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fs_checks::read_table;
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::observe::Progress as ProgressObserver;
@@ -165,6 +166,23 @@ pub(crate) struct RunArgs {
     /// FMI 3: ask the FMU to return early at events and handle them in event mode.
     #[arg(long)]
     pub(crate) event_mode: bool,
+    /// The interface of FMUs that have both: cs (Co-Simulation, the default) or me (Model
+    /// Exchange: cosimo integrates the model with --solver). A system file's component may
+    /// choose its own ("interface").
+    #[arg(long, value_parser = ["cs", "me"])]
+    pub(crate) interface: Option<String>,
+    /// Integrator of Model Exchange components: bdf (variable-order BDF, for stiff models;
+    /// the default) or rk45 (Tsitouras 5(4), explicit).
+    #[arg(long, value_parser = ["bdf", "rk45"])]
+    pub(crate) solver: Option<String>,
+    /// Relative tolerance of the Model Exchange integrator (default: the experiment's
+    /// tolerance, else 1e-6). Not --rtol, which is the implicit master's.
+    #[arg(long, value_name = "RTOL")]
+    pub(crate) solver_rtol: Option<f64>,
+    /// Absolute tolerance of the Model Exchange integrator, times each state's nominal value
+    /// (default: 1e-3 of the relative tolerance).
+    #[arg(long, value_name = "ATOL")]
+    pub(crate) solver_atol: Option<f64>,
     /// Record and pass on outputs that are NaN or infinite (by default such a value ends the
     /// run with an error naming the variable and the time).
     #[arg(long)]
@@ -250,12 +268,22 @@ fn request(args: &RunArgs) -> Result<RunRequest, Error> {
             log_fmi_calls: args.log_fmi_calls,
             logging_on: args.debug_logging,
             event_mode: args.event_mode,
+            solver: SolverOptions {
+                method: args
+                    .solver
+                    .as_deref()
+                    .and_then(SolverMethod::parse)
+                    .unwrap_or(SolverMethod::Bdf),
+                rtol: args.solver_rtol,
+                atol: args.solver_atol,
+            },
             ..InstanceOptions::default()
         },
         allow_non_finite: args.allow_non_finite,
         isolate: args.isolate,
         worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
         worker_processes: args.worker_processes.map(|n| n as usize),
+        interface: args.interface.as_deref().and_then(Interface::parse),
     })
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::description::{FmiVersion, ModelDescription};
+use super::description::{FmiVersion, Interface, ModelDescription};
 use super::ffi::{Fmi2Functions, Fmi3Functions};
 use crate::error::{Error, Result};
 
@@ -29,6 +29,7 @@ pub enum FmiFunctions {
 /// and the library is never unloaded.
 pub struct FmuLibrary {
     path: PathBuf,
+    interface: Interface,
     functions: FmiFunctions,
     model_name: String,
     only_once_per_process: bool,
@@ -55,14 +56,21 @@ impl std::fmt::Debug for FmuLibrary {
 impl FmuLibrary {
     /// Load the shared library at `binary_path` and resolve the FMI functions of the version
     /// `description` declares, checking the functions its capability flags promise.
-    pub fn load(binary_path: &Path, description: &ModelDescription) -> Result<Arc<FmuLibrary>> {
+    ///
+    /// `description` is the one for `interface` ([`ModelDescription::for_interface`]): for
+    /// Model Exchange its Co-Simulation capabilities are the Model Exchange component's.
+    pub fn load(
+        binary_path: &Path,
+        description: &ModelDescription,
+        interface: Interface,
+    ) -> Result<Arc<FmuLibrary>> {
         let binary_error = |message: String| Error::Binary {
             path: binary_path.to_path_buf(),
             message,
         };
         let Some(cs) = description.co_simulation.as_ref() else {
             return Err(binary_error(format!(
-                "model '{}' has no Co-Simulation interface (cosimo drives Co-Simulation FMUs only)",
+                "model '{}' has no {interface} interface",
                 description.model_name
             )));
         };
@@ -86,15 +94,18 @@ impl FmuLibrary {
                 &library,
                 binary_path,
                 description,
+                interface,
             )?)),
             FmiVersion::Fmi3 => FmiFunctions::Fmi3(Box::new(Fmi3Functions::load(
                 &library,
                 binary_path,
                 description,
+                interface,
             )?)),
         };
         Ok(Arc::new(FmuLibrary {
             path: binary_path.to_path_buf(),
+            interface,
             functions,
             model_name: description.model_name.clone(),
             only_once_per_process: cs.can_be_instantiated_only_once_per_process,
@@ -107,6 +118,11 @@ impl FmuLibrary {
     /// Path of the shared library.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The interface the library was loaded for.
+    pub fn interface(&self) -> Interface {
+        self.interface
     }
 
     /// The FMI version of the function table.

@@ -10,6 +10,7 @@ pub mod extract_dir;
 pub mod ffi;
 pub mod instance;
 pub mod library;
+pub mod model_exchange;
 pub mod slave;
 pub mod summary;
 pub mod validate;
@@ -19,7 +20,7 @@ pub mod worker;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-pub use description::{FmiVersion, ModelDescription, ValueReference};
+pub use description::{FmiVersion, Interface, ModelDescription, ValueReference};
 pub use slave::{
     DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
 };
@@ -29,25 +30,70 @@ use archive::FmuArchive;
 use instance::InstanceOptions;
 use library::FmuLibrary;
 
-/// An opened FMU: its files on disk and its model description; its library once loaded.
+/// An opened FMU seen through one of its interfaces: its files on disk and its model
+/// description; its library once loaded.
 pub struct Fmu {
     archive: Arc<FmuArchive>,
+    /// The model description as the file says it.
+    file_description: Arc<ModelDescription>,
+    /// What the masters see: the file's description, or for Model Exchange the view of
+    /// [`ModelDescription::for_interface`].
     description: Arc<ModelDescription>,
+    /// `None`: the FMU has neither interface (it can be inspected, not instantiated).
+    interface: Option<Interface>,
     library: OnceLock<Arc<FmuLibrary>>,
 }
 
 impl Fmu {
-    /// Open a `.fmu` file or an unpacked FMU folder and parse its model description.
+    /// Open a `.fmu` file or an unpacked FMU folder and parse its model description; the FMU
+    /// is seen through its default interface ([`ModelDescription::default_interface`]).
     pub fn open(path: &Path) -> Result<Fmu> {
         let archive = FmuArchive::open(path)?;
         let shown_as = archive.source().join("modelDescription.xml");
         let description = description::from_file_as(&archive.model_description_path()?, &shown_as)
             .map_err(|e| archive.name_by_source(e))?;
-        Ok(Fmu {
+        let description = Arc::new(description);
+        let interface = description.default_interface();
+        let fmu = Fmu {
             archive: Arc::new(archive),
-            description: Arc::new(description),
+            file_description: description.clone(),
+            description,
+            interface: None,
+            library: OnceLock::new(),
+        };
+        match interface {
+            Some(interface) => fmu.through(interface),
+            None => Ok(fmu),
+        }
+    }
+
+    /// The same FMU (same unpacked files) seen through `interface`; an error names what the
+    /// FMU lacks. Its library is loaded apart from this one's.
+    pub fn through(&self, interface: Interface) -> Result<Fmu> {
+        let view = self
+            .file_description
+            .for_interface(interface)
+            .map_err(|message| Error::Binary {
+                path: self.archive.source().to_path_buf(),
+                message,
+            })?;
+        Ok(Fmu {
+            archive: self.archive.clone(),
+            file_description: self.file_description.clone(),
+            description: Arc::new(view),
+            interface: Some(interface),
             library: OnceLock::new(),
         })
+    }
+
+    /// The interface this FMU is seen through (`None`: it has neither).
+    pub fn interface(&self) -> Option<Interface> {
+        self.interface
+    }
+
+    /// The model description as the file says it (both interfaces; `inspect` shows this).
+    pub fn file_description(&self) -> &Arc<ModelDescription> {
+        &self.file_description
     }
 
     /// The path the FMU was opened from.
@@ -55,7 +101,7 @@ impl Fmu {
         self.archive.source()
     }
 
-    /// The model description.
+    /// The model description the masters see (see [`Fmu::through`]).
     pub fn description(&self) -> &Arc<ModelDescription> {
         &self.description
     }
@@ -70,25 +116,40 @@ impl Fmu {
         self.archive.clone()
     }
 
-    /// The Co-Simulation binary for this platform (loaded on first use, then shared).
+    /// The binary of the interface for this platform (loaded on first use, then shared).
     pub fn library(&self) -> Result<&Arc<FmuLibrary>> {
         if let Some(library) = self.library.get() {
             return Ok(library);
         }
-        let loaded = FmuLibrary::load(&self.binary_path()?, &self.description)
+        let interface = self.require_interface()?;
+        let loaded = FmuLibrary::load(&self.binary_path()?, &self.description, interface)
             .map_err(|e| self.archive.name_by_source(e))?;
         Ok(self.library.get_or_init(|| loaded))
     }
 
-    /// Path of the Co-Simulation binary for this platform.
-    pub fn binary_path(&self) -> Result<PathBuf> {
-        let identifier = self.description.co_simulation_identifier().ok_or_else(|| Error::Binary {
+    fn require_interface(&self) -> Result<Interface> {
+        self.interface.ok_or_else(|| Error::Binary {
             path: self.archive.source().to_path_buf(),
             message: format!(
-                "model \"{}\" has no Co-Simulation interface; cosimo drives Co-Simulation FMUs only",
+                "model \"{}\" has neither a Co-Simulation nor a Model Exchange interface",
                 self.description.model_name
             ),
-        })?;
+        })
+    }
+
+    /// Path of the binary of the interface for this platform.
+    pub fn binary_path(&self) -> Result<PathBuf> {
+        self.require_interface()?;
+        let identifier =
+            self.description
+                .co_simulation_identifier()
+                .ok_or_else(|| Error::Binary {
+                    path: self.archive.source().to_path_buf(),
+                    message: format!(
+                        "model \"{}\" has no Co-Simulation interface",
+                        self.description.model_name
+                    ),
+                })?;
         self.archive
             .binary_path(self.description.fmi_version, identifier)
     }
@@ -103,12 +164,29 @@ impl Fmu {
         for variable in self.description.variables.iter().filter(|v| v.is_array()) {
             values::check_array_size(&self.description, variable)?;
         }
-        instance::instantiate(
-            Arc::clone(self.library()?),
-            Arc::clone(&self.description),
-            name,
-            self.archive.resources_dir().as_deref(),
-            options,
-        )
+        let library = Arc::clone(self.library()?);
+        let resources = self.archive.resources_dir();
+        match self.require_interface()? {
+            Interface::CoSimulation => instance::instantiate(
+                library,
+                Arc::clone(&self.description),
+                name,
+                resources.as_deref(),
+                options,
+            ),
+            Interface::ModelExchange => {
+                let solver = options.solver;
+                let inner = instance::instantiate_model_exchange(
+                    library,
+                    Arc::clone(&self.description),
+                    name,
+                    resources.as_deref(),
+                    options,
+                )?;
+                Ok(Box::new(model_exchange::ModelExchangeSlave::new(
+                    inner, solver,
+                )?))
+            }
+        }
     }
 }

@@ -47,6 +47,9 @@ pub enum PolynomialInputMode {
     IntermediateUpdate,
     /// The slave splits the step into sub-steps and sets the polynomial's value before each.
     SubSteps,
+    /// A Model Exchange component: cosimo's integrator sets the polynomial's value at every
+    /// time it evaluates the model (the input follows the polynomial exactly).
+    Evaluated,
 }
 
 /// The lifecycle state of an instance, as FMI defines it (used to refuse calls early).
@@ -58,6 +61,8 @@ pub enum SlaveState {
     InitializationMode,
     StepMode,
     EventMode,
+    /// Model Exchange: the importer integrates the continuous states.
+    ContinuousTimeMode,
     Terminated,
     /// A call returned `Error` (FMI 2 state "error"): the simulation cannot go on with this
     /// instance; only a reset, restoring an FMU state saved before, or freeing it is allowed.

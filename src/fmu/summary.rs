@@ -161,6 +161,50 @@ fn type_text(md: &ModelDescription, v: &Variable) -> String {
     text
 }
 
+/// The Model Exchange flags as the FMU's FMI version spells them.
+fn model_exchange_flags(
+    me: &super::description::ModelExchange,
+    fmi3: bool,
+) -> Vec<(&'static str, bool)> {
+    if fmi3 {
+        vec![
+            ("needsExecutionTool", me.needs_execution_tool),
+            (
+                "needsCompletedIntegratorStep",
+                me.needs_completed_integrator_step,
+            ),
+            (
+                "canBeInstantiatedOnlyOncePerProcess",
+                me.can_be_instantiated_only_once_per_process,
+            ),
+            ("canGetAndSetFMUState", me.can_get_and_set_fmu_state),
+            ("canSerializeFMUState", me.can_serialize_fmu_state),
+            (
+                "providesDirectionalDerivatives",
+                me.provides_directional_derivatives,
+            ),
+        ]
+    } else {
+        vec![
+            ("needsExecutionTool", me.needs_execution_tool),
+            (
+                "completedIntegratorStepNotNeeded",
+                !me.needs_completed_integrator_step,
+            ),
+            (
+                "canBeInstantiatedOnlyOncePerProcess",
+                me.can_be_instantiated_only_once_per_process,
+            ),
+            ("canGetAndSetFMUstate", me.can_get_and_set_fmu_state),
+            ("canSerializeFMUstate", me.can_serialize_fmu_state),
+            (
+                "providesDirectionalDerivative",
+                me.provides_directional_derivatives,
+            ),
+        ]
+    }
+}
+
 /// The human summary printed by `cosimo inspect`.
 pub fn text(md: &ModelDescription, source: &Path) -> String {
     let mut out = String::new();
@@ -216,6 +260,24 @@ pub fn text(md: &ModelDescription, source: &Path) -> String {
             }
         );
         let _ = writeln!(out, "  Input polynomials {}", input_polynomials(cs, fmi3));
+    }
+    if let Some(me) = &md.model_exchange {
+        let on: Vec<&str> = model_exchange_flags(me, fmi3)
+            .into_iter()
+            .filter(|(_, value)| *value)
+            .map(|(name, _)| name)
+            .collect();
+        let _ = writeln!(
+            out,
+            "  Model Exchange   {} continuous states, {} event indicators; {}",
+            md.model_structure.continuous_state_derivatives.len(),
+            md.number_of_event_indicators,
+            if on.is_empty() {
+                "no capabilities".to_string()
+            } else {
+                on.join(", ")
+            }
+        );
     }
     let fmt_opt = |x: Option<f64>| x.map_or("-".to_string(), |v| v.to_string());
     match &md.default_experiment {
@@ -361,7 +423,24 @@ pub fn json(md: &ModelDescription, source: &Path) -> Value {
             "modelIdentifier": cs.model_identifier,
             "capabilities": capabilities,
         })),
-        "modelExchange": md.model_exchange_identifier.as_ref().map(|id| json!({"modelIdentifier": id})),
+        "modelExchange": md.model_exchange_identifier.as_ref().map(|id| {
+            let capabilities: serde_json::Map<String, Value> = md
+                .model_exchange
+                .as_ref()
+                .map(|me| {
+                    model_exchange_flags(me, fmi3)
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), Value::Bool(v)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({
+                "modelIdentifier": id,
+                "capabilities": capabilities,
+                "continuousStates": md.model_structure.continuous_state_derivatives.len(),
+                "eventIndicators": md.number_of_event_indicators,
+            })
+        }),
         "defaultExperiment": md.default_experiment.as_ref().map(|de| json!({
             "startTime": de.start_time,
             "stopTime": de.stop_time,

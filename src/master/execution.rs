@@ -20,7 +20,7 @@ use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::values::apply_start_values;
 use crate::fmu::worker::{self, WorkerOptions, WorkerProcess};
-use crate::fmu::{Fmu, Slave, SlaveState, StateId, ValueReference};
+use crate::fmu::{Fmu, Interface, Slave, SlaveState, StateId, ValueReference};
 use crate::system::graph::{self, CouplingGraph};
 use crate::system::resolve::{resolve, ResolvedSystem};
 use crate::system::System;
@@ -57,6 +57,9 @@ pub struct RunOptions {
     /// Spread the isolated components without a `workerGroup` over this many worker processes
     /// (`--worker-processes`; `None`: a process each).
     pub worker_processes: Option<usize>,
+    /// The interface of the FMUs that have both, for components that choose none
+    /// (`--interface`; `None`: Co-Simulation).
+    pub interface: Option<Interface>,
 }
 
 /// Where a component runs when it runs in a worker process.
@@ -411,6 +414,7 @@ impl Execution {
             .map(|fmu| (fmu.source().to_path_buf(), fmu.clone()))
             .collect();
         let mut fmus = Vec::with_capacity(system.components.len());
+        let mut views: HashMap<(PathBuf, Interface), Arc<Fmu>> = HashMap::new();
         for component in &system.components {
             let fmu = match opened.get(&component.fmu) {
                 Some(fmu) => fmu.clone(),
@@ -421,6 +425,28 @@ impl Execution {
                     opened.insert(component.fmu.clone(), fmu.clone());
                     fmu
                 }
+            };
+            // The component's own choice must be there; --interface only picks between two.
+            let file = fmu.file_description();
+            let has_both = file.co_simulation.is_some() && file.model_exchange.is_some();
+            let wanted = component
+                .interface
+                .or(options.interface.filter(|_| has_both));
+            let fmu = match wanted {
+                Some(interface) if fmu.interface() != Some(interface) => {
+                    match views.get(&(component.fmu.clone(), interface)) {
+                        Some(view) => view.clone(),
+                        None => {
+                            let view = Arc::new(
+                                fmu.through(interface)
+                                    .map_err(|e| in_component(&component.name, e))?,
+                            );
+                            views.insert((component.fmu.clone(), interface), view.clone());
+                            view
+                        }
+                    }
+                }
+                _ => fmu,
             };
             fmus.push(fmu);
         }

@@ -15,6 +15,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use super::{Component, Connection, Endpoint, System};
+use crate::fmu::Interface;
 use crate::settings::implicit::{Extension, JacobianMethod};
 use crate::settings::{
     AlgorithmKind, Experiment, ExperimentSpec, Labels, LoopSettings, LoopSolver,
@@ -126,6 +127,7 @@ fn component_argument(arg: &str) -> Result<Component> {
         isolate: None,
         call_timeout: None,
         worker_group: None,
+        interface: None,
     })
 }
 
@@ -341,6 +343,7 @@ struct ComponentEntry {
     isolate: Option<bool>,
     call_timeout: Option<f64>,
     worker_group: Option<String>,
+    interface: Option<Interface>,
 }
 
 fn one() -> u32 {
@@ -728,6 +731,7 @@ impl SystemFile {
                 isolate: c.isolate,
                 call_timeout: c.call_timeout,
                 worker_group: c.worker_group,
+                interface: c.interface,
             })
             .collect();
         let connections = self

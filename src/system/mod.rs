@@ -14,6 +14,7 @@ pub mod units;
 
 use std::path::PathBuf;
 
+use crate::fmu::Interface;
 use crate::settings::Experiment;
 
 /// A co-simulation system: components, how they are connected, and how to run it.
@@ -49,6 +50,9 @@ pub struct Component {
     /// name it (implies a worker process; `None`: a process of its own, or as `--worker-processes`
     /// spreads the isolated components).
     pub worker_group: Option<String>,
+    /// The FMU's interface this component uses (`None`: `--interface`, else Co-Simulation
+    /// when the FMU has it, else Model Exchange).
+    pub interface: Option<Interface>,
 }
 
 /// One end of a connection: `component.variable`.
@@ -213,6 +217,7 @@ impl System {
                 isolate: None,
                 call_timeout: None,
                 worker_group: None,
+                interface: None,
             }],
             connections: Vec::new(),
             experiment,

@@ -28,6 +28,7 @@ pub fn component(name: &str, model: &str, version: u8, parameters: &[(&str, f64)
         isolate: None,
         call_timeout: None,
         worker_group: None,
+        interface: None,
     }
 }
 

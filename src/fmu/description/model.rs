@@ -56,8 +56,13 @@ pub struct ModelDescription {
     pub variable_naming_convention: Option<String>,
     /// The Co-Simulation interface, when the FMU offers one.
     pub co_simulation: Option<CoSimulation>,
-    /// Model identifier of the Model Exchange interface, when offered (cosimo does not drive it).
+    /// Model identifier of the Model Exchange interface, when offered (as written, even empty).
     pub model_exchange_identifier: Option<String>,
+    /// The Model Exchange interface, when the FMU offers one with a model identifier.
+    pub model_exchange: Option<ModelExchange>,
+    /// Number of event indicators (FMI 2 `numberOfEventIndicators`, FMI 3 the
+    /// `<EventIndicator>` elements of the model structure).
+    pub number_of_event_indicators: usize,
     /// Model identifier of the Scheduled Execution interface (FMI 3), when offered.
     pub scheduled_execution_identifier: Option<String>,
     /// `UnitDefinitions`.
@@ -117,6 +122,57 @@ pub struct CoSimulation {
     pub provides_evaluate_discrete_states: bool,
     /// FMI 3 `recommendedIntermediateInputSmoothness`.
     pub recommended_intermediate_input_smoothness: i32,
+}
+
+/// Model Exchange capabilities: the union of the FMI 2 and FMI 3 flags.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ModelExchange {
+    /// `modelIdentifier`: the shared library's file stem and (FMI 2) the function prefix.
+    pub model_identifier: String,
+    /// `needsExecutionTool`.
+    pub needs_execution_tool: bool,
+    /// Whether `fmi*CompletedIntegratorStep` must be called after every integrator step (FMI 2
+    /// `completedIntegratorStepNotNeeded` false, FMI 3 `needsCompletedIntegratorStep` true).
+    pub needs_completed_integrator_step: bool,
+    /// `canBeInstantiatedOnlyOncePerProcess`.
+    pub can_be_instantiated_only_once_per_process: bool,
+    /// `canGetAndSetFMUstate` (FMI 2) / `canGetAndSetFMUState` (FMI 3).
+    pub can_get_and_set_fmu_state: bool,
+    /// `canSerializeFMUstate` (FMI 2) / `canSerializeFMUState` (FMI 3).
+    pub can_serialize_fmu_state: bool,
+    /// FMI 2 `providesDirectionalDerivative` / FMI 3 `providesDirectionalDerivatives`.
+    pub provides_directional_derivatives: bool,
+}
+
+/// Which of an FMU's interfaces a component uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Interface {
+    /// Co-Simulation: the FMU integrates itself (`fmi*DoStep`).
+    #[serde(rename = "cs")]
+    CoSimulation,
+    /// Model Exchange: cosimo integrates the FMU's equations with its own solver.
+    #[serde(rename = "me")]
+    ModelExchange,
+}
+
+impl Interface {
+    /// Parse the command line's and the system file's spelling (`cs`, `me`).
+    pub fn parse(text: &str) -> Option<Interface> {
+        match text {
+            "cs" => Some(Interface::CoSimulation),
+            "me" => Some(Interface::ModelExchange),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Interface {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Interface::CoSimulation => "Co-Simulation",
+            Interface::ModelExchange => "Model Exchange",
+        })
+    }
 }
 
 /// A unit with its SI base-unit exponents and display units.
@@ -470,6 +526,70 @@ impl ModelDescription {
         self.co_simulation
             .as_ref()
             .map(|cs| cs.model_identifier.as_str())
+    }
+
+    /// The interface a component uses when nothing chooses: Co-Simulation when the FMU has it,
+    /// else Model Exchange (`None`: neither).
+    pub fn default_interface(&self) -> Option<Interface> {
+        if self.co_simulation.is_some() {
+            Some(Interface::CoSimulation)
+        } else if self.model_exchange.is_some() {
+            Some(Interface::ModelExchange)
+        } else {
+            None
+        }
+    }
+
+    /// The description the masters see for a component that uses `interface`: this one for
+    /// Co-Simulation; for Model Exchange a copy whose Co-Simulation capabilities are what the
+    /// Model Exchange component offers (cosimo's integrator makes the steps: any step size,
+    /// inputs that follow polynomials exactly, FMU states and directional derivatives as the
+    /// Model Exchange interface declares them). `Err` says what the FMU lacks.
+    pub fn for_interface(
+        &self,
+        interface: Interface,
+    ) -> std::result::Result<ModelDescription, String> {
+        match interface {
+            Interface::CoSimulation => match &self.co_simulation {
+                Some(_) => Ok(self.clone()),
+                None => Err(format!(
+                    "model \"{}\" has no Co-Simulation interface{}",
+                    self.model_name,
+                    if self.model_exchange.is_some() {
+                        " (it has Model Exchange: use interface \"me\")"
+                    } else {
+                        ""
+                    }
+                )),
+            },
+            Interface::ModelExchange => {
+                let Some(me) = &self.model_exchange else {
+                    return Err(format!(
+                        "model \"{}\" has no Model Exchange interface{}",
+                        self.model_name,
+                        if self.co_simulation.is_some() {
+                            " (it has Co-Simulation: use interface \"cs\")"
+                        } else {
+                            ""
+                        }
+                    ));
+                };
+                let mut view = self.clone();
+                view.co_simulation = Some(CoSimulation {
+                    model_identifier: me.model_identifier.clone(),
+                    needs_execution_tool: me.needs_execution_tool,
+                    can_handle_variable_communication_step_size: true,
+                    can_interpolate_inputs: true,
+                    can_be_instantiated_only_once_per_process: me
+                        .can_be_instantiated_only_once_per_process,
+                    can_get_and_set_fmu_state: me.can_get_and_set_fmu_state,
+                    can_serialize_fmu_state: false,
+                    provides_directional_derivatives: me.provides_directional_derivatives,
+                    ..CoSimulation::default()
+                });
+                Ok(view)
+            }
+        }
     }
 
     /// The output's declared dependencies on inputs (direct feedthrough), as variable indices.

@@ -117,6 +117,9 @@ impl Warnings {
     }
 }
 
+/// The most event indicators an FMI 2 model description may declare.
+const MAX_EVENT_INDICATORS: usize = 10_000_000;
+
 /// Parse the text of a `modelDescription.xml`; also returns the warnings.
 pub(super) fn parse(xml: &str) -> R<(ModelDescription, Warnings)> {
     let mut w = Warnings::new();
@@ -144,25 +147,27 @@ pub(super) fn parse(xml: &str) -> R<(ModelDescription, Warnings)> {
         .child("CoSimulation")
         .map(|e| co_simulation(e, version))
         .transpose()?;
-    let mut unused_identifier = |label: &str, what: &str| -> R<Option<String>> {
+    let mut identifier = |label: &str, consequence: &str| -> R<Option<String>> {
         let Some(e) = root.child(label) else {
             return Ok(None);
         };
-        let id = named(
-            e,
-            label,
-            "modelIdentifier",
-            &format!(
-                "it names the {what} binary, which cosimo does not load (it drives the \
-                 Co-Simulation interface)"
-            ),
-            &mut w,
-        )?;
+        let id = named(e, label, "modelIdentifier", consequence, &mut w)?;
         Ok(Some(id.to_string()))
     };
-    let model_exchange_identifier = unused_identifier("ModelExchange", "Model Exchange")?;
-    let scheduled_execution_identifier =
-        unused_identifier("ScheduledExecution", "Scheduled Execution")?;
+    let model_exchange = root
+        .child("ModelExchange")
+        .map(|e| model_exchange(e, version))
+        .transpose()?
+        .flatten();
+    let model_exchange_identifier = identifier(
+        "ModelExchange",
+        "it names the Model Exchange binary, so that interface cannot be used",
+    )?;
+    let scheduled_execution_identifier = identifier(
+        "ScheduledExecution",
+        "it names the Scheduled Execution binary, which cosimo does not load (it drives the \
+         Co-Simulation and Model Exchange interfaces)",
+    )?;
 
     let units = match root.child("UnitDefinitions") {
         Some(e) => units(e, &mut w)?,
@@ -202,7 +207,31 @@ pub(super) fn parse(xml: &str) -> R<(ModelDescription, Warnings)> {
         None => ModelStructure::default(),
     };
 
+    let number_of_event_indicators = match version {
+        FmiVersion::Fmi2 => {
+            let n: usize = opt_parse(
+                &root,
+                label,
+                "numberOfEventIndicators",
+                "a non-negative integer",
+            )?
+            .unwrap_or(0);
+            // Buffers of this size are allocated per instance: refuse what no model has.
+            if n > MAX_EVENT_INDICATORS {
+                return Err(bad(
+                    &root,
+                    label,
+                    "numberOfEventIndicators",
+                    &n.to_string(),
+                    &format!("is more than {MAX_EVENT_INDICATORS}, which cosimo accepts"),
+                ));
+            }
+            n
+        }
+        FmiVersion::Fmi3 => model_structure.event_indicators.len(),
+    };
     let description = ModelDescription {
+        number_of_event_indicators,
         fmi_version: version,
         fmi_version_string: version_string,
         model_name: model_name.to_string(),
@@ -217,6 +246,7 @@ pub(super) fn parse(xml: &str) -> R<(ModelDescription, Warnings)> {
         variable_naming_convention: opt_string(&root, "variableNamingConvention"),
         co_simulation,
         model_exchange_identifier,
+        model_exchange,
         scheduled_execution_identifier,
         units,
         type_definitions,
@@ -595,6 +625,51 @@ fn co_simulation(e: &Element, version: FmiVersion) -> R<CoSimulation> {
         )?
         .unwrap_or(0),
     })
+}
+
+/// The `<ModelExchange>` element; `None` when its model identifier is empty (warned about
+/// with the identifier).
+fn model_exchange(e: &Element, version: FmiVersion) -> R<Option<ModelExchange>> {
+    let l = "ModelExchange";
+    let model_identifier = req(e, l, "modelIdentifier")?;
+    if model_identifier.trim().is_empty() {
+        return Ok(None);
+    }
+    let (state, serialize, directional) = match version {
+        FmiVersion::Fmi2 => (
+            ["canGetAndSetFMUstate", "canGetAndSetFMUState"],
+            ["canSerializeFMUstate", "canSerializeFMUState"],
+            [
+                "providesDirectionalDerivative",
+                "providesDirectionalDerivatives",
+            ],
+        ),
+        FmiVersion::Fmi3 => (
+            ["canGetAndSetFMUState", "canGetAndSetFMUstate"],
+            ["canSerializeFMUState", "canSerializeFMUstate"],
+            [
+                "providesDirectionalDerivatives",
+                "providesDirectionalDerivative",
+            ],
+        ),
+    };
+    let needs_completed_integrator_step = match version {
+        FmiVersion::Fmi2 => !flag(e, l, "completedIntegratorStepNotNeeded")?,
+        FmiVersion::Fmi3 => flag(e, l, "needsCompletedIntegratorStep")?,
+    };
+    Ok(Some(ModelExchange {
+        model_identifier: model_identifier.to_string(),
+        needs_execution_tool: flag(e, l, "needsExecutionTool")?,
+        needs_completed_integrator_step,
+        can_be_instantiated_only_once_per_process: flag(
+            e,
+            l,
+            "canBeInstantiatedOnlyOncePerProcess",
+        )?,
+        can_get_and_set_fmu_state: flag2(e, l, state[0], state[1])?,
+        can_serialize_fmu_state: flag2(e, l, serialize[0], serialize[1])?,
+        provides_directional_derivatives: flag2(e, l, directional[0], directional[1])?,
+    }))
 }
 
 fn units(e: &Element, w: &mut Warnings) -> R<Vec<Unit>> {

@@ -5,9 +5,9 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
 
-use super::missing_capability;
+use super::{missing_capability, require_interface};
 use crate::error::Result;
-use crate::fmu::description::ModelDescription;
+use crate::fmu::description::{Interface, ModelDescription};
 
 pub type fmi2Component = *mut c_void;
 pub type fmi2ComponentEnvironment = *mut c_void;
@@ -69,7 +69,7 @@ pub struct fmi2CallbackFunctions {
     pub componentEnvironment: fmi2ComponentEnvironment,
 }
 
-/// `fmi2EventInfo` (Model Exchange; declared for completeness).
+/// `fmi2EventInfo` (Model Exchange).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct fmi2EventInfo {
@@ -231,6 +231,29 @@ pub type fmi2GetBooleanStatusTYPE = unsafe extern "C" fn(
 pub type fmi2GetStringStatusTYPE =
     unsafe extern "C" fn(c: fmi2Component, s: fmi2StatusKind, value: *mut fmi2String) -> fmi2Status;
 
+// Model Exchange functions.
+pub type fmi2EnterEventModeTYPE = unsafe extern "C" fn(c: fmi2Component) -> fmi2Status;
+pub type fmi2NewDiscreteStatesTYPE =
+    unsafe extern "C" fn(c: fmi2Component, fmi2eventInfo: *mut fmi2EventInfo) -> fmi2Status;
+pub type fmi2EnterContinuousTimeModeTYPE = unsafe extern "C" fn(c: fmi2Component) -> fmi2Status;
+pub type fmi2CompletedIntegratorStepTYPE = unsafe extern "C" fn(
+    c: fmi2Component,
+    noSetFMUStatePriorToCurrentPoint: fmi2Boolean,
+    enterEventMode: *mut fmi2Boolean,
+    terminateSimulation: *mut fmi2Boolean,
+) -> fmi2Status;
+pub type fmi2SetTimeTYPE = unsafe extern "C" fn(c: fmi2Component, time: fmi2Real) -> fmi2Status;
+pub type fmi2SetContinuousStatesTYPE =
+    unsafe extern "C" fn(c: fmi2Component, x: *const fmi2Real, nx: usize) -> fmi2Status;
+pub type fmi2GetDerivativesTYPE =
+    unsafe extern "C" fn(c: fmi2Component, derivatives: *mut fmi2Real, nx: usize) -> fmi2Status;
+pub type fmi2GetEventIndicatorsTYPE =
+    unsafe extern "C" fn(c: fmi2Component, eventIndicators: *mut fmi2Real, ni: usize) -> fmi2Status;
+pub type fmi2GetContinuousStatesTYPE =
+    unsafe extern "C" fn(c: fmi2Component, x: *mut fmi2Real, nx: usize) -> fmi2Status;
+pub type fmi2GetNominalsOfContinuousStatesTYPE =
+    unsafe extern "C" fn(c: fmi2Component, x_nominal: *mut fmi2Real, nx: usize) -> fmi2Status;
+
 extern "C" {
     /// The C shim (`fmi2_logger.c`) that formats FMI 2 log messages and forwards them to the
     /// sink stored at the start of the component environment.
@@ -256,7 +279,8 @@ pub type Fmi2LogSink = unsafe extern "C" fn(
 );
 
 super::function_table! {
-    /// The FMI 2 Co-Simulation functions of one shared library.
+    /// The FMI 2 functions of one shared library: the common ones, and those of the interface
+    /// it was loaded for (checked by [`Fmi2Functions::load`]).
     pub struct Fmi2Functions {
         required {
             instantiate: fmi2InstantiateTYPE = "fmi2Instantiate",
@@ -274,7 +298,6 @@ super::function_table! {
             set_integer: fmi2SetIntegerTYPE = "fmi2SetInteger",
             set_boolean: fmi2SetBooleanTYPE = "fmi2SetBoolean",
             set_string: fmi2SetStringTYPE = "fmi2SetString",
-            do_step: fmi2DoStepTYPE = "fmi2DoStep",
         }
         optional {
             get_types_platform: fmi2GetTypesPlatformTYPE = "fmi2GetTypesPlatform",
@@ -295,19 +318,70 @@ super::function_table! {
             get_integer_status: fmi2GetIntegerStatusTYPE = "fmi2GetIntegerStatus",
             get_boolean_status: fmi2GetBooleanStatusTYPE = "fmi2GetBooleanStatus",
             get_string_status: fmi2GetStringStatusTYPE = "fmi2GetStringStatus",
+            do_step: fmi2DoStepTYPE = "fmi2DoStep",
+            enter_event_mode: fmi2EnterEventModeTYPE = "fmi2EnterEventMode",
+            new_discrete_states: fmi2NewDiscreteStatesTYPE = "fmi2NewDiscreteStates",
+            enter_continuous_time_mode: fmi2EnterContinuousTimeModeTYPE = "fmi2EnterContinuousTimeMode",
+            completed_integrator_step: fmi2CompletedIntegratorStepTYPE = "fmi2CompletedIntegratorStep",
+            set_time: fmi2SetTimeTYPE = "fmi2SetTime",
+            set_continuous_states: fmi2SetContinuousStatesTYPE = "fmi2SetContinuousStates",
+            get_derivatives: fmi2GetDerivativesTYPE = "fmi2GetDerivatives",
+            get_event_indicators: fmi2GetEventIndicatorsTYPE = "fmi2GetEventIndicators",
+            get_continuous_states: fmi2GetContinuousStatesTYPE = "fmi2GetContinuousStates",
+            get_nominals_of_continuous_states: fmi2GetNominalsOfContinuousStatesTYPE = "fmi2GetNominalsOfContinuousStates",
         }
     }
 }
 
 impl Fmi2Functions {
-    /// Resolve the FMI 2 functions from `library` (loaded from `path`) and check that every
-    /// optional function the model description's capability flags promise is there.
+    /// Resolve the FMI 2 functions from `library` (loaded from `path`) and check that the
+    /// functions of `interface`, and every optional function the model description's
+    /// capability flags promise, are there. `description` is the one for `interface` (see
+    /// [`ModelDescription::for_interface`]).
     pub fn load(
         library: &libloading::Library,
         path: &Path,
         description: &ModelDescription,
+        interface: Interface,
     ) -> Result<Self> {
         let functions = Self::resolve(library, path)?;
+        let interface_functions: &[(bool, &str)] = match interface {
+            Interface::CoSimulation => &[(functions.do_step.is_some(), "fmi2DoStep")],
+            Interface::ModelExchange => &[
+                (functions.enter_event_mode.is_some(), "fmi2EnterEventMode"),
+                (
+                    functions.new_discrete_states.is_some(),
+                    "fmi2NewDiscreteStates",
+                ),
+                (
+                    functions.enter_continuous_time_mode.is_some(),
+                    "fmi2EnterContinuousTimeMode",
+                ),
+                (
+                    functions.completed_integrator_step.is_some(),
+                    "fmi2CompletedIntegratorStep",
+                ),
+                (functions.set_time.is_some(), "fmi2SetTime"),
+                (
+                    functions.set_continuous_states.is_some(),
+                    "fmi2SetContinuousStates",
+                ),
+                (functions.get_derivatives.is_some(), "fmi2GetDerivatives"),
+                (
+                    functions.get_event_indicators.is_some(),
+                    "fmi2GetEventIndicators",
+                ),
+                (
+                    functions.get_continuous_states.is_some(),
+                    "fmi2GetContinuousStates",
+                ),
+                (
+                    functions.get_nominals_of_continuous_states.is_some(),
+                    "fmi2GetNominalsOfContinuousStates",
+                ),
+            ],
+        };
+        require_interface(path, interface, interface_functions)?;
         let Some(cs) = description.co_simulation.as_ref() else {
             return Ok(functions);
         };

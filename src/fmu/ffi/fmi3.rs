@@ -7,9 +7,9 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
 
-use super::missing_capability;
+use super::{missing_capability, require_interface};
 use crate::error::Result;
-use crate::fmu::description::ModelDescription;
+use crate::fmu::description::{Interface, ModelDescription};
 
 pub type fmi3Instance = *mut c_void;
 pub type fmi3InstanceEnvironment = *mut c_void;
@@ -500,15 +500,57 @@ pub type fmi3DoStepTYPE = unsafe extern "C" fn(
     lastSuccessfulTime: *mut fmi3Float64,
 ) -> fmi3Status;
 
+// Model Exchange functions.
+pub type fmi3EnterContinuousTimeModeTYPE =
+    unsafe extern "C" fn(instance: fmi3Instance) -> fmi3Status;
+pub type fmi3CompletedIntegratorStepTYPE = unsafe extern "C" fn(
+    instance: fmi3Instance,
+    noSetFMUStatePriorToCurrentPoint: fmi3Boolean,
+    enterEventMode: *mut fmi3Boolean,
+    terminateSimulation: *mut fmi3Boolean,
+) -> fmi3Status;
+pub type fmi3SetTimeTYPE =
+    unsafe extern "C" fn(instance: fmi3Instance, time: fmi3Float64) -> fmi3Status;
+pub type fmi3SetContinuousStatesTYPE = unsafe extern "C" fn(
+    instance: fmi3Instance,
+    continuousStates: *const fmi3Float64,
+    nContinuousStates: usize,
+) -> fmi3Status;
+pub type fmi3GetContinuousStateDerivativesTYPE = unsafe extern "C" fn(
+    instance: fmi3Instance,
+    derivatives: *mut fmi3Float64,
+    nContinuousStates: usize,
+) -> fmi3Status;
+pub type fmi3GetEventIndicatorsTYPE = unsafe extern "C" fn(
+    instance: fmi3Instance,
+    eventIndicators: *mut fmi3Float64,
+    nEventIndicators: usize,
+) -> fmi3Status;
+pub type fmi3GetContinuousStatesTYPE = unsafe extern "C" fn(
+    instance: fmi3Instance,
+    continuousStates: *mut fmi3Float64,
+    nContinuousStates: usize,
+) -> fmi3Status;
+pub type fmi3GetNominalsOfContinuousStatesTYPE = unsafe extern "C" fn(
+    instance: fmi3Instance,
+    nominals: *mut fmi3Float64,
+    nContinuousStates: usize,
+) -> fmi3Status;
+pub type fmi3GetNumberOfEventIndicatorsTYPE =
+    unsafe extern "C" fn(instance: fmi3Instance, nEventIndicators: *mut usize) -> fmi3Status;
+pub type fmi3GetNumberOfContinuousStatesTYPE =
+    unsafe extern "C" fn(instance: fmi3Instance, nContinuousStates: *mut usize) -> fmi3Status;
+
 super::function_table! {
-    /// The FMI 3 Co-Simulation functions of one shared library.
+    /// The FMI 3 functions of one shared library.
     ///
-    /// Only the lifecycle, Float64 get/set and `fmi3DoStep` are required to load; any other
+    /// Only the lifecycle, Float64 get/set and the functions of the interface the library is
+    /// loaded for (`fmi3InstantiateCoSimulation` and `fmi3DoStep`, or Model Exchange's) are
+    /// required to load ([`Fmi3Functions::load`]); any other
     /// missing function is reported when it is first needed (or at load when the model
     /// description declares the capability that needs it).
     pub struct Fmi3Functions {
         required {
-            instantiate_co_simulation: fmi3InstantiateCoSimulationTYPE = "fmi3InstantiateCoSimulation",
             free_instance: fmi3FreeInstanceTYPE = "fmi3FreeInstance",
             enter_initialization_mode: fmi3EnterInitializationModeTYPE = "fmi3EnterInitializationMode",
             exit_initialization_mode: fmi3ExitInitializationModeTYPE = "fmi3ExitInitializationMode",
@@ -516,7 +558,6 @@ super::function_table! {
             reset: fmi3ResetTYPE = "fmi3Reset",
             get_float64: fmi3GetFloat64TYPE = "fmi3GetFloat64",
             set_float64: fmi3SetFloat64TYPE = "fmi3SetFloat64",
-            do_step: fmi3DoStepTYPE = "fmi3DoStep",
         }
         optional {
             get_version: fmi3GetVersionTYPE = "fmi3GetVersion",
@@ -572,19 +613,83 @@ super::function_table! {
             enter_event_mode: fmi3EnterEventModeTYPE = "fmi3EnterEventMode",
             enter_step_mode: fmi3EnterStepModeTYPE = "fmi3EnterStepMode",
             get_output_derivatives: fmi3GetOutputDerivativesTYPE = "fmi3GetOutputDerivatives",
+            instantiate_co_simulation: fmi3InstantiateCoSimulationTYPE = "fmi3InstantiateCoSimulation",
+            do_step: fmi3DoStepTYPE = "fmi3DoStep",
+            instantiate_model_exchange: fmi3InstantiateModelExchangeTYPE = "fmi3InstantiateModelExchange",
+            enter_continuous_time_mode: fmi3EnterContinuousTimeModeTYPE = "fmi3EnterContinuousTimeMode",
+            completed_integrator_step: fmi3CompletedIntegratorStepTYPE = "fmi3CompletedIntegratorStep",
+            set_time: fmi3SetTimeTYPE = "fmi3SetTime",
+            set_continuous_states: fmi3SetContinuousStatesTYPE = "fmi3SetContinuousStates",
+            get_continuous_state_derivatives: fmi3GetContinuousStateDerivativesTYPE = "fmi3GetContinuousStateDerivatives",
+            get_event_indicators: fmi3GetEventIndicatorsTYPE = "fmi3GetEventIndicators",
+            get_continuous_states: fmi3GetContinuousStatesTYPE = "fmi3GetContinuousStates",
+            get_nominals_of_continuous_states: fmi3GetNominalsOfContinuousStatesTYPE = "fmi3GetNominalsOfContinuousStates",
+            get_number_of_event_indicators: fmi3GetNumberOfEventIndicatorsTYPE = "fmi3GetNumberOfEventIndicators",
+            get_number_of_continuous_states: fmi3GetNumberOfContinuousStatesTYPE = "fmi3GetNumberOfContinuousStates",
         }
     }
 }
 
 impl Fmi3Functions {
-    /// Resolve the FMI 3 functions from `library` (loaded from `path`) and check that every
-    /// optional function the model description's capability flags promise is there.
+    /// Resolve the FMI 3 functions from `library` (loaded from `path`) and check that the
+    /// functions of `interface`, and every optional function the model description's
+    /// capability flags promise, are there. `description` is the one for `interface` (see
+    /// [`ModelDescription::for_interface`]).
     pub fn load(
         library: &libloading::Library,
         path: &Path,
         description: &ModelDescription,
+        interface: Interface,
     ) -> Result<Self> {
         let f = Self::resolve(library, path)?;
+        match interface {
+            Interface::CoSimulation => require_interface(
+                path,
+                interface,
+                &[
+                    (
+                        f.instantiate_co_simulation.is_some(),
+                        "fmi3InstantiateCoSimulation",
+                    ),
+                    (f.do_step.is_some(), "fmi3DoStep"),
+                ],
+            )?,
+            Interface::ModelExchange => require_interface(
+                path,
+                interface,
+                &[
+                    (
+                        f.instantiate_model_exchange.is_some(),
+                        "fmi3InstantiateModelExchange",
+                    ),
+                    (f.enter_event_mode.is_some(), "fmi3EnterEventMode"),
+                    (
+                        f.update_discrete_states.is_some(),
+                        "fmi3UpdateDiscreteStates",
+                    ),
+                    (
+                        f.enter_continuous_time_mode.is_some(),
+                        "fmi3EnterContinuousTimeMode",
+                    ),
+                    (
+                        f.completed_integrator_step.is_some(),
+                        "fmi3CompletedIntegratorStep",
+                    ),
+                    (f.set_time.is_some(), "fmi3SetTime"),
+                    (f.set_continuous_states.is_some(), "fmi3SetContinuousStates"),
+                    (
+                        f.get_continuous_state_derivatives.is_some(),
+                        "fmi3GetContinuousStateDerivatives",
+                    ),
+                    (f.get_event_indicators.is_some(), "fmi3GetEventIndicators"),
+                    (f.get_continuous_states.is_some(), "fmi3GetContinuousStates"),
+                    (
+                        f.get_nominals_of_continuous_states.is_some(),
+                        "fmi3GetNominalsOfContinuousStates",
+                    ),
+                ],
+            )?,
+        }
         let Some(cs) = description.co_simulation.as_ref() else {
             return Ok(f);
         };

@@ -62,6 +62,21 @@ pub(crate) fn missing_capability(path: &Path, capability: &str, function: &str) 
     }
 }
 
+/// The error for the first of an interface's functions the binary lacks (`(present, name)`).
+pub(crate) fn require_interface(
+    path: &Path,
+    interface: crate::fmu::description::Interface,
+    functions: &[(bool, &str)],
+) -> Result<()> {
+    match functions.iter().find(|(present, _)| !present) {
+        None => Ok(()),
+        Some((_, function)) => Err(Error::Binary {
+            path: path.to_path_buf(),
+            message: format!("does not export {function}, which the {interface} interface needs"),
+        }),
+    }
+}
+
 /// Declares a table of FMI functions: `required` ones fail the load when missing, `optional`
 /// ones are `Option`s.
 macro_rules! function_table {

@@ -1,4 +1,5 @@
-//! The FMI 2.0 Co-Simulation instance.
+//! The FMI 2.0 instance: Co-Simulation, or Model Exchange (driven by
+//! [`crate::fmu::model_exchange`]).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::ManuallyDrop;
@@ -11,7 +12,7 @@ use super::{
     GET_STATES, SET_STATES,
 };
 use crate::error::{Error, FmiStatus, Result};
-use crate::fmu::description::{ModelDescription, ValueReference};
+use crate::fmu::description::{Interface, ModelDescription, ValueReference};
 use crate::fmu::ffi::fmi2::*;
 use crate::fmu::ffi::{calloc, free, Fmi2Functions};
 use crate::fmu::library::FmuLibrary;
@@ -19,9 +20,11 @@ use crate::fmu::slave::{
     DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
 };
 
-/// An FMI 2.0 Co-Simulation instance.
+/// An FMI 2.0 Co-Simulation or Model Exchange instance (as its library was loaded).
 pub struct Fmi2Instance {
     core: Core,
+    /// Instantiated as `fmi2ModelExchange`.
+    model_exchange: bool,
     f: Fmi2Functions,
     component: fmi2Component,
     /// The FMU may keep this pointer for its whole life: boxed, freed after fmi2FreeInstance
@@ -80,12 +83,18 @@ impl Fmi2Instance {
             componentEnvironment: core.env.as_ptr(),
         });
         let logging_on = core.options.logging_on;
+        let model_exchange = core.library().interface() == Interface::ModelExchange;
+        let (fmu_type, type_name) = if model_exchange {
+            (fmi2ModelExchange, "fmi2ModelExchange")
+        } else {
+            (fmi2CoSimulation, "fmi2CoSimulation")
+        };
         // SAFETY: all strings are NUL-terminated and live across the call; the callbacks and
         // the environment they point to outlive the component.
         let component = unsafe {
             (f.instantiate)(
                 c_name.as_ptr(),
-                fmi2CoSimulation,
+                fmu_type,
                 guid.as_ptr(),
                 c_uri.as_ref().map_or(std::ptr::null(), |u| u.as_ptr()),
                 &*callbacks,
@@ -96,7 +105,7 @@ impl Fmi2Instance {
         let description = Arc::clone(&core.description);
         core.trace_plain(|| {
             format!(
-                "fmi2Instantiate(instanceName={name:?}, fmuType=fmi2CoSimulation, fmuGUID={:?}, \
+                "fmi2Instantiate(instanceName={name:?}, fmuType={type_name}, fmuGUID={:?}, \
                  fmuResourceLocation={uri:?}, visible=false, loggingOn={logging_on}) -> {component:?}",
                 description.instantiation_token
             )
@@ -111,6 +120,7 @@ impl Fmi2Instance {
         }
         let mut instance = Fmi2Instance {
             core,
+            model_exchange,
             f,
             component,
             callbacks: ManuallyDrop::new(callbacks),
@@ -267,8 +277,12 @@ impl Fmi2Instance {
     /// One fmi2DoStep with Discard / terminate handling.
     fn step_once(&mut self, t: f64, h: f64, outer_t: f64, outer_h: f64) -> Result<StepResult> {
         const F: &str = "fmi2DoStep";
+        let do_step = self
+            .f
+            .do_step
+            .ok_or_else(|| self.core.missing_function("fmi2DoStep"))?;
         // SAFETY: valid component.
-        let raw = unsafe { (self.f.do_step)(self.component, t, h, fmi2False) };
+        let raw = unsafe { do_step(self.component, t, h, fmi2False) };
         let status = self.core.record(F, raw, || {
             format!(
                 "currentCommunicationPoint={t}, communicationStepSize={h}, \
@@ -410,6 +424,137 @@ macro_rules! fmi3_only {
     };
 }
 
+/// Calls `$field` of the function table with the component and `args`, checked as `$name`.
+macro_rules! me_call {
+    ($self:ident, $name:literal, $field:ident, $allowed:expr, ($($arg:expr),*), $show:expr) => {{
+        const F: &str = $name;
+        $self.core.require(F, $allowed)?;
+        let Some(function) = $self.f.$field.filter(|_| $self.model_exchange) else {
+            return Err($self.core.missing_function(F));
+        };
+        // SAFETY: valid component; the slices' pointers and lengths go together.
+        let raw = unsafe { function($self.component, $($arg),*) };
+        $self.core.check(F, raw, $show)
+    }};
+}
+
+const ME_EVALUATE: &[SlaveState] = &[
+    SlaveState::InitializationMode,
+    SlaveState::EventMode,
+    SlaveState::ContinuousTimeMode,
+    SlaveState::Terminated,
+];
+
+impl super::ModelExchangeInstance for Fmi2Instance {
+    fn continuous_state_count(&self) -> usize {
+        self.core
+            .description
+            .model_structure
+            .continuous_state_derivatives
+            .len()
+    }
+
+    fn event_indicator_count(&self) -> usize {
+        self.core.description.number_of_event_indicators
+    }
+
+    fn set_time(&mut self, time: f64) -> Result<()> {
+        me_call!(
+            self,
+            "fmi2SetTime",
+            set_time,
+            &[SlaveState::EventMode, SlaveState::ContinuousTimeMode],
+            (time),
+            || format!("time={time}")
+        )
+    }
+
+    fn set_continuous_states(&mut self, x: &[f64]) -> Result<()> {
+        me_call!(
+            self,
+            "fmi2SetContinuousStates",
+            set_continuous_states,
+            &[SlaveState::EventMode, SlaveState::ContinuousTimeMode],
+            (x.as_ptr(), x.len()),
+            || format!("x={x:?}")
+        )
+    }
+
+    fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<()> {
+        let n = x.len();
+        me_call!(
+            self,
+            "fmi2GetContinuousStates",
+            get_continuous_states,
+            ME_EVALUATE,
+            (x.as_mut_ptr(), n),
+            || format!("nx={n}")
+        )
+    }
+
+    fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<()> {
+        let n = dx.len();
+        me_call!(
+            self,
+            "fmi2GetDerivatives",
+            get_derivatives,
+            ME_EVALUATE,
+            (dx.as_mut_ptr(), n),
+            || format!("nx={n}")
+        )
+    }
+
+    fn get_event_indicators(&mut self, z: &mut [f64]) -> Result<()> {
+        let n = z.len();
+        me_call!(
+            self,
+            "fmi2GetEventIndicators",
+            get_event_indicators,
+            ME_EVALUATE,
+            (z.as_mut_ptr(), n),
+            || format!("ni={n}")
+        )
+    }
+
+    fn get_nominals(&mut self, nominals: &mut [f64]) -> Result<()> {
+        let n = nominals.len();
+        me_call!(
+            self,
+            "fmi2GetNominalsOfContinuousStates",
+            get_nominals_of_continuous_states,
+            ME_EVALUATE,
+            (nominals.as_mut_ptr(), n),
+            || format!("nx={n}")
+        )
+    }
+
+    fn enter_continuous_time_mode(&mut self) -> Result<()> {
+        me_call!(
+            self,
+            "fmi2EnterContinuousTimeMode",
+            enter_continuous_time_mode,
+            &[SlaveState::EventMode],
+            (),
+            String::new
+        )?;
+        self.core.state = SlaveState::ContinuousTimeMode;
+        Ok(())
+    }
+
+    fn completed_integrator_step(&mut self) -> Result<(bool, bool)> {
+        let (mut enter, mut terminate) = (fmi2False, fmi2False);
+        me_call!(
+            self,
+            "fmi2CompletedIntegratorStep",
+            completed_integrator_step,
+            &[SlaveState::ContinuousTimeMode],
+            (fmi2True, &mut enter, &mut terminate),
+            || "noSetFMUStatePriorToCurrentPoint=true".to_string()
+        )?;
+        Ok((enter != fmi2False, terminate != fmi2False))
+    }
+}
+
 impl Slave for Fmi2Instance {
     fn name(&self) -> &str {
         &self.core.name
@@ -477,7 +622,12 @@ impl Slave for Fmi2Instance {
         // SAFETY: valid component.
         let raw = unsafe { (self.f.exit_initialization_mode)(self.component) };
         self.core.check(F, raw, String::new)?;
-        self.core.state = SlaveState::StepMode;
+        // Model Exchange continues in event mode (FMI 2.0 §3.2.3).
+        self.core.state = if self.model_exchange {
+            SlaveState::EventMode
+        } else {
+            SlaveState::StepMode
+        };
         Ok(())
     }
 
@@ -494,15 +644,42 @@ impl Slave for Fmi2Instance {
     }
 
     fn enter_event_mode(&mut self) -> Result<()> {
-        Err(self
-            .core
-            .unsupported("enter_event_mode: FMI 2 Co-Simulation has no event mode"))
+        const F: &str = "fmi2EnterEventMode";
+        let Some(enter) = self.f.enter_event_mode.filter(|_| self.model_exchange) else {
+            return Err(self
+                .core
+                .unsupported("enter_event_mode: FMI 2 Co-Simulation has no event mode"));
+        };
+        self.core.require(F, &[SlaveState::ContinuousTimeMode])?;
+        // SAFETY: valid component.
+        let raw = unsafe { enter(self.component) };
+        self.core.check(F, raw, String::new)?;
+        self.core.state = SlaveState::EventMode;
+        Ok(())
     }
 
     fn update_discrete_states(&mut self) -> Result<DiscreteStatesUpdate> {
-        Err(self
-            .core
-            .unsupported("update_discrete_states: FMI 2 Co-Simulation has no event mode"))
+        const F: &str = "fmi2NewDiscreteStates";
+        let Some(new_discrete_states) = self.f.new_discrete_states.filter(|_| self.model_exchange)
+        else {
+            return Err(self
+                .core
+                .unsupported("update_discrete_states: FMI 2 Co-Simulation has no event mode"));
+        };
+        self.core.require(F, &[SlaveState::EventMode])?;
+        let mut info = fmi2EventInfo::default();
+        // SAFETY: valid component, a valid fmi2EventInfo to fill.
+        let raw = unsafe { new_discrete_states(self.component, &mut info) };
+        let update = DiscreteStatesUpdate {
+            discrete_states_need_update: info.newDiscreteStatesNeeded != fmi2False,
+            terminate_simulation: info.terminateSimulation != fmi2False,
+            nominals_of_continuous_states_changed: info.nominalsOfContinuousStatesChanged
+                != fmi2False,
+            values_of_continuous_states_changed: info.valuesOfContinuousStatesChanged != fmi2False,
+            next_event_time: (info.nextEventTimeDefined != fmi2False).then_some(info.nextEventTime),
+        };
+        self.core.check(F, raw, || format!("{update:?}"))?;
+        Ok(update)
     }
 
     fn enter_step_mode(&mut self) -> Result<()> {
@@ -513,7 +690,14 @@ impl Slave for Fmi2Instance {
 
     fn terminate(&mut self) -> Result<()> {
         const F: &str = "fmi2Terminate";
-        self.core.require(F, &[SlaveState::StepMode])?;
+        self.core.require(
+            F,
+            &[
+                SlaveState::StepMode,
+                SlaveState::EventMode,
+                SlaveState::ContinuousTimeMode,
+            ],
+        )?;
         // SAFETY: valid component.
         let raw = unsafe { (self.f.terminate)(self.component) };
         self.core.check(F, raw, String::new)?;

@@ -1,4 +1,5 @@
-//! The FMI 3.0 Co-Simulation instance.
+//! The FMI 3.0 instance: Co-Simulation, or Model Exchange (driven by
+//! [`crate::fmu::model_exchange`]).
 
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
@@ -11,7 +12,9 @@ use super::{
     ANY_STATE, GET_STATES, SET_STATES,
 };
 use crate::error::{Error, FmiStatus, Result};
-use crate::fmu::description::{Causality, ModelDescription, ValueReference, VariableType};
+use crate::fmu::description::{
+    Causality, Interface, ModelDescription, ValueReference, VariableType,
+};
 use crate::fmu::ffi::fmi3::*;
 use crate::fmu::ffi::Fmi3Functions;
 use crate::fmu::library::FmuLibrary;
@@ -19,9 +22,11 @@ use crate::fmu::slave::{
     DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
 };
 
-/// An FMI 3.0 Co-Simulation instance.
+/// An FMI 3.0 Co-Simulation or Model Exchange instance (as its library was loaded).
 pub struct Fmi3Instance {
     core: Core,
+    /// Instantiated with `fmi3InstantiateModelExchange`.
+    model_exchange: bool,
     f: Fmi3Functions,
     instance: fmi3Instance,
     states: StateTable,
@@ -153,43 +158,76 @@ impl Fmi3Instance {
                 })
             })
             .transpose()?;
-        // SAFETY: strings live across the call; the environment outlives the instance.
-        let instance = unsafe {
-            (f.instantiate_co_simulation)(
-                c_name.as_ptr(),
-                token.as_ptr(),
-                resource_path
-                    .as_ref()
-                    .map_or(std::ptr::null(), |p| p.as_ptr()),
-                false,
-                logging_on,
-                event_mode_used,
-                early_return,
-                if intermediate_inputs.is_empty() {
-                    std::ptr::null()
-                } else {
-                    intermediate_inputs.as_ptr()
-                },
-                intermediate_inputs.len(),
-                core.env.as_ptr(),
-                Some(fmi3_log_message),
-                Some(fmi3_intermediate_update),
-            )
+        let model_exchange = core.library().interface() == Interface::ModelExchange;
+        let resource_ptr = resource_path
+            .as_ref()
+            .map_or(std::ptr::null(), |p| p.as_ptr());
+        let (instance, function) = if model_exchange {
+            let instantiate = f
+                .instantiate_model_exchange
+                .ok_or_else(|| core.missing_function("fmi3InstantiateModelExchange"))?;
+            // SAFETY: strings live across the call; the environment outlives the instance.
+            let instance = unsafe {
+                instantiate(
+                    c_name.as_ptr(),
+                    token.as_ptr(),
+                    resource_ptr,
+                    false,
+                    logging_on,
+                    core.env.as_ptr(),
+                    Some(fmi3_log_message),
+                )
+            };
+            core.trace_plain(|| {
+                format!(
+                    "fmi3InstantiateModelExchange(instanceName={name:?}, instantiationToken={:?}, \
+                     resourcePath={:?}, visible=false, loggingOn={logging_on}) -> {instance:?}",
+                    description.instantiation_token,
+                    resource_path.as_ref().map(|p| p.to_string_lossy()),
+                )
+            });
+            (instance, "fmi3InstantiateModelExchange")
+        } else {
+            let instantiate = f
+                .instantiate_co_simulation
+                .ok_or_else(|| core.missing_function("fmi3InstantiateCoSimulation"))?;
+            // SAFETY: strings live across the call; the environment outlives the instance.
+            let instance = unsafe {
+                instantiate(
+                    c_name.as_ptr(),
+                    token.as_ptr(),
+                    resource_ptr,
+                    false,
+                    logging_on,
+                    event_mode_used,
+                    early_return,
+                    if intermediate_inputs.is_empty() {
+                        std::ptr::null()
+                    } else {
+                        intermediate_inputs.as_ptr()
+                    },
+                    intermediate_inputs.len(),
+                    core.env.as_ptr(),
+                    Some(fmi3_log_message),
+                    Some(fmi3_intermediate_update),
+                )
+            };
+            core.trace_plain(|| {
+                format!(
+                    "fmi3InstantiateCoSimulation(instanceName={name:?}, instantiationToken={:?}, \
+                     resourcePath={:?}, visible=false, loggingOn={logging_on}, \
+                     eventModeUsed={event_mode_used}, earlyReturnAllowed={early_return}, \
+                     requiredIntermediateVariables={intermediate_inputs:?}) -> {instance:?}",
+                    description.instantiation_token,
+                    resource_path.as_ref().map(|p| p.to_string_lossy()),
+                )
+            });
+            (instance, "fmi3InstantiateCoSimulation")
         };
-        core.trace_plain(|| {
-            format!(
-                "fmi3InstantiateCoSimulation(instanceName={name:?}, instantiationToken={:?}, \
-                 resourcePath={:?}, visible=false, loggingOn={logging_on}, \
-                 eventModeUsed={event_mode_used}, earlyReturnAllowed={early_return}, \
-                 requiredIntermediateVariables={intermediate_inputs:?}) -> {instance:?}",
-                description.instantiation_token,
-                resource_path.as_ref().map(|p| p.to_string_lossy()),
-            )
-        });
         if instance.is_null() {
             return Err(Error::Fmi {
                 instance: name.to_string(),
-                function: "fmi3InstantiateCoSimulation",
+                function,
                 status: FmiStatus::Error,
                 log: core.env().messages(),
             });
@@ -201,6 +239,7 @@ impl Fmi3Instance {
         }
         let mut this = Fmi3Instance {
             core,
+            model_exchange,
             f,
             instance,
             states: StateTable::default(),
@@ -347,11 +386,12 @@ impl Fmi3Instance {
 
     fn step_once(&mut self, t: f64, h: f64, outer_t: f64, outer_h: f64) -> Result<StepResult> {
         const F: &str = "fmi3DoStep";
+        let do_step = self.need(self.f.do_step, F)?;
         let (mut event, mut terminate, mut early) = (0u8, 0u8, 0u8);
         let mut last = t;
         // SAFETY: valid instance; the out pointers point to bytes (C bool) and a double.
         let raw = unsafe {
-            (self.f.do_step)(
+            do_step(
                 self.instance,
                 t,
                 h,
@@ -483,6 +523,149 @@ impl Fmi3Instance {
     }
 }
 
+/// Calls `$field` of the function table with the instance and `args`, checked as `$name`.
+macro_rules! me_call {
+    ($self:ident, $name:literal, $field:ident, $allowed:expr, ($($arg:expr),*), $show:expr) => {{
+        const F: &str = $name;
+        $self.core.require(F, $allowed)?;
+        let Some(function) = $self.f.$field.filter(|_| $self.model_exchange) else {
+            return Err($self.core.missing_function(F));
+        };
+        // SAFETY: valid instance; the slices' pointers and lengths go together.
+        let raw = unsafe { function($self.instance, $($arg),*) };
+        $self.core.check(F, raw, $show)
+    }};
+}
+
+const ME_EVALUATE: &[SlaveState] = &[
+    SlaveState::InitializationMode,
+    SlaveState::EventMode,
+    SlaveState::ContinuousTimeMode,
+    SlaveState::Terminated,
+];
+
+impl super::ModelExchangeInstance for Fmi3Instance {
+    fn continuous_state_count(&self) -> usize {
+        // Array states count every element.
+        let structure = &self.core.description.model_structure;
+        structure
+            .continuous_state_derivatives
+            .iter()
+            .map(|u| element_count(&self.core.description, u.variable))
+            .sum()
+    }
+
+    fn event_indicator_count(&self) -> usize {
+        let structure = &self.core.description.model_structure;
+        structure
+            .event_indicators
+            .iter()
+            .map(|u| element_count(&self.core.description, u.variable))
+            .sum()
+    }
+
+    fn set_time(&mut self, time: f64) -> Result<()> {
+        me_call!(
+            self,
+            "fmi3SetTime",
+            set_time,
+            &[SlaveState::EventMode, SlaveState::ContinuousTimeMode],
+            (time),
+            || format!("time={time}")
+        )
+    }
+
+    fn set_continuous_states(&mut self, x: &[f64]) -> Result<()> {
+        me_call!(
+            self,
+            "fmi3SetContinuousStates",
+            set_continuous_states,
+            &[SlaveState::EventMode, SlaveState::ContinuousTimeMode],
+            (x.as_ptr(), x.len()),
+            || format!("continuousStates={x:?}")
+        )
+    }
+
+    fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<()> {
+        let n = x.len();
+        me_call!(
+            self,
+            "fmi3GetContinuousStates",
+            get_continuous_states,
+            ME_EVALUATE,
+            (x.as_mut_ptr(), n),
+            || format!("nContinuousStates={n}")
+        )
+    }
+
+    fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<()> {
+        let n = dx.len();
+        me_call!(
+            self,
+            "fmi3GetContinuousStateDerivatives",
+            get_continuous_state_derivatives,
+            ME_EVALUATE,
+            (dx.as_mut_ptr(), n),
+            || format!("nContinuousStates={n}")
+        )
+    }
+
+    fn get_event_indicators(&mut self, z: &mut [f64]) -> Result<()> {
+        let n = z.len();
+        me_call!(
+            self,
+            "fmi3GetEventIndicators",
+            get_event_indicators,
+            ME_EVALUATE,
+            (z.as_mut_ptr(), n),
+            || format!("nEventIndicators={n}")
+        )
+    }
+
+    fn get_nominals(&mut self, nominals: &mut [f64]) -> Result<()> {
+        let n = nominals.len();
+        me_call!(
+            self,
+            "fmi3GetNominalsOfContinuousStates",
+            get_nominals_of_continuous_states,
+            ME_EVALUATE,
+            (nominals.as_mut_ptr(), n),
+            || format!("nContinuousStates={n}")
+        )
+    }
+
+    fn enter_continuous_time_mode(&mut self) -> Result<()> {
+        me_call!(
+            self,
+            "fmi3EnterContinuousTimeMode",
+            enter_continuous_time_mode,
+            &[SlaveState::EventMode],
+            (),
+            String::new
+        )?;
+        self.core.state = SlaveState::ContinuousTimeMode;
+        Ok(())
+    }
+
+    fn completed_integrator_step(&mut self) -> Result<(bool, bool)> {
+        // Bytes, not Rust bools: the FMU may write any value into a C bool.
+        let (mut enter, mut terminate) = (0u8, 0u8);
+        me_call!(
+            self,
+            "fmi3CompletedIntegratorStep",
+            completed_integrator_step,
+            &[SlaveState::ContinuousTimeMode],
+            (
+                true,
+                (&mut enter as *mut u8).cast::<bool>(),
+                (&mut terminate as *mut u8).cast::<bool>()
+            ),
+            || "noSetFMUStatePriorToCurrentPoint=true".to_string()
+        )?;
+        Ok((flag(enter), flag(terminate)))
+    }
+}
+
 impl Slave for Fmi3Instance {
     fn name(&self) -> &str {
         &self.core.name
@@ -549,8 +732,9 @@ impl Slave for Fmi3Instance {
         // SAFETY: valid instance.
         let raw = unsafe { (self.f.exit_initialization_mode)(self.instance) };
         self.core.check(F, raw, String::new)?;
-        // With eventModeUsed the FMU continues in event mode (FMI 3.0, Co-Simulation).
-        self.core.state = if self.event_mode_used {
+        // With eventModeUsed the FMU continues in event mode (FMI 3.0, Co-Simulation); Model
+        // Exchange always does.
+        self.core.state = if self.event_mode_used || self.model_exchange {
             SlaveState::EventMode
         } else {
             SlaveState::StepMode
@@ -571,6 +755,12 @@ impl Slave for Fmi3Instance {
 
     fn enter_event_mode(&mut self) -> Result<()> {
         const F: &str = "fmi3EnterEventMode";
+        if self.model_exchange {
+            self.core.require(F, &[SlaveState::ContinuousTimeMode])?;
+            self.simple_call(F, self.f.enter_event_mode)?;
+            self.core.state = SlaveState::EventMode;
+            return Ok(());
+        }
         self.core.require(F, &[SlaveState::StepMode])?;
         if !self.event_mode_used {
             return Err(self.core.unsupported(
@@ -615,6 +805,11 @@ impl Slave for Fmi3Instance {
 
     fn enter_step_mode(&mut self) -> Result<()> {
         const F: &str = "fmi3EnterStepMode";
+        if self.model_exchange {
+            return Err(self.core.unsupported(
+                "fmi3EnterStepMode is Co-Simulation's; this is a Model Exchange instance",
+            ));
+        }
         self.core.require(F, &[SlaveState::EventMode])?;
         self.simple_call(F, self.f.enter_step_mode)?;
         self.core.state = SlaveState::StepMode;
@@ -623,8 +818,14 @@ impl Slave for Fmi3Instance {
 
     fn terminate(&mut self) -> Result<()> {
         const F: &str = "fmi3Terminate";
-        self.core
-            .require(F, &[SlaveState::StepMode, SlaveState::EventMode])?;
+        self.core.require(
+            F,
+            &[
+                SlaveState::StepMode,
+                SlaveState::EventMode,
+                SlaveState::ContinuousTimeMode,
+            ],
+        )?;
         self.simple_call(F, Some(self.f.terminate))?;
         self.core.state = SlaveState::Terminated;
         Ok(())

@@ -115,6 +115,9 @@ pub struct InstanceOptions {
     /// Something the instance keeps alive until it is freed (e.g. the extracted FMU folder
     /// holding its resources).
     pub keep_alive: Option<Arc<dyn Any + Send + Sync>>,
+    /// How a Model Exchange component is integrated (ignored by Co-Simulation instances,
+    /// which integrate themselves).
+    pub solver: crate::fmu::model_exchange::SolverOptions,
 }
 
 impl Default for InstanceOptions {
@@ -130,6 +133,7 @@ impl Default for InstanceOptions {
             force_sub_steps: false,
             debug_categories: Vec::new(),
             keep_alive: None,
+            solver: Default::default(),
         }
     }
 }
@@ -147,6 +151,7 @@ impl std::fmt::Debug for InstanceOptions {
             .field("force_sub_steps", &self.force_sub_steps)
             .field("debug_categories", &self.debug_categories)
             .field("keep_alive", &self.keep_alive.is_some())
+            .field("solver", &self.solver)
             .finish()
     }
 }
@@ -179,11 +184,70 @@ pub fn instantiate(
     })
 }
 
+/// What a Model Exchange instance offers beyond [`Slave`]: the calls an integrator makes.
+/// Event mode goes through [`Slave::enter_event_mode`] and [`Slave::update_discrete_states`]
+/// (FMI 2 `fmi2EnterEventMode`, `fmi2NewDiscreteStates`).
+pub trait ModelExchangeInstance: Slave {
+    /// Number of continuous states.
+    fn continuous_state_count(&self) -> usize;
+    /// Number of event indicators.
+    fn event_indicator_count(&self) -> usize;
+    /// `fmi*SetTime`.
+    fn set_time(&mut self, time: f64) -> Result<()>;
+    /// `fmi*SetContinuousStates`.
+    fn set_continuous_states(&mut self, x: &[f64]) -> Result<()>;
+    /// `fmi*GetContinuousStates`.
+    fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<()>;
+    /// `fmi2GetDerivatives` / `fmi3GetContinuousStateDerivatives`.
+    fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<()>;
+    /// `fmi*GetEventIndicators`.
+    fn get_event_indicators(&mut self, z: &mut [f64]) -> Result<()>;
+    /// `fmi*GetNominalsOfContinuousStates`.
+    fn get_nominals(&mut self, nominals: &mut [f64]) -> Result<()>;
+    /// `fmi*EnterContinuousTimeMode`.
+    fn enter_continuous_time_mode(&mut self) -> Result<()>;
+    /// `fmi*CompletedIntegratorStep` (with `noSetFMUStatePriorToCurrentPoint` true): whether
+    /// the FMU asks for event mode, and whether it asks to terminate.
+    fn completed_integrator_step(&mut self) -> Result<(bool, bool)>;
+}
+
+/// Instantiate a Model Exchange FMU (its library loaded for [`Interface::ModelExchange`]).
+pub fn instantiate_model_exchange(
+    library: Arc<FmuLibrary>,
+    description: Arc<ModelDescription>,
+    name: &str,
+    resource_dir: Option<&Path>,
+    options: InstanceOptions,
+) -> Result<Box<dyn ModelExchangeInstance>> {
+    if library.interface() != super::description::Interface::ModelExchange {
+        return Err(Error::Internal(format!(
+            "{name}: instantiate_model_exchange on a library loaded for Co-Simulation"
+        )));
+    }
+    Ok(match library.fmi_version() {
+        FmiVersion::Fmi2 => Box::new(Fmi2Instance::new(
+            library,
+            description,
+            name,
+            resource_dir,
+            options,
+        )?),
+        FmiVersion::Fmi3 => Box::new(Fmi3Instance::new(
+            library,
+            description,
+            name,
+            resource_dir,
+            options,
+        )?),
+    })
+}
+
 /// States in which variables may be read.
 const GET_STATES: &[SlaveState] = &[
     SlaveState::InitializationMode,
     SlaveState::StepMode,
     SlaveState::EventMode,
+    SlaveState::ContinuousTimeMode,
     SlaveState::Terminated,
 ];
 /// States in which variables may be written.
@@ -193,6 +257,7 @@ const SET_STATES: &[SlaveState] = &[
     SlaveState::InitializationMode,
     SlaveState::StepMode,
     SlaveState::EventMode,
+    SlaveState::ContinuousTimeMode,
 ];
 /// Every state (FMU state get/set, reset).
 const ANY_STATE: &[SlaveState] = &[
@@ -201,6 +266,7 @@ const ANY_STATE: &[SlaveState] = &[
     SlaveState::InitializationMode,
     SlaveState::StepMode,
     SlaveState::EventMode,
+    SlaveState::ContinuousTimeMode,
     SlaveState::Terminated,
 ];
 

@@ -243,6 +243,21 @@ impl Host {
                             fmu
                         }
                     };
+                    // The master chose the interface; a second view has its own library.
+                    let fmu = match spec.interface {
+                        Some(interface) if fmu.interface() != Some(interface) => {
+                            let key = spec.fmu.join(format!("#{interface}"));
+                            match opened.get(&key) {
+                                Some(view) => view.clone(),
+                                None => {
+                                    let view = Arc::new(fmu.through(interface)?);
+                                    opened.insert(key, view.clone());
+                                    view
+                                }
+                            }
+                        }
+                        _ => fmu,
+                    };
                     let events = self.events.clone();
                     let call_sink: CallSink = Arc::new(move |_, line| {
                         lock(&events).push((
@@ -272,6 +287,7 @@ impl Host {
                         force_sub_steps: spec.force_sub_steps,
                         debug_categories: spec.debug_categories,
                         keep_alive: None,
+                        solver: spec.solver,
                     };
                     let slave = fmu.instantiate(&spec.name, options)?;
                     let answer = Instantiated {
@@ -403,6 +419,7 @@ impl Host {
                         PolynomialInputMode::InputDerivatives => 0,
                         PolynomialInputMode::IntermediateUpdate => 1,
                         PolynomialInputMode::SubSteps => 2,
+                        PolynomialInputMode::Evaluated => 3,
                     })
                     .map_err(m)
                 }

@@ -210,6 +210,8 @@ impl WorkerProcess {
             sub_steps: options.sub_steps,
             force_sub_steps: options.force_sub_steps,
             debug_categories: options.debug_categories.clone(),
+            interface: fmu.interface(),
+            solver: options.solver,
         };
         let keep_alive = options
             .keep_alive

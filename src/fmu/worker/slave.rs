@@ -889,6 +889,7 @@ impl Slave for WorkerSlave {
             0 => Ok(PolynomialInputMode::InputDerivatives),
             1 => Ok(PolynomialInputMode::IntermediateUpdate),
             2 => Ok(PolynomialInputMode::SubSteps),
+            3 => Ok(PolynomialInputMode::Evaluated),
             other => Err(self.protocol_error(
                 Code::Plain(Call::SetInputPolynomial),
                 &format!("input mode {other}"),

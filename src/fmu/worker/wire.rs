@@ -770,6 +770,9 @@ pub struct Instantiation {
     pub sub_steps: usize,
     pub force_sub_steps: bool,
     pub debug_categories: Vec<String>,
+    /// The interface the master sees the FMU through (`None`: the FMU's default).
+    pub interface: Option<crate::fmu::Interface>,
+    pub solver: crate::fmu::model_exchange::SolverOptions,
 }
 
 /// What the worker tells after instantiating (the slave's answers that need no call).
@@ -804,6 +807,7 @@ pub fn state_to_wire(state: SlaveState) -> u32 {
         SlaveState::Terminated => 5,
         SlaveState::Error => 6,
         SlaveState::Fatal => 7,
+        SlaveState::ContinuousTimeMode => 8,
     }
 }
 
@@ -813,6 +817,7 @@ pub fn state_from_wire(code: u32) -> Option<SlaveState> {
         0 => SlaveState::Instantiated,
         1 => SlaveState::ConfigurationMode,
         2 => SlaveState::InitializationMode,
+        8 => SlaveState::ContinuousTimeMode,
         3 => SlaveState::StepMode,
         4 => SlaveState::EventMode,
         5 => SlaveState::Terminated,

@@ -1016,6 +1016,7 @@ impl Importer<'_> {
             isolate: None,
             call_timeout: None,
             worker_group: None,
+            interface: None,
         };
         for a in self.annotations(e, "org.cosimo.component") {
             for (key, text) in &a.attrs {
