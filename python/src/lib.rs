@@ -659,7 +659,8 @@ fn serve_worker(py: Python<'_>, fd: i32) -> u8 {
 /// Run a study as `cosimo sweep` does, with the GIL released: every run on `workers` threads
 /// (0: one per core), or the runs of `shard` ("I/N"); the table is written to `output_dir`
 /// when given. Returns a dict with `columns`, `rows` (tuples: index, parameters, summaries or
-/// `None`, status, error or `None`), `complete`, `raised` (KeyboardInterrupt from the signal
+/// `None`, status, error or `None`, and with a check: verdict, signal, deviation, time,
+/// message), `complete`, `raised` (KeyboardInterrupt from the signal
 /// check, looked at as runs finish) and `error` (`None` or `(kind, message)`).
 #[pyfunction]
 #[pyo3(signature = (study, output_dir=None, workers=0, shard=None))]
@@ -718,6 +719,7 @@ fn sweep<'py>(
                 shard,
                 parameters: runner.plan().parameters.clone(),
                 summaries: runner.summary_columns(),
+                check: runner.checker().is_some(),
                 complete,
             },
             records,
@@ -743,6 +745,13 @@ fn sweep<'py>(
                     }
                     cells.push(r.status.name().into_pyobject(py)?.into_any().unbind());
                     cells.push(r.error.as_deref().into_pyobject(py)?.into_any().unbind());
+                    if let Some(c) = r.check.as_ref().filter(|_| table.meta.check) {
+                        cells.push(c.verdict.name().into_pyobject(py)?.into_any().unbind());
+                        cells.push(c.signal.as_deref().into_pyobject(py)?.into_any().unbind());
+                        cells.push(c.deviation.into_pyobject(py)?.into_any().unbind());
+                        cells.push(c.time.into_pyobject(py)?.into_any().unbind());
+                        cells.push(c.message.as_str().into_pyobject(py)?.into_any().unbind());
+                    }
                     Ok(pyo3::types::PyTuple::new(py, cells)?.into_any())
                 })
                 .collect::<PyResult<Vec<_>>>()?;

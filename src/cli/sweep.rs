@@ -1,6 +1,10 @@
 //! `cosimo sweep`: the runs of a study on this machine's cores (or one shard of them), their
 //! summary table in CSV and Parquet; `--merge` joins the tables of shards. Under `mpirun -n K`
 //! (built with the feature `mpi`) the runs go to the ranks, and rank 0 writes the table.
+//!
+//! Exit codes: 0 done (failed runs are rows of the table), 2 a refused study or usage, 3 a
+//! study with a `check` where some run's check did not pass (`fail` or `error`; the table is
+//! written all the same), 130 stopped by Ctrl-C.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,7 +17,7 @@ use super::{exit_code, out, say};
 
 use cosimo::settings::study::Study;
 use cosimo::sweep::table::{Shard, SummaryTable, TableMeta};
-use cosimo::sweep::{run_local, Plan, RunRecord, RunStatus, Runner};
+use cosimo::sweep::{run_local, Plan, RunRecord, RunStatus, Runner, Verdict};
 use cosimo::Error;
 
 #[cfg(feature = "mpi")]
@@ -65,7 +69,8 @@ pub(crate) struct SweepArgs {
     /// one task of a Slurm job array or a Kubernetes indexed Job; --merge joins the tables.
     #[arg(long, value_name = "I/N")]
     pub(crate) shard: Option<String>,
-    /// Print the runs (index and parameter values, as CSV) without making them.
+    /// Print the runs (index, parameter values and, with a check, the reference file, as CSV)
+    /// without making them.
     #[arg(long)]
     pub(crate) dry_run: bool,
     /// Join the tables in these output folders (shards of one study) into the table of the
@@ -79,6 +84,11 @@ pub(crate) struct SweepArgs {
 
 /// Exit code of a sweep stopped by Ctrl-C or kill (the shell's 128 + SIGINT).
 const STOPPED: u8 = 130;
+/// Exit code of a sweep whose runs were checked and some check did not pass (as `cosimo
+/// check` exits when a comparison failed).
+const CHECK_FAILED: u8 = 3;
+/// The failed checks named on stderr at the end of a sweep (the table has them all).
+const CHECKS_SHOWN: usize = 10;
 
 pub(crate) fn sweep_command(args: &SweepArgs) -> ExitCode {
     let ranks = match start_ranks() {
@@ -240,18 +250,28 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
         return Ok(0);
     }
     if args.dry_run {
+        let checker = runner.checker();
         let header: Vec<String> = std::iter::once("index".to_string())
             .chain(runner.plan().parameters.iter().cloned())
+            .chain(checker.map(|_| "check_reference".to_string()))
             .collect();
         out!("{}", header.join(","));
+        let mut missing: Vec<usize> = Vec::new();
         for &index in &indices {
-            let values: Vec<String> = runner
+            let mut cells: Vec<String> = runner
                 .plan()
                 .values(index)
                 .into_iter()
                 .map(cosimo::sweep::runner::value_text)
                 .collect();
-            out!("{index},{}", values.join(","));
+            if let Some(checker) = checker {
+                let file = checker.reference_file(index);
+                if checker.per_run() && !file.is_file() {
+                    missing.push(index);
+                }
+                cells.push(csv_cell(&file.display().to_string()));
+            }
+            out!("{index},{}", cells.join(","));
         }
         if !args.quiet {
             say!(
@@ -260,6 +280,15 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
                 runner.plan().len(),
                 shard.map_or(String::new(), |s| format!(" (shard {s})"))
             );
+            if !missing.is_empty() {
+                let shown: Vec<String> = missing.iter().take(10).map(|i| i.to_string()).collect();
+                say!(
+                    "{} of these runs have no reference file yet (runs {}{}): their checks will be errors",
+                    missing.len(),
+                    shown.join(", "),
+                    if missing.len() > 10 { ", ..." } else { "" }
+                );
+            }
         }
         return Ok(0);
     }
@@ -268,15 +297,28 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
     let bar = progress_bar(args.quiet || !lead, indices.len());
     let started = std::time::Instant::now();
     let mut failed = 0usize;
+    let mut unchecked = 0usize;
     let mut progress = |record: &RunRecord| {
         if record.status == RunStatus::Failed {
             failed += 1;
         }
+        if record
+            .check
+            .as_ref()
+            .is_some_and(|c| c.verdict != Verdict::Pass)
+        {
+            unchecked += 1;
+        }
         if let Some(bar) = &bar {
             bar.inc(1);
+            let mut message = String::new();
             if failed > 0 {
-                bar.set_message(format!(", {failed} failed"));
+                message.push_str(&format!(", {failed} failed"));
             }
+            if unchecked > 0 {
+                message.push_str(&format!(", {unchecked} checks not passed"));
+            }
+            bar.set_message(message);
         }
     };
     let records = match ranks {
@@ -305,6 +347,7 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
             shard,
             parameters: runner.plan().parameters.clone(),
             summaries: runner.summary_columns(),
+            check: runner.checker().is_some(),
             complete: !stopped && records.len() == indices.len(),
         },
         records,
@@ -336,7 +379,66 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
             dir.join(cosimo::sweep::table::PARQUET_FILE).display()
         );
     }
-    Ok(0)
+    Ok(check_verdict(&table, args.quiet))
+}
+
+/// The exit code of a written table: [`CHECK_FAILED`] when some run's check did not pass;
+/// unless `quiet`, the counts and the first failed checks on stderr.
+fn check_verdict(table: &SummaryTable, quiet: bool) -> u8 {
+    if !table.meta.check {
+        return 0;
+    }
+    let (passed, failed, errors) = table.check_counts();
+    if !quiet {
+        say!(
+            "checks: {passed} passed, {failed} failed, {errors} error{}",
+            if errors == 1 { "" } else { "s" }
+        );
+        let bad = table.records.iter().filter_map(|r| {
+            let check = r.check.as_ref()?;
+            (check.verdict != Verdict::Pass).then_some((r, check))
+        });
+        for (record, check) in bad.clone().take(CHECKS_SHOWN) {
+            let values: Vec<String> = table
+                .meta
+                .parameters
+                .iter()
+                .zip(&record.parameters)
+                .map(|(name, value)| {
+                    format!("{name}={}", cosimo::sweep::runner::value_text(*value))
+                })
+                .collect();
+            say!(
+                "  {} run {} ({}): {}",
+                check.verdict.name().to_uppercase(),
+                record.index,
+                values.join(", "),
+                check.message
+            );
+        }
+        let more = failed + errors;
+        if more > CHECKS_SHOWN {
+            say!(
+                "  ... and {} more; the check columns of {} have them all",
+                more - CHECKS_SHOWN,
+                cosimo::sweep::table::CSV_FILE
+            );
+        }
+    }
+    if failed + errors > 0 {
+        CHECK_FAILED
+    } else {
+        0
+    }
+}
+
+/// A CSV cell: quoted when it must be.
+fn csv_cell(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
 }
 
 /// `--merge DIR...`: the tables joined, the per-run results copied.
@@ -362,7 +464,7 @@ fn merge(args: &SweepArgs) -> Result<u8, Error> {
             dir.join(cosimo::sweep::table::CSV_FILE).display()
         );
     }
-    Ok(0)
+    Ok(check_verdict(&table, args.quiet))
 }
 
 /// Copy the result files of `from` (if any) into `to`, unless they are the same folder.

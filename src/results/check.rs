@@ -218,7 +218,8 @@ fn set_start_values(
     Ok(())
 }
 
-fn kind_of_type(t: VariableType) -> SignalKind {
+/// How a variable of this type is compared: Float continuously, anything else exactly.
+pub(crate) fn kind_of_type(t: VariableType) -> SignalKind {
     if t.is_float() {
         SignalKind::Continuous
     } else {

@@ -294,7 +294,8 @@ impl CheckReport {
     }
 }
 
-fn short(x: f64) -> String {
+/// A number for people: six decimals in the ordinary range, else three significant digits.
+pub(crate) fn short(x: f64) -> String {
     if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
         format!("{}", (x * 1e6).round() / 1e6)
     } else {

@@ -1,13 +1,19 @@
 //! The study file of `cosimo sweep` (`STUDY.json`, schema `schemas/study.schema.json`): what
-//! to run, the parameters to vary, the experiment's overrides and what to keep from each run.
+//! to run, the parameters to vary, the experiment's overrides, what to keep from each run and
+//! the reference each run is checked against.
 //!
 //! Reading a study checks everything a study can say about itself (names, ranges, counts,
 //! distributions); an error names the file, the field and what to do. The parameters' and
 //! variables' names are checked against the FMUs by the sweep, which opens them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+// The tolerance fields of `cosimo check`'s check.json, read the same way in a study (plain
+// data types of the comparison; settings/ still imports nothing of system/ or master/).
+pub use crate::results::compare::{SignalSettings, ToleranceSettings};
 
 use super::overrides::Overrides;
 use super::AlgorithmKind;
@@ -32,9 +38,137 @@ pub struct Study {
     pub isolate: bool,
     /// What each run leaves behind.
     pub keep: Keep,
+    /// The reference every run's result is compared with, and the tolerances.
+    pub check: Option<StudyCheck>,
     /// A digest of the study's content: shards of the same study carry the same one.
     pub fingerprint: String,
 }
+
+/// The check of each run against a reference result (`check` in the study): `cosimo check`'s
+/// comparison with check.json's `tolerance` and `signals`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyCheck {
+    /// Where each run's reference is.
+    pub reference: ReferenceFiles,
+    /// Tolerances of every signal.
+    pub tolerance: ToleranceSettings,
+    /// Per-signal tolerances, `discrete` and `ignore`, by column name.
+    pub signals: BTreeMap<String, SignalSettings>,
+}
+
+/// The reference of each run: one file for all, or a file per run named by its index.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReferenceFiles {
+    /// One reference for every run (a regression study around a nominal result).
+    One(PathBuf),
+    /// A reference per run: a file name pattern with the run index.
+    PerRun(IndexPattern),
+}
+
+impl ReferenceFiles {
+    /// The reference file of run `index`.
+    pub fn file(&self, index: usize) -> PathBuf {
+        match self {
+            ReferenceFiles::One(path) => path.clone(),
+            ReferenceFiles::PerRun(pattern) => pattern.file(index),
+        }
+    }
+}
+
+/// A file name with the run index in it: `{index}` (42) or `{index:0N}` (zero-padded to N
+/// digits: `{index:06}` gives 000042, the numbering of a sweep's `runs/run-000042.csv`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexPattern {
+    /// The folder relative names are resolved against (the study's).
+    base: PathBuf,
+    /// The pattern as written, for messages.
+    text: String,
+    pieces: Vec<Piece>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Text(String),
+    /// The run index, zero-padded to this many digits.
+    Index(usize),
+}
+
+impl IndexPattern {
+    /// Parse `text`; `None` when it has no placeholder (a plain file name).
+    fn parse(text: &str, base: &Path) -> Result<Option<IndexPattern>, String> {
+        let mut pieces = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                pieces.push(Piece::Text(rest[..open].to_string()));
+            }
+            let Some(close) = rest[open..].find('}') else {
+                return Err(format!(
+                    "\"{text}\" has a {{ without a closing }}; the run index is written {{index}} or {{index:06}}"
+                ));
+            };
+            let inner = &rest[open + 1..open + close];
+            let width = match inner.strip_prefix("index") {
+                Some("") => 0,
+                Some(spec) => spec
+                    .strip_prefix(":0")
+                    .and_then(|w| w.parse::<usize>().ok())
+                    .filter(|w| (1..=20).contains(w))
+                    .ok_or_else(|| {
+                        format!(
+                            "\"{text}\": {{{inner}}} is not a placeholder; write {{index}} or {{index:0N}} (N digits, 1 to 20, e.g. {{index:06}})"
+                        )
+                    })?,
+                None => {
+                    return Err(format!(
+                        "\"{text}\": {{{inner}}} is not a placeholder; the only one is the run index: {{index}} or {{index:06}} (zero-padded)"
+                    ))
+                }
+            };
+            pieces.push(Piece::Index(width));
+            rest = &rest[open + close + 1..];
+        }
+        if !rest.is_empty() {
+            pieces.push(Piece::Text(rest.to_string()));
+        }
+        if !pieces.iter().any(|p| matches!(p, Piece::Index(_))) {
+            return Ok(None);
+        }
+        Ok(Some(IndexPattern {
+            base: base.to_path_buf(),
+            text: text.to_string(),
+            pieces,
+        }))
+    }
+
+    /// The file of run `index`.
+    pub fn file(&self, index: usize) -> PathBuf {
+        let mut name = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => name.push_str(text),
+                Piece::Index(width) => name.push_str(&format!("{index:0width$}")),
+            }
+        }
+        self.base.join(name)
+    }
+
+    /// The pattern as the study writes it.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// The columns a check adds to the summary table (after `status` and `error`), and the
+/// reference column of `--dry-run`: parameters may not have these names.
+pub const CHECK_COLUMNS: [&str; 6] = [
+    "check",
+    "check_signal",
+    "check_deviation",
+    "check_time",
+    "check_message",
+    "check_reference",
+];
 
 /// One parameter of the grid with its values.
 #[derive(Debug, Clone, PartialEq)]
@@ -158,6 +292,17 @@ struct StudyFile {
     isolate: bool,
     #[serde(default)]
     keep: KeepFile,
+    check: Option<CheckFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CheckFile {
+    reference: String,
+    #[serde(default)]
+    tolerance: ToleranceSettings,
+    #[serde(default)]
+    signals: BTreeMap<String, SignalSettings>,
 }
 
 #[derive(Deserialize)]
@@ -530,6 +675,47 @@ impl Study {
                 "the parameter {clash} has the name of a column of the summary table (index, status, error); in a system, name it component.{clash}"
             )));
         }
+        let check = match file.check {
+            None => None,
+            Some(c) => {
+                if let Some(clash) = names.iter().find(|n| CHECK_COLUMNS.contains(&n.as_str())) {
+                    return Err(at(format!(
+                        "the parameter {clash} has the name of a column the check adds to the summary table ({}); in a system, name it component.{clash}",
+                        CHECK_COLUMNS.join(", ")
+                    )));
+                }
+                if c.reference.trim().is_empty() {
+                    return Err(at(
+                        "check.reference is empty: name the reference CSV of every run (e.g. \"nominal.csv\"), or of each run with its index (e.g. \"refs/run-{index}.csv\"), relative to the study file".into(),
+                    ));
+                }
+                let reference = match IndexPattern::parse(&c.reference, base)
+                    .map_err(|m| at(format!("check.reference {m}")))?
+                {
+                    Some(pattern) => ReferenceFiles::PerRun(pattern),
+                    None => ReferenceFiles::One(base.join(&c.reference)),
+                };
+                c.tolerance
+                    .validate("check.tolerance")
+                    .map_err(|e| at(e.to_string()))?;
+                for (name, signal) in &c.signals {
+                    if name.trim().is_empty() {
+                        return Err(at(
+                            "check.signals has an empty name: name the reference's column (component.NAME in a system)".into(),
+                        ));
+                    }
+                    signal
+                        .tolerance
+                        .validate(&format!("check.signals \"{name}\""))
+                        .map_err(|e| at(e.to_string()))?;
+                }
+                Some(StudyCheck {
+                    reference,
+                    tolerance: c.tolerance,
+                    signals: c.signals,
+                })
+            }
+        };
         Ok(Study {
             file: path.to_path_buf(),
             system,
@@ -542,6 +728,7 @@ impl Study {
                 variables: file.keep.variables,
                 summaries,
             },
+            check,
             fingerprint,
         })
     }
@@ -641,6 +828,32 @@ mod tests {
     }
 
     #[test]
+    fn a_check_reference_is_one_file_or_a_pattern_with_the_run_index() {
+        let with = |reference: &str| {
+            parse(&format!(
+                r#"{{"system": "s.json", "grid": [{{"name": "a.x", "values": [1, 2]}}],
+                    "check": {{"reference": "{reference}", "tolerance": {{"rel": 0.01}},
+                               "signals": {{"a.y": {{"ignore": true}}}}}}}}"#
+            ))
+            .unwrap()
+            .check
+            .unwrap()
+        };
+        let one = with("nominal.csv");
+        assert_eq!(one.reference, ReferenceFiles::One("dir/nominal.csv".into()));
+        assert_eq!(one.reference.file(7), Path::new("dir/nominal.csv"));
+        assert_eq!(one.tolerance.rel, Some(0.01));
+        assert!(one.signals["a.y"].ignore);
+        let plain = with("refs/run-{index}.csv").reference;
+        assert_eq!(plain.file(42), Path::new("dir/refs/run-42.csv"));
+        let padded = with("{index:06}/runs/run-{index:06}.csv").reference;
+        assert_eq!(padded.file(42), Path::new("dir/000042/runs/run-000042.csv"));
+        assert!(
+            matches!(padded, ReferenceFiles::PerRun(p) if p.text() == "{index:06}/runs/run-{index:06}.csv")
+        );
+    }
+
+    #[test]
     fn refusals_name_the_file_and_field() {
         let cases = [
             (r#"{"system": "s.json"}"#, "varies nothing"),
@@ -671,6 +884,30 @@ mod tests {
             (
                 r#"{"system": "s.json", "grid": [{"name": "a", "values": [1]}], "stopTime": 3}"#,
                 "unknown field `stopTime`",
+            ),
+            (
+                r#"{"system": "s.json", "grid": [{"name": "a", "values": [1]}], "check": {"reference": "r-{run}.csv"}}"#,
+                "check.reference \"r-{run}.csv\": {run} is not a placeholder",
+            ),
+            (
+                r#"{"system": "s.json", "grid": [{"name": "a", "values": [1]}], "check": {"reference": "r-{index:6}.csv"}}"#,
+                "{index:6} is not a placeholder; write {index} or {index:0N}",
+            ),
+            (
+                r#"{"system": "s.json", "grid": [{"name": "a", "values": [1]}], "check": {"reference": "r.csv", "tolerance": {"rel": -1}}}"#,
+                "check.tolerance: tolerance \"rel\" must be a finite number >= 0",
+            ),
+            (
+                r#"{"system": "s.json", "grid": [{"name": "a", "values": [1]}], "check": {"reference": "r.csv", "signals": {"a.x": {"absTol": 1}}}}"#,
+                "unknown field `absTol`",
+            ),
+            (
+                r#"{"system": "s.json", "grid": [{"name": "check", "values": [1]}], "check": {"reference": "r.csv"}}"#,
+                "the parameter check has the name of a column the check adds",
+            ),
+            (
+                r#"{"system": "s.json", "grid": [{"name": "a", "values": [1]}], "check": {"tolerance": {"rel": 1}}}"#,
+                "missing field `reference`",
             ),
         ];
         for (text, wanted) in cases {

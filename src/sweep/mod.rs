@@ -2,7 +2,9 @@
 //! ([`plan`]), each made by [`runner::Runner::run_one`] (on local worker threads here; on shards
 //! of a batch engine with `--shard`; on the ranks of `mpirun` with the feature `mpi`) and
 //! gathered into one [`table::SummaryTable`] in index order, the same whoever made the runs.
+//! A study with a `check` compares each run with its reference ([`check`]).
 
+pub mod check;
 pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -10,6 +12,7 @@ pub mod plan;
 pub mod runner;
 pub mod table;
 
+pub use check::{RunCheck, Verdict};
 pub use local::run_local;
 pub use plan::Plan;
 pub use runner::{RunRecord, RunStatus, Runner};

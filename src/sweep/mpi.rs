@@ -22,6 +22,7 @@ use mpi::traits::{CommunicatorCollectives, Destination, Source};
 use mpi::Threading;
 use serde::{Deserialize, Serialize};
 
+use super::check::{RunCheck, Verdict};
 use super::runner::{RunRecord, RunStatus, Runner};
 use crate::{Error, Result};
 
@@ -180,6 +181,17 @@ struct Wire {
     summaries: Vec<Option<u64>>,
     status: RunStatus,
     error: Option<String>,
+    check: Option<WireCheck>,
+}
+
+/// A run's check as it travels: the numbers as their bits.
+#[derive(Serialize, Deserialize)]
+struct WireCheck {
+    verdict: Verdict,
+    signal: Option<String>,
+    deviation: Option<u64>,
+    time: Option<u64>,
+    message: String,
 }
 
 fn encode(record: &RunRecord) -> Result<Vec<u8>> {
@@ -193,6 +205,13 @@ fn encode(record: &RunRecord) -> Result<Vec<u8>> {
             .collect(),
         status: record.status,
         error: record.error.clone(),
+        check: record.check.as_ref().map(|c| WireCheck {
+            verdict: c.verdict,
+            signal: c.signal.clone(),
+            deviation: c.deviation.map(f64::to_bits),
+            time: c.time.map(f64::to_bits),
+            message: c.message.clone(),
+        }),
     };
     serde_json::to_vec(&wire).map_err(|e| Error::Internal(format!("MPI: a run's record: {e}")))
 }
@@ -210,6 +229,13 @@ fn decode(bytes: &[u8]) -> Result<RunRecord> {
             .collect(),
         status: wire.status,
         error: wire.error,
+        check: wire.check.map(|c| RunCheck {
+            verdict: c.verdict,
+            signal: c.signal,
+            deviation: c.deviation.map(f64::from_bits),
+            time: c.time.map(f64::from_bits),
+            message: c.message,
+        }),
     })
 }
 
@@ -230,11 +256,25 @@ mod tests {
             ],
             status: RunStatus::Failed,
             error: Some("mass1: fmi3DoStep failed \"quoted\"\n".into()),
+            check: Some(RunCheck {
+                verdict: Verdict::Fail,
+                signal: Some("mass2.x".into()),
+                deviation: Some(0.1 + 0.2),
+                time: Some(f64::NAN),
+                message: "mass2.x: 3 of 51 points outside the tolerance".into(),
+            }),
         };
         let back = decode(&encode(&record).unwrap()).unwrap();
         assert_eq!(back.index, record.index);
         assert_eq!(back.status, record.status);
         assert_eq!(back.error, record.error);
+        let (a, b) = (back.check.unwrap(), record.check.unwrap());
+        assert_eq!(
+            (a.verdict, &a.signal, &a.message),
+            (b.verdict, &b.signal, &b.message)
+        );
+        assert_eq!(a.deviation.map(f64::to_bits), b.deviation.map(f64::to_bits));
+        assert_eq!(a.time.map(f64::to_bits), b.time.map(f64::to_bits));
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&back.parameters), bits(&record.parameters));
         let sbits = |v: &[Option<f64>]| v.iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();

@@ -1,7 +1,8 @@
 //! One run of a study, by its index: [`Runner::prepare`] loads the target and opens its FMUs
 //! once (a loaded library and an extracted folder serve every run of the process), and
-//! [`Runner::run_one`] makes run `index` on the run loop and returns its [`RunRecord`]. The
-//! local pool, shards and (later) MPI ranks all call `run_one`.
+//! [`Runner::run_one`] makes run `index` on the run loop and returns its [`RunRecord`] (with
+//! its check against the reference, when the study has one). The local pool, shards and MPI
+//! ranks all call `run_one`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +10,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::check::{Checker, RunCheck};
 use super::plan::Plan;
+use crate::fmu::description::Causality;
 use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
 use crate::fmu::{Fmu, ModelDescription};
 use crate::master::execution::{Execution, RunOptions};
@@ -17,6 +20,8 @@ use crate::master::record::{Cell, Row};
 use crate::master::run::{self as run_loop, Observer};
 use crate::master::RunStatistics;
 use crate::observe::CsvWriter;
+use crate::results::check::kind_of_type;
+use crate::results::compare::{SignalKind, SignalTable};
 use crate::settings::study::{in_study_words, Direction, Study, Summary, SummaryKind};
 use crate::settings::Overrides;
 use crate::system::load::{load, Target};
@@ -72,6 +77,8 @@ pub struct RunRecord {
     pub status: RunStatus,
     /// The error of a failed run.
     pub error: Option<String>,
+    /// The run's check against its reference (studies with a `check` only).
+    pub check: Option<RunCheck>,
 }
 
 enum Prepared {
@@ -95,7 +102,10 @@ pub struct Runner {
     /// Where `parameters` go: the FMU's variable name, or a system's component and variable.
     targets: Vec<Endpoint>,
     summaries: Vec<Summary>,
+    /// The variables every run records (empty: every output).
     record: Vec<String>,
+    /// Compares each run with its reference.
+    checker: Option<Checker>,
     isolate: bool,
     /// Per-run result files go here (`run-000042.csv`).
     results: Option<PathBuf>,
@@ -249,6 +259,11 @@ impl Runner {
             System::single_fmu(path, fmu.description(), Vec::new(), &overrides)
                 .map_err(|e| at(in_study_words(&e.to_string())))?;
         }
+        let checker = study
+            .check
+            .as_ref()
+            .map(|check| Checker::new(check, file))
+            .transpose()?;
         Ok(Runner {
             plan,
             prepared,
@@ -256,6 +271,7 @@ impl Runner {
             targets,
             summaries: study.keep.summaries.clone(),
             record,
+            checker,
             isolate,
             results,
             study_file: study.file.clone(),
@@ -270,6 +286,11 @@ impl Runner {
     /// The summary columns' names.
     pub fn summary_columns(&self) -> Vec<String> {
         self.summaries.iter().map(Summary::column).collect()
+    }
+
+    /// The check of the runs against references, when the study has one.
+    pub fn checker(&self) -> Option<&Checker> {
+        self.checker.as_ref()
     }
 
     /// Whether runs host their FMUs in worker processes.
@@ -291,7 +312,8 @@ impl Runner {
     }
 
     /// Make run `index`: its record, whatever happened. A run stops at its next result row
-    /// once `cancel` is set (status `Cancelled`).
+    /// once `cancel` is set (status `Cancelled`). With a check, the run also records its
+    /// reference's variables (in memory) and is compared with the reference.
     pub fn run_one(&self, index: usize, cancel: &AtomicBool) -> RunRecord {
         let parameters = self.plan.values(index);
         let mut record = RunRecord {
@@ -300,31 +322,138 @@ impl Runner {
             summaries: vec![None; self.summaries.len()],
             status: RunStatus::Ok,
             error: None,
+            check: None,
         };
-        match self.simulate(&record.parameters, index, cancel) {
-            Ok((summaries, stats)) => {
+        let reference = self.checker.as_ref().map(|c| c.reference(index));
+        let compared: Option<Vec<String>> = match &reference {
+            Some(Ok(table)) => Some(self.recordable(table)),
+            _ => None,
+        };
+        match self.simulate(&record.parameters, index, cancel, compared.as_deref()) {
+            Ok(Simulated {
+                summaries,
+                stats,
+                result,
+            }) => {
                 record.summaries = summaries;
                 if stats.terminated_early {
                     record.status = RunStatus::Terminated;
                 }
+                record.check = match (&self.checker, reference, result) {
+                    (Some(checker), Some(Ok(table)), Some(result)) => {
+                        Some(checker.check(&table, &result, &|c| self.kind_of(c)))
+                    }
+                    (_, Some(Err(message)), _) => Some(RunCheck::error(message)),
+                    (_, Some(Ok(_)), None) => Some(RunCheck::error(
+                        "not compared: the run recorded no result".into(),
+                    )),
+                    _ => None,
+                };
             }
             Err(_) if cancel.load(Ordering::Relaxed) => record.status = RunStatus::Cancelled,
             Err(error) => {
                 record.status = RunStatus::Failed;
                 record.error = Some(error.to_string());
+                record.check = reference.map(|r| {
+                    RunCheck::error(match r {
+                        Err(message) => message,
+                        Ok(_) => "not compared: the run failed (see error)".into(),
+                    })
+                });
             }
         }
         record
     }
 
+    /// The reference's columns that name variables of the model (the others are missing
+    /// from any result: the comparison reports them).
+    fn recordable(&self, reference: &SignalTable) -> Vec<String> {
+        reference
+            .column_names()
+            .into_iter()
+            .filter(|column| self.variable_type(column).is_some())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// How the result column `column` is compared, from its variable's type.
+    fn kind_of(&self, column: &str) -> Option<SignalKind> {
+        self.variable_type(column).map(kind_of_type)
+    }
+
+    /// The type of the variable a result column names (`component.NAME` in a system).
+    fn variable_type(&self, column: &str) -> Option<crate::fmu::description::VariableType> {
+        match &self.prepared {
+            Prepared::Fmu { fmu, .. } => fmu.description().variable(column).map(|v| v.var_type),
+            Prepared::System { system, opened, .. } => {
+                let endpoint = Endpoint::parse(column)?;
+                let component = system
+                    .components
+                    .iter()
+                    .find(|c| c.name == endpoint.component)?;
+                let fmu = opened.iter().find(|f| f.source() == component.fmu)?;
+                fmu.description()
+                    .variable(&endpoint.variable)
+                    .map(|v| v.var_type)
+            }
+        }
+    }
+
+    /// Every output of the model as a result column names it (what an empty `record` records).
+    fn outputs(&self) -> Vec<String> {
+        let outputs = |md: &ModelDescription, prefix: &str| -> Vec<String> {
+            md.variables
+                .iter()
+                .filter(|v| v.causality == Causality::Output)
+                .map(|v| format!("{prefix}{}", v.name))
+                .collect()
+        };
+        match &self.prepared {
+            Prepared::Fmu { fmu, .. } => outputs(fmu.description(), ""),
+            Prepared::System { system, opened, .. } => system
+                .components
+                .iter()
+                .flat_map(|c| match opened.iter().find(|f| f.source() == c.fmu) {
+                    Some(fmu) => outputs(fmu.description(), &format!("{}.", c.name)),
+                    None => Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// What a run records: the study's variables and those of `compared` (the reference's),
+    /// and, when the check adds variables, the columns of the run's result file (which holds
+    /// what the study asked for, check or not).
+    fn recording(&self, compared: Option<&[String]>) -> (Vec<String>, Option<Vec<String>>) {
+        let Some(compared) = compared else {
+            return (self.record.clone(), None);
+        };
+        let asked = if self.record.is_empty() {
+            self.outputs()
+        } else {
+            self.record.clone()
+        };
+        let extra: Vec<&String> = compared.iter().filter(|c| !asked.contains(c)).collect();
+        if extra.is_empty() {
+            return (self.record.clone(), None);
+        }
+        let mut record = asked.clone();
+        record.extend(extra.into_iter().cloned());
+        (record, Some(asked))
+    }
+
+    /// Run the model with `values`; its summaries, statistics and, when `compared` names the
+    /// reference's columns, the result of those columns as CSV text.
     fn simulate(
         &self,
         values: &[f64],
         index: usize,
         cancel: &AtomicBool,
-    ) -> Result<(Vec<Option<f64>>, RunStatistics)> {
+        compared: Option<&[String]>,
+    ) -> Result<Simulated> {
+        let (record, file_columns) = self.recording(compared);
         let mut options = RunOptions {
-            record: self.record.clone(),
+            record,
             isolate: self.isolate,
             ..RunOptions::default()
         };
@@ -359,19 +488,104 @@ impl Runner {
         let columns = execution.column_names();
         let mut summaries = Summaries::new(&self.summaries, &columns)?;
         let mut stop = Cancel(cancel);
-        let stats = match self.result_file(index) {
+        let mut observers: Vec<&mut dyn Observer> = vec![&mut stop, &mut summaries];
+        let mut writer = match self.result_file(index) {
             Some(file) => {
-                let mut writer = CsvWriter::create(&file, &columns)?;
-                let observers: &mut [&mut dyn Observer] =
-                    &mut [&mut stop, &mut writer, &mut summaries];
-                run_loop::run(&mut execution, observers)?
+                let cells = file_columns.map(|names| selected(&columns, &names));
+                let names = pick(&columns, cells.as_deref());
+                Some(Columns::new(CsvWriter::create(&file, &names)?, cells))
             }
-            None => {
-                let observers: &mut [&mut dyn Observer] = &mut [&mut stop, &mut summaries];
-                run_loop::run(&mut execution, observers)?
-            }
+            None => None,
         };
-        Ok((summaries.values(), stats))
+        if let Some(writer) = &mut writer {
+            observers.push(writer);
+        }
+        let mut result = match compared {
+            Some(compared) => {
+                let cells = selected(&columns, compared);
+                let names = pick(&columns, Some(&cells));
+                let memory = CsvWriter::new(Vec::new(), Path::new("the run's result"), &names)?;
+                Some(Columns::new(memory, Some(cells)))
+            }
+            None => None,
+        };
+        if let Some(result) = &mut result {
+            observers.push(result);
+        }
+        let stats = run_loop::run(&mut execution, &mut observers)?;
+        drop(observers);
+        Ok(Simulated {
+            summaries: summaries.values(),
+            stats,
+            result: result.map(|r| r.writer.into_inner()),
+        })
+    }
+}
+
+/// What a run gives besides its status.
+struct Simulated {
+    summaries: Vec<Option<f64>>,
+    stats: RunStatistics,
+    /// The reference's columns of the result, as CSV text (with a check).
+    result: Option<Vec<u8>>,
+}
+
+/// The positions of the columns named in `names`, in column order.
+fn selected(columns: &[String], names: &[String]) -> Vec<usize> {
+    (0..columns.len())
+        .filter(|&i| names.contains(&columns[i]))
+        .collect()
+}
+
+/// The names of the columns at `cells` (all of them for `None`).
+fn pick(columns: &[String], cells: Option<&[usize]>) -> Vec<String> {
+    match cells {
+        Some(cells) => cells.iter().map(|&i| columns[i].clone()).collect(),
+        None => columns.to_vec(),
+    }
+}
+
+/// A CSV writer of some of a run's columns (`None`: all of them).
+struct Columns<W: std::io::Write> {
+    writer: CsvWriter<W>,
+    cells: Option<Vec<usize>>,
+    /// The row of the selected cells, reused.
+    row: Row,
+}
+
+impl<W: std::io::Write> Columns<W> {
+    fn new(writer: CsvWriter<W>, cells: Option<Vec<usize>>) -> Self {
+        Columns {
+            writer,
+            cells,
+            row: Row::default(),
+        }
+    }
+}
+
+impl<W: std::io::Write> Observer for Columns<W> {
+    fn row(&mut self, row: &Row) -> Result<()> {
+        let Some(cells) = &self.cells else {
+            return self.writer.write_row(row);
+        };
+        self.row.time = row.time;
+        self.row.cells.clear();
+        self.row
+            .cells
+            .extend(cells.iter().map(|&i| row.cells[i].clone()));
+        self.writer.write_row(&self.row)
+    }
+
+    fn stepped(&mut self, time: f64) {
+        Observer::stepped(&mut self.writer, time);
+    }
+
+    fn finished(&mut self, stats: &RunStatistics) -> Result<()> {
+        Observer::finished(&mut self.writer, stats)
+    }
+
+    fn failed(&mut self, error: &Error) {
+        Observer::failed(&mut self.writer, error);
     }
 }
 

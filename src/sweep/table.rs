@@ -10,7 +10,9 @@ use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array}
 use arrow_schema::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
 
+use super::check::{RunCheck, Verdict};
 use super::runner::{value_text, RunRecord, RunStatus};
+use crate::settings::study::CHECK_COLUMNS;
 use crate::{Error, Result};
 
 /// The summary table's CSV file in an output folder.
@@ -70,6 +72,9 @@ pub struct TableMeta {
     pub shard: Option<Shard>,
     pub parameters: Vec<String>,
     pub summaries: Vec<String>,
+    /// Whether the runs were checked against references (the table has the check columns).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub check: bool,
     /// Whether every run the table was to hold is in it (false after Ctrl-C).
     pub complete: bool,
 }
@@ -82,13 +87,35 @@ pub struct SummaryTable {
 }
 
 impl SummaryTable {
-    /// The CSV header: index, parameters, summaries, status, error.
+    /// The CSV header: index, parameters, summaries, status, error and, with a check, check,
+    /// check_signal, check_deviation, check_time, check_message.
     pub fn header(&self) -> Vec<String> {
+        let check = if self.meta.check {
+            &CHECK_COLUMNS[..5]
+        } else {
+            &[]
+        };
         std::iter::once("index".to_string())
             .chain(self.meta.parameters.iter().cloned())
             .chain(self.meta.summaries.iter().cloned())
             .chain(["status".to_string(), "error".to_string()])
+            .chain(check.iter().map(|c| c.to_string()))
             .collect()
+    }
+
+    /// How many runs' checks passed, failed and could not be made (all 0 without a check).
+    pub fn check_counts(&self) -> (usize, usize, usize) {
+        let count = |verdict| {
+            self.records
+                .iter()
+                .filter(|r| r.check.as_ref().is_some_and(|c| c.verdict == verdict))
+                .count()
+        };
+        (
+            count(Verdict::Pass),
+            count(Verdict::Fail),
+            count(Verdict::Error),
+        )
     }
 
     /// Write `summary.csv`, `summary.parquet` and `sweep.json` into `dir` (each through a
@@ -123,6 +150,15 @@ impl SummaryTable {
             );
             cells.push(r.status.name().to_string());
             cells.push(r.error.clone().unwrap_or_default());
+            if self.meta.check {
+                let check = r.check.as_ref();
+                cells.push(check.map_or("", |c| c.verdict.name()).to_string());
+                cells.push(check.and_then(|c| c.signal.clone()).unwrap_or_default());
+                for value in [check.and_then(|c| c.deviation), check.and_then(|c| c.time)] {
+                    cells.push(value.map(value_text).unwrap_or_default());
+                }
+                cells.push(check.map(|c| c.message.clone()).unwrap_or_default());
+            }
             out.write_record(&cells).map_err(failed)?;
         }
         out.flush().map_err(|e| Error::io(path, e))
@@ -156,6 +192,32 @@ impl SummaryTable {
         columns.push(Arc::new(StringArray::from_iter(
             self.records.iter().map(|r| r.error.as_deref()),
         )));
+        if self.meta.check {
+            let checks: Vec<Option<&RunCheck>> =
+                self.records.iter().map(|r| r.check.as_ref()).collect();
+            let [verdict, signal, deviation, time, message] =
+                [0, 1, 2, 3, 4].map(|i| CHECK_COLUMNS[i]);
+            fields.push(Field::new(verdict, DataType::Utf8, true));
+            columns.push(Arc::new(StringArray::from_iter(
+                checks.iter().map(|c| c.map(|c| c.verdict.name())),
+            )));
+            fields.push(Field::new(signal, DataType::Utf8, true));
+            columns.push(Arc::new(StringArray::from_iter(
+                checks.iter().map(|c| c.and_then(|c| c.signal.as_deref())),
+            )));
+            fields.push(Field::new(deviation, DataType::Float64, true));
+            columns.push(Arc::new(Float64Array::from_iter(
+                checks.iter().map(|c| c.and_then(|c| c.deviation)),
+            )));
+            fields.push(Field::new(time, DataType::Float64, true));
+            columns.push(Arc::new(Float64Array::from_iter(
+                checks.iter().map(|c| c.and_then(|c| c.time)),
+            )));
+            fields.push(Field::new(message, DataType::Utf8, true));
+            columns.push(Arc::new(StringArray::from_iter(
+                checks.iter().map(|c| c.map(|c| c.message.as_str())),
+            )));
+        }
         let schema = Arc::new(Schema::new(fields));
         let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| failed(&e))?;
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
@@ -216,12 +278,33 @@ impl SummaryTable {
             let status = RunStatus::parse(&row[p + s + 1])
                 .ok_or_else(|| bad(line, format!("status \"{}\" is not known", &row[p + s + 1])))?;
             let error = Some(row[p + s + 2].to_string()).filter(|e| !e.is_empty());
+            let check = if table.meta.check {
+                let c = p + s + 3;
+                let text = |i: usize| Some(row[c + i].to_string()).filter(|t| !t.is_empty());
+                let number = |i: usize| text(i).map(|t| number(&t)).transpose();
+                let verdict = Verdict::parse(&row[c]).ok_or_else(|| {
+                    bad(
+                        line,
+                        format!("check \"{}\" is not known (pass, fail or error)", &row[c]),
+                    )
+                })?;
+                Some(RunCheck {
+                    verdict,
+                    signal: text(1),
+                    deviation: number(2)?,
+                    time: number(3)?,
+                    message: row[c + 4].to_string(),
+                })
+            } else {
+                None
+            };
             table.records.push(RunRecord {
                 index,
                 parameters,
                 summaries,
                 status,
                 error,
+                check,
             });
         }
         Ok(table)
@@ -247,6 +330,7 @@ impl SummaryTable {
                 || m.runs != meta.runs
                 || m.parameters != meta.parameters
                 || m.summaries != meta.summaries
+                || m.check != meta.check
             {
                 return Err(Error::Usage(format!(
                     "--merge: {} holds runs of another study than {} ({} and {}): merge the shards of one study",
