@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::instance::{Instance, Phase, SimState, Status};
+use crate::instance::{Instance, Interface, Phase, SimState, Status};
 use crate::model::Model;
 
 /// Runs `f` without letting a panic unwind into C; a panic yields `fallback`.
@@ -191,7 +191,11 @@ pub(crate) unsafe fn set_state<M: Model>(
         Some(b) if b.st.values.table.token == inst.table.token => {
             inst.s = b.st.clone();
             if matches!(inst.phase, Phase::Failed | Phase::TerminationRequested) {
-                inst.phase = Phase::Step;
+                // A Model Exchange instance continues integrating from the restored state.
+                inst.phase = match inst.interface {
+                    Interface::CoSimulation => Phase::Step,
+                    Interface::ModelExchange => Phase::ContinuousTime,
+                };
             }
             Status::Ok
         }

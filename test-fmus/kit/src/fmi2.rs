@@ -4,7 +4,7 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::Arc;
 
 use crate::ffi::{self, categories, guard, null_arg, slice, slice_mut, text, with};
-use crate::instance::{Fmi2Logger, Instance, Logger, Phase, Sink, Status, Version};
+use crate::instance::{Fmi2Logger, Instance, Interface, Logger, Phase, Sink, Status, Version};
 use crate::model::{Context, Model};
 use crate::variable::{Table, VarType};
 
@@ -58,10 +58,34 @@ pub unsafe fn instantiate<M: Model>(
                 return std::ptr::null_mut();
             }
         };
-        if fmu_type != 1 {
-            err("only Co-Simulation (fmi2CoSimulation) is supported".into());
-            return std::ptr::null_mut();
-        }
+        let interface = match fmu_type {
+            1 => Interface::CoSimulation,
+            0 if M::MODEL_EXCHANGE => {
+                if table.states.iter().any(|&(s, _)| !table.vars[s].in_fmi2()) {
+                    err(
+                        "Model Exchange in FMI 2 needs scalar continuous states; this model \
+                         has array states (use FMI 3)"
+                            .into(),
+                    );
+                    return std::ptr::null_mut();
+                }
+                Interface::ModelExchange
+            }
+            0 => {
+                err(
+                    "only Co-Simulation (fmi2CoSimulation) is supported: this FMU has no \
+                     ModelExchange element"
+                        .into(),
+                );
+                return std::ptr::null_mut();
+            }
+            t => {
+                err(format!(
+                    "unknown fmuType {t} (fmi2ModelExchange = 0, fmi2CoSimulation = 1)"
+                ));
+                return std::ptr::null_mut();
+            }
+        };
         match text(guid) {
             Some(g) if g == table.token => {}
             g => {
@@ -78,7 +102,8 @@ pub unsafe fn instantiate<M: Model>(
             resource_dir: text(resource_location).map(|u| ffi::uri_to_path(&u)),
             start_time: 0.0,
         };
-        let inst = Instance::new(model, table, logger, cx, Version::V2);
+        let mut inst = Instance::new(model, table, logger, cx, Version::V2);
+        inst.interface = interface;
         Box::into_raw(Box::new(inst)) as *mut c_void
     })
 }
@@ -461,6 +486,9 @@ pub unsafe fn set_real_input_derivatives<M: Model>(
 ) -> c_int {
     const F: &str = "fmi2SetRealInputDerivatives";
     with::<M>(c, F, |inst| {
+        if let Err(s) = inst.expect_cs(F) {
+            return s;
+        }
         let (Some(vr), Some(order), Some(v)) = (slice(vr, n), slice(order, n), slice(v, n)) else {
             return null_arg(inst, F);
         };
@@ -510,6 +538,9 @@ pub unsafe fn get_real_output_derivatives<M: Model>(
 ) -> c_int {
     const F: &str = "fmi2GetRealOutputDerivatives";
     with::<M>(c, F, |inst| {
+        if let Err(s) = inst.expect_cs(F) {
+            return s;
+        }
         match (slice(vr, n), slice(order, n), slice_mut(v, n)) {
             (Some(vr), Some(order), Some(v)) => inst.output_derivatives(F, vr, order, v),
             _ => null_arg(inst, F),
@@ -553,7 +584,7 @@ pub(crate) fn check_step_times<M: Model>(
 pub unsafe fn do_step<M: Model>(c: *mut c_void, tc: f64, h: f64, _no_set_prior: c_int) -> c_int {
     const F: &str = "fmi2DoStep";
     with::<M>(c, F, |inst| {
-        if let Err(s) = inst.expect_step(F) {
+        if let Err(s) = inst.expect_cs(F).and_then(|()| inst.expect_step(F)) {
             return s;
         }
         if let Err(s) = check_step_times(inst, F, tc, h) {
@@ -701,12 +732,160 @@ pub unsafe fn get_string_status<M: Model>(
     })
 }
 
-/// A Model Exchange function of this Co-Simulation-only FMU: always an error.
+/// `fmi2EventInfo`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EventInfo {
+    /// `newDiscreteStatesNeeded`.
+    pub new_discrete_states_needed: c_int,
+    /// `terminateSimulation`.
+    pub terminate_simulation: c_int,
+    /// `nominalsOfContinuousStatesChanged`.
+    pub nominals_of_continuous_states_changed: c_int,
+    /// `valuesOfContinuousStatesChanged`.
+    pub values_of_continuous_states_changed: c_int,
+    /// `nextEventTimeDefined`.
+    pub next_event_time_defined: c_int,
+    /// `nextEventTime`.
+    pub next_event_time: f64,
+}
+
+/// `fmi2SetTime` (Model Exchange): in Event Mode and Continuous-Time Mode.
 ///
 /// # Safety
 /// `c` must be NULL or an instance of this kit.
-pub unsafe fn model_exchange_only<M: Model>(c: *mut c_void, func: &str) -> c_int {
-    with::<M>(c, func, |inst| {
-        inst.fail(func, "Model Exchange is not supported by this FMU")
+pub unsafe fn set_time<M: Model>(c: *mut c_void, t: f64) -> c_int {
+    const F: &str = "fmi2SetTime";
+    with::<M>(c, F, |inst| inst.me_set_time(F, t))
+}
+
+/// `fmi2SetContinuousStates` (Model Exchange): in Continuous-Time Mode only.
+///
+/// # Safety
+/// `x` must hold `nx` elements.
+pub unsafe fn set_continuous_states<M: Model>(c: *mut c_void, x: *const f64, nx: usize) -> c_int {
+    const F: &str = "fmi2SetContinuousStates";
+    with::<M>(c, F, |inst| match slice(x, nx) {
+        Some(x) => inst.me_set_states(F, x),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi2GetContinuousStates` (Model Exchange).
+///
+/// # Safety
+/// `x` must hold `nx` writable elements.
+pub unsafe fn get_continuous_states<M: Model>(c: *mut c_void, x: *mut f64, nx: usize) -> c_int {
+    const F: &str = "fmi2GetContinuousStates";
+    with::<M>(c, F, |inst| match slice_mut(x, nx) {
+        Some(x) => inst.me_get_states(F, x),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi2GetDerivatives` (Model Exchange).
+///
+/// # Safety
+/// `dx` must hold `nx` writable elements.
+pub unsafe fn get_derivatives<M: Model>(c: *mut c_void, dx: *mut f64, nx: usize) -> c_int {
+    const F: &str = "fmi2GetDerivatives";
+    with::<M>(c, F, |inst| match slice_mut(dx, nx) {
+        Some(dx) => inst.me_get_derivatives(F, dx),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi2GetEventIndicators` (Model Exchange).
+///
+/// # Safety
+/// `z` must hold `ni` writable elements.
+pub unsafe fn get_event_indicators<M: Model>(c: *mut c_void, z: *mut f64, ni: usize) -> c_int {
+    const F: &str = "fmi2GetEventIndicators";
+    with::<M>(c, F, |inst| match slice_mut(z, ni) {
+        Some(z) => inst.me_get_event_indicators(F, z),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi2GetNominalsOfContinuousStates` (Model Exchange).
+///
+/// # Safety
+/// `x` must hold `nx` writable elements.
+pub unsafe fn get_nominals_of_continuous_states<M: Model>(
+    c: *mut c_void,
+    x: *mut f64,
+    nx: usize,
+) -> c_int {
+    const F: &str = "fmi2GetNominalsOfContinuousStates";
+    with::<M>(c, F, |inst| match slice_mut(x, nx) {
+        Some(x) => inst.me_get_nominals(F, x),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi2EnterEventMode` (Model Exchange): from Continuous-Time Mode.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi2EnterEventMode";
+    with::<M>(c, F, |inst| inst.me_enter_event_mode(F))
+}
+
+/// `fmi2EnterContinuousTimeMode` (Model Exchange): from Event Mode.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn enter_continuous_time_mode<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi2EnterContinuousTimeMode";
+    with::<M>(c, F, |inst| inst.me_enter_continuous_time_mode(F))
+}
+
+/// `fmi2NewDiscreteStates` (Model Exchange): one event iteration in Event Mode.
+///
+/// # Safety
+/// `info` must be NULL or writable.
+pub unsafe fn new_discrete_states<M: Model>(c: *mut c_void, info: *mut EventInfo) -> c_int {
+    const F: &str = "fmi2NewDiscreteStates";
+    with::<M>(c, F, |inst| {
+        let Some(out) = info.as_mut() else {
+            return inst.fail(F, "fmi2eventInfo is NULL");
+        };
+        match inst.me_update_discrete_states(F) {
+            Ok(e) => {
+                *out = EventInfo {
+                    new_discrete_states_needed: c_int::from(e.need_update),
+                    terminate_simulation: c_int::from(e.terminate),
+                    nominals_of_continuous_states_changed: c_int::from(e.nominals_changed),
+                    values_of_continuous_states_changed: c_int::from(e.values_changed),
+                    next_event_time_defined: c_int::from(e.next_time.is_some()),
+                    next_event_time: e.next_time.unwrap_or(0.0),
+                };
+                Status::Ok
+            }
+            Err(s) => s,
+        }
+    })
+}
+
+/// `fmi2CompletedIntegratorStep` (Model Exchange): in Continuous-Time Mode.
+///
+/// # Safety
+/// The out-pointers must be NULL or writable.
+pub unsafe fn completed_integrator_step<M: Model>(
+    c: *mut c_void,
+    _no_set_prior: c_int,
+    enter_event_mode: *mut c_int,
+    terminate: *mut c_int,
+) -> c_int {
+    const F: &str = "fmi2CompletedIntegratorStep";
+    with::<M>(c, F, |inst| {
+        if enter_event_mode.is_null() || terminate.is_null() {
+            return inst.fail(F, "enterEventMode or terminateSimulation is NULL");
+        }
+        let (status, enter, term) = inst.me_completed_integrator_step(F);
+        *enter_event_mode = c_int::from(enter);
+        *terminate = c_int::from(term);
+        status
     })
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::ffi::{self, categories, guard, null_arg, slice, slice_mut, text, with};
 use crate::fmi2::check_step_times;
-use crate::instance::{Fmi3Log, Instance, Logger, Phase, Sink, Status, Version};
+use crate::instance::{Fmi3Log, Instance, Interface, Logger, Phase, Sink, Status, Version};
 use crate::model::{Context, Model};
 use crate::values::Element;
 use crate::variable::{Causality, Table, VarType};
@@ -48,28 +48,13 @@ pub unsafe fn instantiate_co_simulation<M: Model>(
 ) -> *mut c_void {
     guard(std::ptr::null_mut(), || {
         const F: &str = "fmi3InstantiateCoSimulation";
-        let name = text(name).unwrap_or_default();
-        let sink = log_message.map_or(Sink::None, |l| Sink::V3(l, env));
-        let logger = Logger::new(sink, &name, logging_on);
-        let err = |msg: String| logger.log(Status::Error, 2, &format!("{F}: {msg}"));
-        let model = M::default();
-        let table = match Table::new(M::NAME, model.variables()) {
-            Ok(t) => Arc::new(t),
-            Err(e) => {
-                err(format!("invalid variable table: {e}"));
-                return std::ptr::null_mut();
-            }
+        let Some(mut inst) =
+            new_instance::<M>(F, name, token, resource_path, logging_on, env, log_message)
+        else {
+            return std::ptr::null_mut();
         };
-        match text(token) {
-            Some(g) if g == table.token => {}
-            g => {
-                err(format!(
-                    "instantiationToken {g:?} does not match this FMU's {}",
-                    table.token
-                ));
-                return std::ptr::null_mut();
-            }
-        }
+        let table = inst.table.clone();
+        let err = |msg: String| inst.logger.log(Status::Error, 2, &format!("{F}: {msg}"));
         if event_mode_used && !has_events::<M>() {
             err(
                 "eventModeUsed = true, but this FMU has no event mode (hasEventMode = false)"
@@ -87,17 +72,84 @@ pub unsafe fn instantiate_co_simulation<M: Model>(
             ));
             return std::ptr::null_mut();
         }
-        let cx = Context {
-            instance_name: name,
-            fmi_version: 3,
-            resource_dir: text(resource_path).map(std::path::PathBuf::from),
-            start_time: 0.0,
-        };
-        let mut inst = Instance::new(model, table, logger, cx, Version::V3);
         inst.event_mode_used = event_mode_used;
         inst.early_return_allowed = early_return_allowed;
         inst.intermediate = intermediate_update.map(|f| (f, env));
         Box::into_raw(Box::new(inst)) as *mut c_void
+    })
+}
+
+/// The instance `fmi3Instantiate*` create, after the checks they share; `None` (logged) when
+/// the token does not match.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+unsafe fn new_instance<M: Model>(
+    func: &str,
+    name: *const c_char,
+    token: *const c_char,
+    resource_path: *const c_char,
+    logging_on: bool,
+    env: *mut c_void,
+    log_message: Option<Fmi3Log>,
+) -> Option<Instance<M>> {
+    let name = text(name).unwrap_or_default();
+    let sink = log_message.map_or(Sink::None, |l| Sink::V3(l, env));
+    let logger = Logger::new(sink, &name, logging_on);
+    let err = |msg: String| logger.log(Status::Error, 2, &format!("{func}: {msg}"));
+    let model = M::default();
+    let table = match Table::new(M::NAME, model.variables()) {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            err(format!("invalid variable table: {e}"));
+            return None;
+        }
+    };
+    match text(token) {
+        Some(g) if g == table.token => {}
+        g => {
+            err(format!(
+                "instantiationToken {g:?} does not match this FMU's {}",
+                table.token
+            ));
+            return None;
+        }
+    }
+    let cx = Context {
+        instance_name: name,
+        fmi_version: 3,
+        resource_dir: text(resource_path).map(std::path::PathBuf::from),
+        start_time: 0.0,
+    };
+    Some(Instance::new(model, table, logger, cx, Version::V3))
+}
+
+/// `fmi3InstantiateModelExchange`: an instance for Model Exchange when the model opted in
+/// ([`Model::MODEL_EXCHANGE`]), else NULL with a log message.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+pub unsafe fn instantiate_model_exchange<M: Model>(
+    name: *const c_char,
+    token: *const c_char,
+    resource_path: *const c_char,
+    _visible: bool,
+    logging_on: bool,
+    env: *mut c_void,
+    log_message: Option<Fmi3Log>,
+) -> *mut c_void {
+    const F: &str = "fmi3InstantiateModelExchange";
+    if !M::MODEL_EXCHANGE {
+        return instantiate_unsupported(F, name, env, log_message);
+    }
+    guard(std::ptr::null_mut(), || {
+        match new_instance::<M>(F, name, token, resource_path, logging_on, env, log_message) {
+            Some(mut inst) => {
+                inst.interface = Interface::ModelExchange;
+                Box::into_raw(Box::new(inst)) as *mut c_void
+            }
+            None => std::ptr::null_mut(),
+        }
     })
 }
 
@@ -206,6 +258,9 @@ pub unsafe fn exit_configuration_mode<M: Model>(c: *mut c_void) -> c_int {
 pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> c_int {
     const F: &str = "fmi3EnterEventMode";
     with::<M>(c, F, |inst| {
+        if inst.interface == Interface::ModelExchange {
+            return inst.me_enter_event_mode(F);
+        }
         if let Err(s) = inst.expect(F, &[Phase::Step]) {
             return s;
         }
@@ -224,7 +279,10 @@ pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> c_int {
 pub unsafe fn enter_step_mode<M: Model>(c: *mut c_void) -> c_int {
     const F: &str = "fmi3EnterStepMode";
     with::<M>(c, F, |inst| {
-        if let Err(s) = inst.expect(F, &[Phase::Event]) {
+        if let Err(s) = inst
+            .expect_cs(F)
+            .and_then(|()| inst.expect(F, &[Phase::Event]))
+        {
             return s;
         }
         inst.phase = Phase::Step;
@@ -247,7 +305,28 @@ pub unsafe fn update_discrete_states<M: Model>(
     next_time: *mut f64,
 ) -> c_int {
     const F: &str = "fmi3UpdateDiscreteStates";
+    let put = |p: *mut bool, v: bool| {
+        if let Some(p) = p.as_mut() {
+            *p = v;
+        }
+    };
     with::<M>(c, F, |inst| {
+        if inst.interface == Interface::ModelExchange {
+            return match inst.me_update_discrete_states(F) {
+                Ok(e) => {
+                    put(need_update, e.need_update);
+                    put(terminate, e.terminate);
+                    put(nominals_changed, e.nominals_changed);
+                    put(values_changed, e.values_changed);
+                    put(next_defined, e.next_time.is_some());
+                    if let (Some(p), Some(t)) = (next_time.as_mut(), e.next_time) {
+                        *p = t;
+                    }
+                    Status::Ok
+                }
+                Err(s) => s,
+            };
+        }
         if let Err(s) = inst.expect(F, &[Phase::Event]) {
             return s;
         }
@@ -267,11 +346,6 @@ pub unsafe fn update_discrete_states<M: Model>(
             inst.model.next_time_event(&inst.s.values, inst.s.time)
         } else {
             None
-        };
-        let put = |p: *mut bool, v: bool| {
-            if let Some(p) = p.as_mut() {
-                *p = v;
-            }
         };
         put(need_update, false);
         put(terminate, false);
@@ -329,7 +403,7 @@ pub unsafe fn do_step<M: Model>(
     let mut callback = None;
     let mut sampled: Vec<usize> = Vec::new();
     let st = with::<M>(c, F, |inst| {
-        if let Err(s) = inst.expect_step(F) {
+        if let Err(s) = inst.expect_cs(F).and_then(|()| inst.expect_step(F)) {
             return s;
         }
         if let Err(s) = check_step_times(inst, F, tc, h) {
@@ -829,6 +903,9 @@ pub unsafe fn get_output_derivatives<M: Model>(
 ) -> c_int {
     const F: &str = "fmi3GetOutputDerivatives";
     with::<M>(c, F, |inst| {
+        if let Err(s) = inst.expect_cs(F) {
+            return s;
+        }
         if nv != n {
             return inst.fail(
                 F,
@@ -926,6 +1003,146 @@ pub unsafe fn deserialize_fmu_state<M: Model>(
 ) -> c_int {
     const F: &str = "fmi3DeserializeFMUState";
     with::<M>(c, F, |inst| ffi::deserialize(inst, F, buf, size, state))
+}
+
+/// `fmi3EnterContinuousTimeMode` (Model Exchange): from Event Mode.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn enter_continuous_time_mode<M: Model>(c: *mut c_void) -> c_int {
+    const F: &str = "fmi3EnterContinuousTimeMode";
+    with::<M>(c, F, |inst| inst.me_enter_continuous_time_mode(F))
+}
+
+/// `fmi3CompletedIntegratorStep` (Model Exchange): in Continuous-Time Mode.
+///
+/// # Safety
+/// The out-pointers must be NULL or writable.
+pub unsafe fn completed_integrator_step<M: Model>(
+    c: *mut c_void,
+    _no_set_prior: bool,
+    enter_event_mode: *mut bool,
+    terminate: *mut bool,
+) -> c_int {
+    const F: &str = "fmi3CompletedIntegratorStep";
+    with::<M>(c, F, |inst| {
+        if enter_event_mode.is_null() || terminate.is_null() {
+            return inst.fail(F, "enterEventMode or terminateSimulation is NULL");
+        }
+        let (status, enter, term) = inst.me_completed_integrator_step(F);
+        *enter_event_mode = enter;
+        *terminate = term;
+        status
+    })
+}
+
+/// `fmi3SetTime` (Model Exchange): in Event Mode and Continuous-Time Mode.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn set_time<M: Model>(c: *mut c_void, t: f64) -> c_int {
+    const F: &str = "fmi3SetTime";
+    with::<M>(c, F, |inst| inst.me_set_time(F, t))
+}
+
+/// `fmi3SetContinuousStates` (Model Exchange): in Continuous-Time Mode only.
+///
+/// # Safety
+/// `x` must hold `nx` elements.
+pub unsafe fn set_continuous_states<M: Model>(c: *mut c_void, x: *const f64, nx: usize) -> c_int {
+    const F: &str = "fmi3SetContinuousStates";
+    with::<M>(c, F, |inst| match slice(x, nx) {
+        Some(x) => inst.me_set_states(F, x),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi3GetContinuousStateDerivatives` (Model Exchange).
+///
+/// # Safety
+/// `dx` must hold `nx` writable elements.
+pub unsafe fn get_continuous_state_derivatives<M: Model>(
+    c: *mut c_void,
+    dx: *mut f64,
+    nx: usize,
+) -> c_int {
+    const F: &str = "fmi3GetContinuousStateDerivatives";
+    with::<M>(c, F, |inst| match slice_mut(dx, nx) {
+        Some(dx) => inst.me_get_derivatives(F, dx),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi3GetEventIndicators` (Model Exchange).
+///
+/// # Safety
+/// `z` must hold `ni` writable elements.
+pub unsafe fn get_event_indicators<M: Model>(c: *mut c_void, z: *mut f64, ni: usize) -> c_int {
+    const F: &str = "fmi3GetEventIndicators";
+    with::<M>(c, F, |inst| match slice_mut(z, ni) {
+        Some(z) => inst.me_get_event_indicators(F, z),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi3GetContinuousStates` (Model Exchange).
+///
+/// # Safety
+/// `x` must hold `nx` writable elements.
+pub unsafe fn get_continuous_states<M: Model>(c: *mut c_void, x: *mut f64, nx: usize) -> c_int {
+    const F: &str = "fmi3GetContinuousStates";
+    with::<M>(c, F, |inst| match slice_mut(x, nx) {
+        Some(x) => inst.me_get_states(F, x),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi3GetNominalsOfContinuousStates` (Model Exchange).
+///
+/// # Safety
+/// `x` must hold `nx` writable elements.
+pub unsafe fn get_nominals_of_continuous_states<M: Model>(
+    c: *mut c_void,
+    x: *mut f64,
+    nx: usize,
+) -> c_int {
+    const F: &str = "fmi3GetNominalsOfContinuousStates";
+    with::<M>(c, F, |inst| match slice_mut(x, nx) {
+        Some(x) => inst.me_get_nominals(F, x),
+        None => null_arg(inst, F),
+    })
+}
+
+/// `fmi3GetNumberOfEventIndicators` (Model Exchange).
+///
+/// # Safety
+/// `n` must be NULL or writable.
+pub unsafe fn get_number_of_event_indicators<M: Model>(c: *mut c_void, n: *mut usize) -> c_int {
+    const F: &str = "fmi3GetNumberOfEventIndicators";
+    with::<M>(c, F, |inst| match (inst.me_sizes(F), n.as_mut()) {
+        (Err(s), _) => s,
+        (Ok((_, nz)), Some(n)) => {
+            *n = nz;
+            Status::Ok
+        }
+        (Ok(_), None) => inst.fail(F, "nEventIndicators is NULL"),
+    })
+}
+
+/// `fmi3GetNumberOfContinuousStates` (Model Exchange).
+///
+/// # Safety
+/// `n` must be NULL or writable.
+pub unsafe fn get_number_of_continuous_states<M: Model>(c: *mut c_void, n: *mut usize) -> c_int {
+    const F: &str = "fmi3GetNumberOfContinuousStates";
+    with::<M>(c, F, |inst| match (inst.me_sizes(F), n.as_mut()) {
+        (Err(s), _) => s,
+        (Ok((nx, _)), Some(n)) => {
+            *n = nx;
+            Status::Ok
+        }
+        (Ok(_), None) => inst.fail(F, "nContinuousStates is NULL"),
+    })
 }
 
 #[cfg(test)]

@@ -41,7 +41,17 @@ pub enum Version {
     V3,
 }
 
-/// Lifecycle state, the union of the FMI 2 and FMI 3 Co-Simulation state machines.
+/// The interface an instance was created for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interface {
+    /// `fmi2CoSimulation` / `fmi3InstantiateCoSimulation`: the kit integrates.
+    CoSimulation,
+    /// `fmi2ModelExchange` / `fmi3InstantiateModelExchange`: the importer integrates.
+    ModelExchange,
+}
+
+/// Lifecycle state, the union of the FMI 2 and FMI 3 Co-Simulation and Model Exchange state
+/// machines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
     Instantiated,
@@ -49,7 +59,10 @@ pub(crate) enum Phase {
     Configuration,
     Initialization,
     Step,
+    /// FMI 3 Co-Simulation Event Mode, or Model Exchange Event Mode (FMI 2 and 3).
     Event,
+    /// Model Exchange Continuous-Time Mode.
+    ContinuousTime,
     IntermediateUpdate,
     Terminated,
     /// A step failed; only getters, state restore, reset and free are allowed.
@@ -153,6 +166,12 @@ pub(crate) struct SimState {
     pub pending: Option<Event>,
     /// Calculated variables are stale (something was set).
     pub dirty: bool,
+    /// Model Exchange: the event indicators a crossing is measured against (those of the last
+    /// event iteration, moved on by each completed integrator step that did not cross).
+    pub z_ref: Vec<f64>,
+    /// Model Exchange: the time of the last completed integrator step or event iteration
+    /// (where the model's termination requests are looked for from).
+    pub me_last: f64,
 }
 
 /// How a call into the integrator ended.
@@ -177,10 +196,13 @@ pub struct Instance<M: Model> {
     pub(crate) event_mode_used: bool,
     pub(crate) early_return_allowed: bool,
     pub(crate) intermediate: Option<(crate::fmi3::IntermediateUpdate, *mut c_void)>,
+    pub(crate) interface: Interface,
+    /// Model Exchange: event iterations since Event Mode was entered (a chattering guard).
+    pub(crate) event_iterations: usize,
 }
 
 /// Safety limit on events within one step, to stop chattering models.
-const MAX_EVENTS_PER_STEP: usize = 10_000;
+pub(crate) const MAX_EVENTS_PER_STEP: usize = 10_000;
 
 /// Safety limit on Dormand–Prince steps within one call of the integrator.
 const DP_MAX_STEPS: u64 = 100_000_000;
@@ -228,7 +250,7 @@ const DP_E: [f64; 7] = [
     -1.0 / 40.0,
 ];
 
-fn crossed(za: f64, zb: f64) -> bool {
+pub(crate) fn crossed(za: f64, zb: f64) -> bool {
     (za > 0.0 && zb <= 0.0) || (za < 0.0 && zb >= 0.0)
 }
 
@@ -253,6 +275,8 @@ impl<M: Model> Instance<M> {
             event_mode_used: false,
             early_return_allowed: false,
             intermediate: None,
+            interface: Interface::CoSimulation,
+            event_iterations: 0,
         }
     }
 
@@ -263,6 +287,8 @@ impl<M: Model> Instance<M> {
             input_derivs: vec![[0.0; 3]; table.real_inputs.len()],
             pending: None,
             dirty: true,
+            z_ref: vec![0.0; M::NUM_EVENT_INDICATORS],
+            me_last: 0.0,
         }
     }
 
@@ -299,6 +325,7 @@ impl<M: Model> Instance<M> {
                 Version::V3 => "Step Mode",
             },
             Phase::Event => "Event Mode",
+            Phase::ContinuousTime => "Continuous-Time Mode",
             Phase::IntermediateUpdate => "Intermediate Update Mode",
             Phase::Terminated => "Terminated",
             Phase::Failed => "an error state (a step failed)",
@@ -367,6 +394,17 @@ impl<M: Model> Instance<M> {
             return st;
         }
         self.s.dirty = false;
+        if self.interface == Interface::ModelExchange {
+            // FMI 2.0 §3.2.3, FMI 3.0 §3.2: Initialization Mode leaves to Event Mode.
+            let t = self.s.time;
+            let mut z = vec![0.0; M::NUM_EVENT_INDICATORS];
+            self.model.event_indicators(&self.s.values, t, &mut z);
+            self.s.z_ref = z;
+            self.s.me_last = t;
+            self.event_iterations = 0;
+            self.phase = Phase::Event;
+            return Status::Ok;
+        }
         self.phase = if self.version == Version::V3 && self.event_mode_used {
             Phase::Event
         } else {
@@ -421,6 +459,7 @@ impl<M: Model> Instance<M> {
             &[
                 Phase::Step,
                 Phase::Event,
+                Phase::ContinuousTime,
                 Phase::TerminationRequested,
                 Phase::Initialization,
             ],
@@ -440,6 +479,7 @@ impl<M: Model> Instance<M> {
                 Phase::Initialization,
                 Phase::Step,
                 Phase::Event,
+                Phase::ContinuousTime,
                 Phase::Terminated,
                 Phase::Failed,
                 Phase::TerminationRequested,
@@ -510,6 +550,8 @@ impl<M: Model> Instance<M> {
             Phase::Step | Phase::Event => {
                 input || (v.causality == Causality::Parameter && var == Variability::Tunable)
             }
+            // FMI 2.0 §3.2.3, FMI 3.0 §3.2.3: only continuous-time inputs.
+            Phase::ContinuousTime => input && var == Variability::Continuous,
             // FMI 2 stepFailed allows no set; FMI 3 stays in Step Mode.
             Phase::TerminationRequested => {
                 self.version == Version::V3
@@ -590,6 +632,7 @@ impl<M: Model> Instance<M> {
                 Phase::Initialization,
                 Phase::Step,
                 Phase::Event,
+                Phase::ContinuousTime,
                 Phase::IntermediateUpdate,
                 Phase::Terminated,
                 Phase::Failed,
@@ -598,7 +641,7 @@ impl<M: Model> Instance<M> {
         )
     }
 
-    fn ensure_fresh(&mut self, func: &str) -> Result<(), Status> {
+    pub(crate) fn ensure_fresh(&mut self, func: &str) -> Result<(), Status> {
         match self.refresh() {
             Ok(()) => Ok(()),
             Err(e) => Err(self.fail(func, format!("model evaluation failed: {e}"))),
@@ -939,7 +982,7 @@ impl<M: Model> Instance<M> {
         x
     }
 
-    fn put_states(&mut self, x: &[f64]) {
+    pub(crate) fn put_states(&mut self, x: &[f64]) {
         let mut k = 0;
         for &(s, _) in &self.table.states {
             if let Value::F64(v) = &mut self.s.values.data[s] {
@@ -950,7 +993,7 @@ impl<M: Model> Instance<M> {
         }
     }
 
-    fn derivatives(&self, dx: &mut [f64]) {
+    pub(crate) fn derivatives(&self, dx: &mut [f64]) {
         let mut k = 0;
         for &(_, d) in &self.table.states {
             if let Value::F64(v) = &self.s.values.data[d] {
@@ -1179,7 +1222,7 @@ impl<M: Model> Instance<M> {
         Ok(y)
     }
 
-    fn indicators(&self, t: f64, z: &mut [f64]) {
+    pub(crate) fn indicators(&self, t: f64, z: &mut [f64]) {
         self.model.event_indicators(&self.s.values, t, z);
     }
 
@@ -1383,6 +1426,7 @@ impl<M: Model> Instance<M> {
                 Phase::Initialization,
                 Phase::Step,
                 Phase::Event,
+                Phase::ContinuousTime,
                 Phase::Terminated,
                 Phase::Failed,
                 Phase::TerminationRequested,
@@ -1537,7 +1581,7 @@ impl<M: Model> Instance<M> {
     /// Serializes a state (little-endian; floats bit-exact).
     pub(crate) fn serialize(&self, st: &SimState) -> Vec<u8> {
         let mut w = Vec::new();
-        w.extend_from_slice(b"FMUKIT01");
+        w.extend_from_slice(self.state_magic());
         w.extend_from_slice(&self.state_tag().to_le_bytes());
         w.extend_from_slice(&st.time.to_le_bytes());
         w.push(u8::from(st.dirty));
@@ -1592,14 +1636,36 @@ impl<M: Model> Instance<M> {
                 }
             }
         }
+        if self.interface == Interface::ModelExchange {
+            for z in &st.z_ref {
+                w.extend_from_slice(&z.to_le_bytes());
+            }
+            w.extend_from_slice(&st.me_last.to_le_bytes());
+        }
         w
+    }
+
+    /// The first bytes of a serialized state: Co-Simulation and Model Exchange states differ.
+    fn state_magic(&self) -> &'static [u8; 8] {
+        match self.interface {
+            Interface::CoSimulation => b"FMUKIT01",
+            Interface::ModelExchange => b"FMUKITME",
+        }
     }
 
     /// Reads a state written by [`Instance::serialize`] of the same model.
     pub(crate) fn deserialize(&self, bytes: &[u8]) -> Result<SimState, String> {
         let mut r = Reader { b: bytes, pos: 0 };
-        if r.take(8)? != b"FMUKIT01" {
-            return Err("not a serialized state of this kit".into());
+        let magic = r.take(8)?;
+        if magic != self.state_magic() {
+            return Err(match magic {
+                b"FMUKIT01" | b"FMUKITME" => format!(
+                    "the serialized state belongs to an instance of the other interface (this \
+                     one is {:?})",
+                    self.interface
+                ),
+                _ => "not a serialized state of this kit".into(),
+            });
         }
         if r.u64()? != self.state_tag() {
             return Err("the serialized state belongs to a different model".into());
@@ -1672,6 +1738,14 @@ impl<M: Model> Instance<M> {
                 }
             }
         }
+        let mut z_ref = vec![0.0; M::NUM_EVENT_INDICATORS];
+        let mut me_last = time;
+        if self.interface == Interface::ModelExchange {
+            for z in &mut z_ref {
+                *z = f64::from_le_bytes(r.arr()?);
+            }
+            me_last = f64::from_le_bytes(r.arr()?);
+        }
         if r.pos != bytes.len() {
             return Err(format!("{} trailing bytes", bytes.len() - r.pos));
         }
@@ -1681,6 +1755,8 @@ impl<M: Model> Instance<M> {
             input_derivs,
             pending,
             dirty,
+            z_ref,
+            me_last,
         })
     }
 }

@@ -66,6 +66,7 @@ pub mod fmi2;
 pub mod fmi3;
 pub mod instance;
 pub mod linear;
+mod me;
 pub mod model;
 pub mod values;
 pub mod variable;
@@ -83,11 +84,41 @@ pub use variable::{
 /// The model description of `M` for FMI major version 2 or 3.
 pub fn model_description<M: Model>(fmi_version: u8) -> Result<String, String> {
     let table = Table::new(M::NAME, M::default().variables())?;
+    if M::MODEL_EXCHANGE {
+        check_event_indicator_variables::<M>(&table)?;
+    }
     match fmi_version {
         2 => Ok(xml::fmi2::<M>(&table)),
         3 => Ok(xml::fmi3::<M>(&table)),
         v => Err(format!("unsupported FMI version {v}")),
     }
+}
+
+/// A Model Exchange model names one scalar Float64 variable per event indicator (the FMI 3
+/// `<EventIndicator>` elements).
+fn check_event_indicator_variables<M: Model>(table: &Table) -> Result<(), String> {
+    let vrs = M::EVENT_INDICATOR_VARIABLES;
+    if vrs.len() != M::NUM_EVENT_INDICATORS {
+        return Err(format!(
+            "{}: Model Exchange needs one EVENT_INDICATOR_VARIABLES entry per event indicator \
+             ({} given, NUM_EVENT_INDICATORS = {})",
+            M::NAME,
+            vrs.len(),
+            M::NUM_EVENT_INDICATORS
+        ));
+    }
+    for &vr in vrs {
+        match table.var(vr) {
+            Some(v) if v.ty == VarType::Float64 && v.dims.is_empty() => {}
+            _ => {
+                return Err(format!(
+                    "{}: event indicator variable vr {vr} is not a scalar Float64 variable",
+                    M::NAME
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Backs `fmu_kit_model_description`: the cached XML as a C string, NULL on failure.
@@ -387,64 +418,67 @@ macro_rules! export_fmu {
             // always an error.
             #[no_mangle]
             pub unsafe extern "C" fn fmi2EnterEventMode(c: Comp) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2EnterEventMode")
+                fmi2::enter_event_mode::<M>(c)
             }
             #[no_mangle]
-            pub unsafe extern "C" fn fmi2NewDiscreteStates(c: Comp, _e: *mut c_void) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2NewDiscreteStates")
+            pub unsafe extern "C" fn fmi2NewDiscreteStates(
+                c: Comp,
+                e: *mut fmi2::EventInfo,
+            ) -> c_int {
+                fmi2::new_discrete_states::<M>(c, e)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi2EnterContinuousTimeMode(c: Comp) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2EnterContinuousTimeMode")
+                fmi2::enter_continuous_time_mode::<M>(c)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi2CompletedIntegratorStep(
                 c: Comp,
-                _n: c_int,
-                _e: *mut c_int,
-                _t: *mut c_int,
+                nsp: c_int,
+                e: *mut c_int,
+                t: *mut c_int,
             ) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2CompletedIntegratorStep")
+                fmi2::completed_integrator_step::<M>(c, nsp, e, t)
             }
             #[no_mangle]
-            pub unsafe extern "C" fn fmi2SetTime(c: Comp, _t: f64) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2SetTime")
+            pub unsafe extern "C" fn fmi2SetTime(c: Comp, t: f64) -> c_int {
+                fmi2::set_time::<M>(c, t)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi2SetContinuousStates(
                 c: Comp,
-                _x: *const f64,
-                _n: usize,
+                x: *const f64,
+                n: usize,
             ) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2SetContinuousStates")
+                fmi2::set_continuous_states::<M>(c, x, n)
             }
             #[no_mangle]
-            pub unsafe extern "C" fn fmi2GetDerivatives(c: Comp, _x: *mut f64, _n: usize) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2GetDerivatives")
+            pub unsafe extern "C" fn fmi2GetDerivatives(c: Comp, x: *mut f64, n: usize) -> c_int {
+                fmi2::get_derivatives::<M>(c, x, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi2GetEventIndicators(
                 c: Comp,
-                _x: *mut f64,
-                _n: usize,
+                x: *mut f64,
+                n: usize,
             ) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2GetEventIndicators")
+                fmi2::get_event_indicators::<M>(c, x, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi2GetContinuousStates(
                 c: Comp,
-                _x: *mut f64,
-                _n: usize,
+                x: *mut f64,
+                n: usize,
             ) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2GetContinuousStates")
+                fmi2::get_continuous_states::<M>(c, x, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi2GetNominalsOfContinuousStates(
                 c: Comp,
-                _x: *mut f64,
-                _n: usize,
+                x: *mut f64,
+                n: usize,
             ) -> c_int {
-                fmi2::model_exchange_only::<M>(c, "fmi2GetNominalsOfContinuousStates")
+                fmi2::get_nominals_of_continuous_states::<M>(c, x, n)
             }
 
             // ---------------- FMI 3.0 ----------------
@@ -466,14 +500,14 @@ macro_rules! export_fmu {
             #[no_mangle]
             pub unsafe extern "C" fn fmi3InstantiateModelExchange(
                 name: *const c_char,
-                _tok: *const c_char,
-                _res: *const c_char,
-                _vis: bool,
-                _log_on: bool,
+                tok: *const c_char,
+                res: *const c_char,
+                vis: bool,
+                log_on: bool,
                 env: *mut c_void,
                 log: Log,
             ) -> Comp {
-                fmi3::instantiate_unsupported("fmi3InstantiateModelExchange", name, env, log)
+                fmi3::instantiate_model_exchange::<M>(name, tok, res, vis, log_on, env, log)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
@@ -845,113 +879,77 @@ macro_rules! export_fmu {
                     "Scheduled Execution is not supported",
                 )
             }
-            // Model Exchange functions: always an error.
+            // Model Exchange (an error unless the model opted in: `Model::MODEL_EXCHANGE`).
             #[no_mangle]
             pub unsafe extern "C" fn fmi3EnterContinuousTimeMode(c: Comp) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3EnterContinuousTimeMode",
-                    "Model Exchange is not supported",
-                )
+                fmi3::enter_continuous_time_mode::<M>(c)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3CompletedIntegratorStep(
                 c: Comp,
-                _n: bool,
-                _e: *mut bool,
-                _t: *mut bool,
+                nsp: bool,
+                e: *mut bool,
+                t: *mut bool,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3CompletedIntegratorStep",
-                    "Model Exchange is not supported",
-                )
+                fmi3::completed_integrator_step::<M>(c, nsp, e, t)
             }
             #[no_mangle]
-            pub unsafe extern "C" fn fmi3SetTime(c: Comp, _t: f64) -> c_int {
-                fmi3::unsupported::<M>(c, "fmi3SetTime", "Model Exchange is not supported")
+            pub unsafe extern "C" fn fmi3SetTime(c: Comp, t: f64) -> c_int {
+                fmi3::set_time::<M>(c, t)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3SetContinuousStates(
                 c: Comp,
-                _x: *const f64,
-                _n: usize,
+                x: *const f64,
+                n: usize,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3SetContinuousStates",
-                    "Model Exchange is not supported",
-                )
+                fmi3::set_continuous_states::<M>(c, x, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetContinuousStateDerivatives(
                 c: Comp,
-                _x: *mut f64,
-                _n: usize,
+                x: *mut f64,
+                n: usize,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3GetContinuousStateDerivatives",
-                    "Model Exchange is not supported",
-                )
+                fmi3::get_continuous_state_derivatives::<M>(c, x, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetEventIndicators(
                 c: Comp,
-                _x: *mut f64,
-                _n: usize,
+                x: *mut f64,
+                n: usize,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3GetEventIndicators",
-                    "Model Exchange is not supported",
-                )
+                fmi3::get_event_indicators::<M>(c, x, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetContinuousStates(
                 c: Comp,
-                _x: *mut f64,
-                _n: usize,
+                x: *mut f64,
+                n: usize,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3GetContinuousStates",
-                    "Model Exchange is not supported",
-                )
+                fmi3::get_continuous_states::<M>(c, x, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetNominalsOfContinuousStates(
                 c: Comp,
-                _x: *mut f64,
-                _n: usize,
+                x: *mut f64,
+                n: usize,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3GetNominalsOfContinuousStates",
-                    "Model Exchange is not supported",
-                )
+                fmi3::get_nominals_of_continuous_states::<M>(c, x, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(
                 c: Comp,
-                _n: *mut usize,
+                n: *mut usize,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3GetNumberOfEventIndicators",
-                    "Model Exchange is not supported",
-                )
+                fmi3::get_number_of_event_indicators::<M>(c, n)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetNumberOfContinuousStates(
                 c: Comp,
-                _n: *mut usize,
+                n: *mut usize,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3GetNumberOfContinuousStates",
-                    "Model Exchange is not supported",
-                )
+                fmi3::get_number_of_continuous_states::<M>(c, n)
             }
         }
         pub use __fmu_kit_exports::*;

@@ -201,6 +201,17 @@ pub trait Model: Default + 'static {
     const EXACT_STEP: bool = false;
     /// Highest order [`Model::output_derivative`] answers (0 = none).
     const MAX_OUTPUT_DERIVATIVE_ORDER: u32 = 0;
+    /// Whether the FMU also exports the FMI 2.0 and FMI 3.0 Model Exchange interface (see the
+    /// crate documentation): the importer integrates the continuous states with its own
+    /// solver, using [`Model::evaluate`] for the derivatives, [`Model::event_indicators`] and
+    /// [`Model::next_time_event`] for events and [`Model::event`] in event iteration. Models
+    /// with event indicators must then name their variables in
+    /// [`Model::EVENT_INDICATOR_VARIABLES`].
+    const MODEL_EXCHANGE: bool = false;
+    /// The scalar Float64 variables whose values equal the event indicators, in indicator
+    /// order (the FMI 3 `<EventIndicator>` elements of a Model Exchange FMU); one per
+    /// [`Model::NUM_EVENT_INDICATORS`].
+    const EVENT_INDICATOR_VARIABLES: &'static [u32] = &[];
     /// Default experiment of the model descriptions.
     const EXPERIMENT: Experiment = Experiment {
         start: 0.0,

@@ -179,11 +179,13 @@ fn log_categories() -> String {
     o
 }
 
-fn header<M: Model>(version: &str, id_attr: &str, token: &str) -> String {
+/// The XML declaration and the root element's start tag; `extra` are further attributes
+/// (each with a leading space).
+fn header<M: Model>(version: &str, id_attr: &str, token: &str, extra: &str) -> String {
     let mut o = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         o,
-        "<fmiModelDescription fmiVersion=\"{version}\" modelName=\"{}\" {id_attr}=\"{token}\" description=\"{}\" generationTool=\"fmu-kit {}\" variableNamingConvention=\"structured\">",
+        "<fmiModelDescription fmiVersion=\"{version}\" modelName=\"{}\" {id_attr}=\"{token}\" description=\"{}\" generationTool=\"fmu-kit {}\" variableNamingConvention=\"structured\"{extra}>",
         esc(M::NAME),
         esc(M::DESCRIPTION),
         env!("CARGO_PKG_VERSION"),
@@ -212,7 +214,21 @@ pub fn fmi2<M: Model>(table: &Table) -> String {
     // 1-based FMI 2 index of each table index.
     let index_of = |i: usize| vars.iter().position(|&(j, _)| j == i).map(|p| p + 1);
     let vr_index = |vr: u32| table.index_of(vr).and_then(index_of);
-    let mut o = header::<M>("2.0", "guid", &table.token);
+    // Model Exchange: the event indicator count on the root, and the interface's element
+    // before CoSimulation (the order of the FMI 2.0 schema).
+    let extra = if M::MODEL_EXCHANGE {
+        format!(" numberOfEventIndicators=\"{}\"", M::NUM_EVENT_INDICATORS)
+    } else {
+        String::new()
+    };
+    let mut o = header::<M>("2.0", "guid", &table.token, &extra);
+    if M::MODEL_EXCHANGE {
+        let _ = writeln!(
+            o,
+            "  <ModelExchange modelIdentifier=\"{}\" needsExecutionTool=\"false\" completedIntegratorStepNotNeeded=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\" providesDirectionalDerivative=\"true\"/>",
+            esc(M::NAME)
+        );
+    }
     let _ = writeln!(
         o,
         "  <CoSimulation modelIdentifier=\"{}\" needsExecutionTool=\"false\" canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"true\" maxOutputDerivativeOrder=\"{}\" canRunAsynchronuously=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\" providesDirectionalDerivative=\"true\"/>",
@@ -312,7 +328,14 @@ pub fn fmi2<M: Model>(table: &Table) -> String {
 /// The FMI 3.0 model description.
 pub fn fmi3<M: Model>(table: &Table) -> String {
     let events = crate::fmi3::has_events::<M>();
-    let mut o = header::<M>("3.0", "instantiationToken", &table.token);
+    let mut o = header::<M>("3.0", "instantiationToken", &table.token, "");
+    if M::MODEL_EXCHANGE {
+        let _ = writeln!(
+            o,
+            "  <ModelExchange modelIdentifier=\"{}\" needsExecutionTool=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" canGetAndSetFMUState=\"true\" canSerializeFMUState=\"true\" providesDirectionalDerivatives=\"true\" providesAdjointDerivatives=\"true\" providesPerElementDependencies=\"false\" needsCompletedIntegratorStep=\"true\" providesEvaluateDiscreteStates=\"false\"/>",
+            esc(M::NAME)
+        );
+    }
     let _ = writeln!(
         o,
         "  <CoSimulation modelIdentifier=\"{}\" needsExecutionTool=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" canGetAndSetFMUState=\"true\" canSerializeFMUState=\"true\" providesDirectionalDerivatives=\"true\" providesAdjointDerivatives=\"true\" providesPerElementDependencies=\"false\" maxOutputDerivativeOrder=\"{}\" providesIntermediateUpdate=\"true\" mightReturnEarlyFromDoStep=\"{events}\" canReturnEarlyAfterIntermediateUpdate=\"false\" hasEventMode=\"{events}\" providesEvaluateDiscreteStates=\"false\" canHandleVariableCommunicationStepSize=\"true\"/>",
@@ -397,6 +420,11 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
     }
     for i in table.initial_unknowns() {
         unknown(&mut o, "InitialUnknown", table.vars[i].vr, None);
+    }
+    if M::MODEL_EXCHANGE {
+        for &vr in M::EVENT_INDICATOR_VARIABLES {
+            unknown(&mut o, "EventIndicator", vr, None);
+        }
     }
     o.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
     o

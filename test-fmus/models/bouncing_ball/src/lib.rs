@@ -36,6 +36,8 @@ fn at_rest(v: &Values) -> bool {
 
 impl Model for BouncingBall {
     const NAME: &'static str = "BouncingBall";
+    const MODEL_EXCHANGE: bool = true;
+    const EVENT_INDICATOR_VARIABLES: &'static [u32] = &[H];
     const DESCRIPTION: &'static str = "A bouncing ball: h' = v, v' = g, v := -e v at h = 0";
     const NUM_EVENT_INDICATORS: usize = 1;
     const EXPERIMENT: Experiment = Experiment {

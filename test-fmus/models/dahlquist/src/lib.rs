@@ -18,6 +18,7 @@ pub struct Dahlquist;
 
 impl Model for Dahlquist {
     const NAME: &'static str = "Dahlquist";
+    const MODEL_EXCHANGE: bool = true;
     const DESCRIPTION: &'static str = "Dahlquist test equation x' = -k x";
     const EXACT_STEP: bool = true;
     const MAX_OUTPUT_DERIVATIVE_ORDER: u32 = 3;

@@ -113,6 +113,7 @@ fn acceleration(v: &Values, p: &Params) -> f64 {
 
 impl Model for Oscillator {
     const NAME: &'static str = "Oscillator";
+    const MODEL_EXCHANGE: bool = true;
     const DESCRIPTION: &'static str =
         "Single-mass oscillator m x'' = F - c x - d v + cc (x_in - x) + dc (v_in - v)";
     const EXACT_STEP: bool = true;

@@ -15,6 +15,7 @@ pub struct Stair;
 
 impl Model for Stair {
     const NAME: &'static str = "Stair";
+    const MODEL_EXCHANGE: bool = true;
     const DESCRIPTION: &'static str = "A counter incremented by a time event every second";
     const HAS_TIME_EVENTS: bool = true;
     const EXPERIMENT: Experiment = Experiment {

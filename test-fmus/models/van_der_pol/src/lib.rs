@@ -27,6 +27,7 @@ pub struct VanDerPol;
 
 impl Model for VanDerPol {
     const NAME: &'static str = "VanDerPol";
+    const MODEL_EXCHANGE: bool = true;
     const DESCRIPTION: &'static str =
         "Van der Pol oscillator x0' = x1, x1' = mu (1 - x0^2) x1 - x0";
     const EXPERIMENT: Experiment = Experiment {
