@@ -69,15 +69,21 @@ struct Model<'a> {
 
 impl Model<'_> {
     /// Set time, inputs and states on the FMU.
+    /// `x` is the solver's vector: one padding entry when the FMU has no states.
     fn load(&self, fmu: &mut dyn ModelExchangeInstance, t: f64, x: &[f64]) -> Result<()> {
         fmu.set_time(t)?;
         self.inputs.apply(fmu, t)?;
-        fmu.set_continuous_states(x)
+        fmu.set_continuous_states(&x[..self.nx])
     }
 
     fn derivatives(&self, x: &[f64], t: f64, dx: &mut [f64]) {
         if self.failure.borrow().is_some() {
             dx.fill(f64::NAN);
+            return;
+        }
+        if self.nx == 0 {
+            // The padding state of a model without states stands still.
+            dx.fill(0.0);
             return;
         }
         self.evaluations.set(self.evaluations.get() + 1);
@@ -105,7 +111,7 @@ impl Model<'_> {
     /// `J v` by a forward difference along `v`.
     fn jacobian_times(&self, x: &[f64], t: f64, v: &[f64], jv: &mut [f64]) {
         let norm_v = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
-        if norm_v == 0.0 {
+        if norm_v == 0.0 || self.nx == 0 {
             jv.fill(0.0);
             return;
         }
@@ -159,18 +165,48 @@ impl Model<'_> {
             self.load(&mut **fmu, t, x)
                 .and_then(|()| fmu.get_event_indicators(z))
         };
-        if let Err(e) = result {
-            *self.failure.borrow_mut() = Some(e);
-            z.fill(f64::NAN);
+        match result {
+            // FMI's domains are z > 0 and z <= 0: an exact zero is on the negative side. diffsol
+            // counts an exact zero as a root, which would stop every step of an indicator that
+            // rests at zero (a ball lying on the floor).
+            Ok(()) => {
+                for zi in z.iter_mut().filter(|zi| **zi == 0.0) {
+                    *zi = -f64::MIN_POSITIVE;
+                }
+            }
+            Err(e) => {
+                *self.failure.borrow_mut() = Some(e);
+                z.fill(f64::NAN);
+            }
         }
     }
 }
 
 /// Integrate; returns why it stopped, the time reached and the last accepted step size.
+///
+/// A panic inside the solver (an assertion on values an FMU made, say) becomes an error.
 pub(super) fn integrate(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
+    let t0 = run.t0;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| integrate_inner(run))).unwrap_or_else(
+        |panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::Numerics(format!(
+                "the Model Exchange integrator failed from t = {t0}: {what}"
+            )))
+        },
+    )
+}
+
+fn integrate_inner(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
     let nx = run.x.len();
     let nz = run.event_indicators;
-    let x0 = run.x.to_vec();
+    // diffsol needs one state: a model without states integrates a constant.
+    let x0 = if nx == 0 { vec![0.0] } else { run.x.to_vec() };
+    let n = x0.len();
     let model = Model {
         fmu: RefCell::new(run.fmu),
         inputs: run.inputs,
@@ -183,7 +219,11 @@ pub(super) fn integrate(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
     let mut builder = OdeBuilder::<M>::new()
         .t0(run.t0)
         .rtol(run.rtol)
-        .atol(run.atol.to_vec());
+        .atol(if nx == 0 {
+            vec![1.0]
+        } else {
+            run.atol.to_vec()
+        });
     if let Some(h0) = run.h0.filter(|h| h.is_finite() && *h > 0.0) {
         builder = builder.h0(h0.min(run.t_stop - run.t0));
     }
@@ -196,7 +236,7 @@ pub(super) fn integrate(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
         )
         .init(
             move |_p: &[f64], _t: f64, x: &mut [f64]| x.copy_from_slice(&x0),
-            nx,
+            n,
         )
         .root(
             |x: &[f64], _p: &[f64], t: f64, z: &mut [f64]| model.indicators(x, t, z, nz),
