@@ -41,6 +41,18 @@ result = simulate_fmu(path, fmi_type='CoSimulation', start_time=0.0, stop_time=s
 write_csv(out, result)
 "#;
 
+const FMPY_ME_SCRIPT: &str = r#"
+import sys
+from fmpy import simulate_fmu
+from fmpy.util import write_csv
+path, out, stop, step = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+names = sys.argv[5:]
+result = simulate_fmu(path, fmi_type='ModelExchange', solver='CVode', relative_tolerance=1e-10,
+                      start_time=0.0, stop_time=stop, step_size=step, output_interval=step,
+                      output=names)
+write_csv(out, result)
+"#;
+
 /// Numeric scalar outputs: what both tools write as plain numbers.
 fn numeric_outputs(path: &Path) -> Vec<String> {
     let fmu = Fmu::open(path).unwrap();
@@ -133,4 +145,101 @@ fn cosimo_and_fmpy_give_the_same_results_for_every_project_fmu() {
         compared += 1;
     }
     assert!(compared >= 6, "only {compared} FMUs compared");
+}
+
+/// Model Exchange: cosimo's integrator (BDF and Tsitouras 5(4)) and FMPy's (SUNDIALS CVODE),
+/// both at tight tolerances, on every kit FMU with a Model Exchange interface: the models'
+/// solutions agree to what the tolerances allow, events included (the bouncing ball's bounces,
+/// the stair's time events).
+#[test]
+fn cosimo_and_fmpy_agree_on_model_exchange_fmus() {
+    let Some(python) = fmpy_python() else { return };
+    let mut compared = 0;
+    for packed in fmu_pack::packed_fmus().expect("the project's FMUs pack") {
+        let has_me = Fmu::open(&packed.path)
+            .unwrap()
+            .file_description()
+            .model_exchange
+            .is_some();
+        let outputs = numeric_outputs(&packed.path);
+        if !has_me || outputs.is_empty() {
+            continue;
+        }
+        let dir = temp_dir();
+        let (stop, step) = ("2", "0.01");
+        let theirs = dir.path().join("fmpy.csv");
+        let status = Command::new(&python)
+            .arg("-c")
+            .arg(FMPY_ME_SCRIPT)
+            .arg(&packed.path)
+            .arg(&theirs)
+            .args([stop, step])
+            .args(&outputs)
+            .output()
+            .expect("FMPy's python runs");
+        assert!(
+            status.status.success(),
+            "FMPy failed on {}:\n{}",
+            packed.path.display(),
+            show(&status)
+        );
+        let b = read_results(&theirs);
+        for solver in ["bdf", "rk45"] {
+            let ours = dir.path().join(format!("cosimo-{solver}.csv"));
+            let mut args = vec![
+                "run".to_string(),
+                packed.path.display().to_string(),
+                "--interface".into(),
+                "me".into(),
+                "--solver".into(),
+                solver.into(),
+                "--solver-rtol".into(),
+                "1e-10".into(),
+                "--stop-time".into(),
+                stop.into(),
+                "--step-size".into(),
+                step.into(),
+                "--quiet".into(),
+                "--output-file".into(),
+                ours.display().to_string(),
+            ];
+            for name in &outputs {
+                args.push("--output-variable".into());
+                args.push(name.clone());
+            }
+            cosimo_ok(&args);
+            let a = read_results(&ours);
+            // FMPy adds a row before and after each event; at each output time take its last.
+            let rows: Vec<usize> = a
+                .time()
+                .iter()
+                .map(|t| {
+                    b.time()
+                        .iter()
+                        .rposition(|tb| (tb - t).abs() < 1e-9)
+                        .unwrap_or_else(|| {
+                            panic!("{}: FMPy has no row at t = {t}", packed.path.display())
+                        })
+                })
+                .collect();
+            for name in &outputs {
+                let (ca, cb) = (
+                    a.column(name).unwrap(),
+                    b.column(name).expect("FMPy records the output"),
+                );
+                let theirs: Vec<f64> = rows.iter().map(|&r| b.values(cb)[r]).collect();
+                let deviation = max_relative_deviation(a.values(ca), &theirs, 1e-3);
+                assert!(
+                    deviation < 1e-6,
+                    "{} {name} ({solver}): cosimo and FMPy differ by {deviation:e} (relative)",
+                    packed.path.display()
+                );
+            }
+        }
+        compared += 1;
+    }
+    assert!(
+        compared >= 10,
+        "only {compared} Model Exchange FMUs compared"
+    );
 }

@@ -437,10 +437,10 @@ impl Execution {
                     match views.get(&(component.fmu.clone(), interface)) {
                         Some(view) => view.clone(),
                         None => {
-                            let view = Arc::new(
-                                fmu.through(interface)
-                                    .map_err(|e| in_component(&component.name, e))?,
-                            );
+                            // Naming an interface the FMU lacks is the user's choice to fix.
+                            let view = Arc::new(fmu.through(interface).map_err(|e| {
+                                Error::Usage(format!("component \"{}\": {e}", component.name))
+                            })?);
                             views.insert((component.fmu.clone(), interface), view.clone());
                             view
                         }

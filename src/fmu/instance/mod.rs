@@ -338,14 +338,14 @@ impl Drop for InstanceSlot {
 /// input is held. An FMU keeps a value set until the next set of that variable; only a state
 /// restore or a reset changes it otherwise, and both forget what is known.
 #[derive(Debug, Default)]
-struct KnownFloat64 {
+pub(crate) struct KnownFloat64 {
     /// (value reference, bits of the value), sorted by value reference.
     entries: Vec<(ValueReference, u64)>,
 }
 
 impl KnownFloat64 {
     /// Whether the FMU holds exactly these values already (scalars only).
-    fn holds(&self, vrs: &[ValueReference], values: &[f64]) -> bool {
+    pub(crate) fn holds(&self, vrs: &[ValueReference], values: &[f64]) -> bool {
         !vrs.is_empty()
             && vrs.len() == values.len()
             && vrs.iter().zip(values).all(|(vr, value)| {
@@ -357,7 +357,7 @@ impl KnownFloat64 {
 
     /// After a successful set: the FMU holds these values (an FMI 3 array set, with more values
     /// than value references, is not tracked: its variables are forgotten).
-    fn record(&mut self, vrs: &[ValueReference], values: &[f64]) {
+    pub(crate) fn record(&mut self, vrs: &[ValueReference], values: &[f64]) {
         let scalars = vrs.len() == values.len();
         for (k, &vr) in vrs.iter().enumerate() {
             match (self.entries.binary_search_by_key(&vr, |e| e.0), scalars) {
@@ -372,7 +372,7 @@ impl KnownFloat64 {
     }
 
     /// After a state restore or a reset: nothing is known.
-    fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.entries.clear();
     }
 

@@ -12,7 +12,8 @@
 use std::cell::{Cell, RefCell};
 
 use diffsol::{
-    NalgebraLU, NalgebraMat, OdeBuilder, OdeEquations, OdeSolverMethod, OdeSolverStopReason, Vector,
+    BdfState, NalgebraLU, NalgebraMat, NalgebraVec, OdeBuilder, OdeEquations, OdeSolverMethod,
+    OdeSolverState, OdeSolverStopReason, RkState, Vector,
 };
 
 use super::{InputPolynomials, SolverMethod, Statistics};
@@ -35,6 +36,23 @@ pub(super) enum Stop {
     Terminate,
 }
 
+/// The solver's own state (its history, order and step size) at the end of an integration,
+/// to go on from where nothing has changed since (no input set, no event).
+#[derive(Clone)]
+pub(crate) enum Carry {
+    Bdf(BdfState<NalgebraVec<f64>>),
+    Rk(RkState<NalgebraVec<f64>>),
+}
+
+impl Carry {
+    fn time(&self) -> f64 {
+        match self {
+            Carry::Bdf(state) => state.as_ref().t,
+            Carry::Rk(state) => state.as_ref().t,
+        }
+    }
+}
+
 /// What one integration needs and leaves behind.
 pub(super) struct Integration<'a> {
     pub fmu: &'a mut dyn ModelExchangeInstance,
@@ -52,6 +70,9 @@ pub(super) struct Integration<'a> {
     pub event_indicators: usize,
     pub completed_integrator_step: bool,
     pub statistics: &'a mut Statistics,
+    /// In: the solver's state to go on from (used when it is at `t0`); out: its state at
+    /// `t_stop` when that was reached.
+    pub carry: &'a mut Option<Carry>,
 }
 
 /// The FMU as diffsol's right-hand side and root function.
@@ -244,11 +265,15 @@ fn integrate_inner(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
         )
         .build()
         .map_err(|e| solver_error(&model, run.t0, &e.to_string()))?;
+    let carried = run.carry.take().filter(|c| c.time() == run.t0 && nx > 0);
+    let fail = |e: diffsol::DiffsolError| solver_error(&model, run.t0, &e.to_string());
     let outcome = match run.method {
         SolverMethod::Bdf => {
-            let solver = problem
-                .bdf::<LinearSolver>()
-                .map_err(|e| solver_error(&model, run.t0, &e.to_string()))?;
+            let solver = match carried {
+                Some(Carry::Bdf(state)) => problem.bdf_solver::<LinearSolver>(state),
+                _ => problem.bdf::<LinearSolver>(),
+            }
+            .map_err(fail)?;
             drive(
                 solver,
                 &model,
@@ -256,11 +281,14 @@ fn integrate_inner(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
                 run.t_stop,
                 run.completed_integrator_step,
             )
+            .map(|d| d.map_state(Carry::Bdf))
         }
         SolverMethod::Tsit45 => {
-            let solver = problem
-                .tsit45()
-                .map_err(|e| solver_error(&model, run.t0, &e.to_string()))?;
+            let solver = match carried {
+                Some(Carry::Rk(state)) => problem.tsit45_solver(state),
+                _ => problem.tsit45(),
+            }
+            .map_err(fail)?;
             drive(
                 solver,
                 &model,
@@ -268,15 +296,35 @@ fn integrate_inner(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
                 run.t_stop,
                 run.completed_integrator_step,
             )
+            .map(|d| d.map_state(Carry::Rk))
         }
     };
     run.statistics.rhs_evaluations += model.evaluations.get();
-    match outcome {
-        Ok((stop, t, h, steps)) => {
-            run.statistics.steps += steps;
-            Ok((stop, t, h))
+    let driven = outcome?;
+    run.statistics.steps += driven.steps;
+    *run.carry = driven.state;
+    Ok((driven.stop, driven.t, driven.h))
+}
+
+/// How [`drive`] ended: why, where, the last step size, the steps made, and the solver's
+/// state when `t_stop` was reached.
+struct Driven<State> {
+    stop: Stop,
+    t: f64,
+    h: f64,
+    steps: u64,
+    state: Option<State>,
+}
+
+impl<State> Driven<State> {
+    fn map_state<Other>(self, f: impl FnOnce(State) -> Other) -> Driven<Other> {
+        Driven {
+            stop: self.stop,
+            t: self.t,
+            h: self.h,
+            steps: self.steps,
+            state: self.state.map(f),
         }
-        Err(e) => Err(e),
     }
 }
 
@@ -287,7 +335,7 @@ fn drive<'a, Eqn, S>(
     x: &mut [f64],
     t_stop: f64,
     completed_integrator_step: bool,
-) -> Result<(Stop, f64, f64, u64)>
+) -> Result<Driven<S::State>>
 where
     Eqn: OdeEquations<T = f64, V = <M as diffsol::MatrixCommon>::V> + 'a,
     S: OdeSolverMethod<'a, Eqn>,
@@ -309,14 +357,26 @@ where
         match reason {
             OdeSolverStopReason::TstopReached => {
                 copy_out(solver.state().y, x);
-                return Ok((Stop::Reached, t_stop, h, steps));
+                return Ok(Driven {
+                    stop: Stop::Reached,
+                    t: t_stop,
+                    h,
+                    steps,
+                    state: Some(solver.into_state()),
+                });
             }
             OdeSolverStopReason::RootFound(t_root, _) => {
                 let y = solver
                     .interpolate(t_root)
                     .map_err(|e| solver_error(model, t_root, &e.to_string()))?;
                 copy_out(&y, x);
-                return Ok((Stop::StateEvent, t_root, h, steps));
+                return Ok(Driven {
+                    stop: Stop::StateEvent,
+                    t: t_root,
+                    h,
+                    steps,
+                    state: None,
+                });
             }
             OdeSolverStopReason::InternalTimestep => {
                 if completed_integrator_step {
@@ -327,10 +387,22 @@ where
                         fmu.completed_integrator_step()?
                     };
                     if terminate {
-                        return Ok((Stop::Terminate, state_t, h, steps));
+                        return Ok(Driven {
+                            stop: Stop::Terminate,
+                            t: state_t,
+                            h,
+                            steps,
+                            state: None,
+                        });
                     }
                     if event {
-                        return Ok((Stop::StepEvent, state_t, h, steps));
+                        return Ok(Driven {
+                            stop: Stop::StepEvent,
+                            t: state_t,
+                            h,
+                            steps,
+                            state: None,
+                        });
                     }
                 }
             }

@@ -22,12 +22,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::description::{ModelDescription, ValueReference};
-use super::instance::ModelExchangeInstance;
+use super::instance::{KnownFloat64, ModelExchangeInstance};
 use super::slave::{
     DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
 };
 use crate::error::{Error, Result};
-use integrator::{integrate, Integration, Stop};
+use integrator::{integrate, Carry, Integration, Stop};
 
 /// The integration method of Model Exchange components.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -75,7 +75,7 @@ impl Default for SolverOptions {
 impl SolverOptions {
     /// Refuse tolerances no solver can use, naming the option.
     pub fn check(&self) -> std::result::Result<(), String> {
-        for (name, value) in [("--rtol", self.rtol), ("--atol", self.atol)] {
+        for (name, value) in [("--solver-rtol", self.rtol), ("--solver-atol", self.atol)] {
             if let Some(v) = value {
                 if !(v.is_finite() && v > 0.0 && v < 1.0) {
                     return Err(format!(
@@ -135,11 +135,12 @@ impl InputPolynomials {
 }
 
 /// The extras a saved state carries besides the FMU's own state.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 struct Saved {
     time: f64,
     next_time_event: Option<f64>,
     last_step: Option<f64>,
+    carry: Option<Carry>,
 }
 
 /// A Model Exchange instance driven as a co-simulation slave.
@@ -153,6 +154,10 @@ pub struct ModelExchangeSlave {
     next_time_event: Option<f64>,
     last_step: Option<f64>,
     inputs: InputPolynomials,
+    /// The solver's state at `time`, valid while nothing changed the model since.
+    carry: Option<Carry>,
+    /// The Float64 values set: setting them again changes nothing.
+    held: KnownFloat64,
     needs_completed_integrator_step: bool,
     saved: HashMap<StateId, Saved>,
     statistics: Statistics,
@@ -191,6 +196,8 @@ impl ModelExchangeSlave {
             next_time_event: None,
             last_step: None,
             inputs: InputPolynomials::default(),
+            carry: None,
+            held: KnownFloat64::default(),
             needs_completed_integrator_step,
             saved: HashMap::new(),
             statistics: Statistics::default(),
@@ -258,8 +265,9 @@ impl ModelExchangeSlave {
         if values_changed {
             self.read_states()?;
         }
-        // An event is a discontinuity: the next integration starts with a small step.
+        // An event is a discontinuity: the next integration starts afresh, with a small step.
         self.last_step = None;
+        self.carry = None;
         Ok(false)
     }
 
@@ -305,6 +313,7 @@ impl ModelExchangeSlave {
                     event_indicators,
                     completed_integrator_step: self.needs_completed_integrator_step,
                     statistics: &mut self.statistics,
+                    carry: &mut self.carry,
                 })?;
                 stop = why;
                 reached = t;
@@ -355,7 +364,9 @@ macro_rules! delegate {
             fn $get(&mut self, vrs: &[ValueReference], values: &mut [$ty]) -> Result<()> {
                 self.inner.$get(vrs, values)
             }
+            /// A set may change the model: the solver starts afresh.
             fn $set(&mut self, vrs: &[ValueReference], values: &[$ty]) -> Result<()> {
+                self.carry = None;
                 self.inner.$set(vrs, values)
             }
         )*
@@ -454,13 +465,14 @@ impl Slave for ModelExchangeSlave {
 
     fn reset(&mut self) -> Result<()> {
         self.inputs = InputPolynomials::default();
+        self.carry = None;
+        self.held.forget();
         self.next_time_event = None;
         self.last_step = None;
         self.inner.reset()
     }
 
     delegate! {
-        get_float64, set_float64, f64;
         get_float32, set_float32, f32;
         get_int8, set_int8, i8;
         get_uint8, set_uint8, u8;
@@ -473,11 +485,30 @@ impl Slave for ModelExchangeSlave {
         get_boolean, set_boolean, bool;
     }
 
+    fn get_float64(&mut self, vrs: &[ValueReference], values: &mut [f64]) -> Result<()> {
+        self.inner.get_float64(vrs, values)
+    }
+
+    /// Setting the values the inputs hold already (a held input set again at every macro
+    /// step) changes nothing: the solver goes on. Any other value starts it afresh.
+    fn set_float64(&mut self, vrs: &[ValueReference], values: &[f64]) -> Result<()> {
+        if !self.held.holds(vrs, values) {
+            self.carry = None;
+        }
+        let result = self.inner.set_float64(vrs, values);
+        match result {
+            Ok(()) => self.held.record(vrs, values),
+            Err(_) => self.held.forget(),
+        }
+        result
+    }
+
     fn get_string(&mut self, vrs: &[ValueReference]) -> Result<Vec<String>> {
         self.inner.get_string(vrs)
     }
 
     fn set_string(&mut self, vrs: &[ValueReference], values: &[&str]) -> Result<()> {
+        self.carry = None;
         self.inner.set_string(vrs, values)
     }
 
@@ -486,6 +517,7 @@ impl Slave for ModelExchangeSlave {
     }
 
     fn set_binary(&mut self, vrs: &[ValueReference], values: &[&[u8]]) -> Result<()> {
+        self.carry = None;
         self.inner.set_binary(vrs, values)
     }
 
@@ -506,7 +538,7 @@ impl Slave for ModelExchangeSlave {
     }
 
     fn restore_state(&mut self, state: StateId) -> Result<()> {
-        let Some(saved) = self.saved.get(&state).copied() else {
+        let Some(saved) = self.saved.get(&state).cloned() else {
             return Err(Error::Usage(format!(
                 "{}: restore_state: no saved state {state:?}",
                 self.inner.name()
@@ -516,6 +548,8 @@ impl Slave for ModelExchangeSlave {
         self.time = saved.time;
         self.next_time_event = saved.next_time_event;
         self.last_step = saved.last_step;
+        self.carry = saved.carry;
+        self.held.forget();
         self.inputs = InputPolynomials::default();
         self.read_states()
     }
@@ -593,8 +627,9 @@ impl Slave for ModelExchangeSlave {
             )));
         }
         let values: Vec<f64> = (0..vrs.len()).map(|k| taylor[k * (order + 1)]).collect();
-        self.inner.set_float64(vrs, &values)?;
+        self.set_float64(vrs, &values)?;
         if order > 0 {
+            self.carry = None;
             self.inputs = InputPolynomials {
                 t0: self.time,
                 vrs: vrs.to_vec(),
@@ -617,6 +652,7 @@ impl ModelExchangeSlave {
             time: self.time,
             next_time_event: self.next_time_event,
             last_step: self.last_step,
+            carry: self.carry.clone(),
         }
     }
 }
