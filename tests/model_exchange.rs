@@ -340,14 +340,23 @@ fn two_masses_as_model_exchange_match_co_simulation_under_every_master() {
     let mixed_file = dir.path().join("mixed.json");
     std::fs::write(&mixed_file, one.to_string()).unwrap();
 
-    for algorithm in ["jacobi", "gauss-seidel", "implicit"] {
+    // Jacobi with first-order extrapolation uses the components' output derivatives (ME:
+    // from directional derivatives; CS: the FMU's own).
+    for (algorithm, order) in [
+        ("jacobi", "0"),
+        ("jacobi", "1"),
+        ("gauss-seidel", "0"),
+        ("implicit", "0"),
+    ] {
         let run = |file: &std::path::Path, name: &str| {
-            let out = dir.path().join(format!("{name}-{algorithm}.csv"));
+            let out = dir.path().join(format!("{name}-{algorithm}-{order}.csv"));
             cosimo_ok([
                 "run",
                 &file.display().to_string(),
                 "--algorithm",
                 algorithm,
+                "--extrapolation-order",
+                order,
                 "--solver-rtol",
                 "1e-10",
                 "--quiet",
@@ -368,10 +377,36 @@ fn two_masses_as_model_exchange_match_co_simulation_under_every_master() {
                 );
                 assert!(
                     deviation < 1e-6,
-                    "{algorithm} {name} {variable}: {deviation:e} from the all-CS result"
+                    "{algorithm} (order {order}) {name} {variable}: {deviation:e} from the all-CS \
+                     result"
                 );
             }
         }
+    }
+}
+
+/// First output derivatives from directional derivatives: Dahlquist's x' = -k x.
+#[test]
+fn output_derivatives_come_from_directional_derivatives() {
+    for version in VERSIONS {
+        let (mut d, _) = traced_instance("Dahlquist", version, SolverOptions::default());
+        assert_eq!(d.max_output_derivative_order(), 1);
+        assert_eq!(
+            d.description()
+                .co_simulation
+                .as_ref()
+                .unwrap()
+                .max_output_derivative_order,
+            1
+        );
+        d.enter_initialization_mode(None, 0.0, Some(10.0)).unwrap();
+        d.exit_initialization_mode().unwrap();
+        d.do_step(0.0, 0.5).unwrap();
+        let (mut x, mut dx) = ([0.0], [0.0]);
+        d.get_float64(&[1], &mut x).unwrap();
+        d.get_output_derivatives(&[1], 1, &mut dx).unwrap();
+        assert_eq!(dx[0], -x[0], "FMI {version}");
+        assert!(d.get_output_derivatives(&[1], 2, &mut dx).is_err());
     }
 }
 

@@ -585,6 +585,9 @@ impl ModelDescription {
                     can_get_and_set_fmu_state: me.can_get_and_set_fmu_state,
                     can_serialize_fmu_state: false,
                     provides_directional_derivatives: me.provides_directional_derivatives,
+                    // dy/dt = dy/dx x' from directional derivatives (see
+                    // crate::fmu::model_exchange).
+                    max_output_derivative_order: u32::from(me.provides_directional_derivatives),
                     ..CoSimulation::default()
                 });
                 Ok(view)

@@ -382,6 +382,9 @@ impl Fmi2Functions {
             ],
         };
         require_interface(path, interface, interface_functions)?;
+        // Co-Simulation's own functions: a Model Exchange component's view claims input
+        // interpolation and output derivatives that cosimo's integrator provides.
+        let co_simulation = interface == Interface::CoSimulation;
         let Some(cs) = description.co_simulation.as_ref() else {
             return Ok(functions);
         };
@@ -429,13 +432,13 @@ impl Fmi2Functions {
                 "fmi2GetDirectionalDerivative",
             ),
             (
-                cs.can_interpolate_inputs,
+                cs.can_interpolate_inputs && co_simulation,
                 "canInterpolateInputs",
                 functions.set_real_input_derivatives.is_some(),
                 "fmi2SetRealInputDerivatives",
             ),
             (
-                cs.max_output_derivative_order > 0,
+                cs.max_output_derivative_order > 0 && co_simulation,
                 "maxOutputDerivativeOrder > 0",
                 functions.get_real_output_derivatives.is_some(),
                 "fmi2GetRealOutputDerivatives",

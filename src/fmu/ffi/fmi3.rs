@@ -690,6 +690,9 @@ impl Fmi3Functions {
                 ],
             )?,
         }
+        // Co-Simulation's own functions: a Model Exchange component's view claims input
+        // interpolation and output derivatives that cosimo's integrator provides.
+        let co_simulation = interface == Interface::CoSimulation;
         let Some(cs) = description.co_simulation.as_ref() else {
             return Ok(f);
         };
@@ -746,7 +749,7 @@ impl Fmi3Functions {
                 "fmi3GetAdjointDerivative",
             ),
             (
-                cs.max_output_derivative_order > 0,
+                cs.max_output_derivative_order > 0 && co_simulation,
                 "maxOutputDerivativeOrder > 0",
                 f.get_output_derivatives.is_some(),
                 "fmi3GetOutputDerivatives",

@@ -143,6 +143,25 @@ struct Saved {
     carry: Option<Carry>,
 }
 
+/// The value references of the `count` continuous states in the order of the model
+/// structure's derivatives, when each is a scalar variable named by its derivative.
+fn state_value_references(
+    description: &ModelDescription,
+    count: usize,
+) -> Option<Vec<ValueReference>> {
+    let vrs: Vec<ValueReference> = description
+        .model_structure
+        .continuous_state_derivatives
+        .iter()
+        .map(|u| {
+            let derivative = description.variables.get(u.variable)?;
+            let state = description.variables.get(derivative.derivative?)?;
+            (!state.is_array()).then_some(state.value_reference)
+        })
+        .collect::<Option<_>>()?;
+    (vrs.len() == count).then_some(vrs)
+}
+
 /// A Model Exchange instance driven as a co-simulation slave.
 pub struct ModelExchangeSlave {
     inner: Box<dyn ModelExchangeInstance>,
@@ -161,6 +180,11 @@ pub struct ModelExchangeSlave {
     needs_completed_integrator_step: bool,
     saved: HashMap<StateId, Saved>,
     statistics: Statistics,
+    /// Value references of the continuous states, in the order of the derivatives (`None`:
+    /// not all are scalar variables with a value reference, so no output derivatives).
+    state_vrs: Option<Vec<ValueReference>>,
+    /// Scratch for the state derivatives of an output derivative.
+    derivatives: Vec<f64>,
 }
 
 impl ModelExchangeSlave {
@@ -201,6 +225,8 @@ impl ModelExchangeSlave {
             needs_completed_integrator_step,
             saved: HashMap::new(),
             statistics: Statistics::default(),
+            state_vrs: state_value_references(&description, nx),
+            derivatives: vec![0.0; nx],
         })
     }
 
@@ -593,23 +619,36 @@ impl Slave for ModelExchangeSlave {
             .directional_derivative(unknowns, knowns, seed, sensitivity)
     }
 
+    /// First derivatives of the outputs, from directional derivatives: `dy/dt = dy/dx x'`
+    /// (inputs are held between communication points, so `dy/du u'` is zero).
     fn max_output_derivative_order(&self) -> u32 {
-        0
+        u32::from(self.output_derivatives_available())
     }
 
     fn get_output_derivatives(
         &mut self,
-        _vrs: &[ValueReference],
+        vrs: &[ValueReference],
         order: u32,
-        _values: &mut [f64],
+        values: &mut [f64],
     ) -> Result<()> {
-        Err(Error::Unsupported {
-            instance: self.inner.name().to_string(),
-            message: format!(
-                "get_output_derivatives(order {order}): a Model Exchange component offers no \
-                 output derivatives"
-            ),
-        })
+        let state_vrs = match &self.state_vrs {
+            Some(state_vrs) if order == 1 && self.output_derivatives_available() => {
+                state_vrs.clone()
+            }
+            _ => {
+                return Err(Error::Unsupported {
+                    instance: self.inner.name().to_string(),
+                    message: format!(
+                        "get_output_derivatives(order {order}): a Model Exchange component \
+                         offers first derivatives only, and only when it provides directional \
+                         derivatives of scalar states"
+                    ),
+                })
+            }
+        };
+        self.inner.get_derivatives(&mut self.derivatives)?;
+        self.inner
+            .directional_derivative(vrs, &state_vrs, &self.derivatives, values)
     }
 
     fn set_input_polynomial(
@@ -647,6 +686,12 @@ impl Slave for ModelExchangeSlave {
 }
 
 impl ModelExchangeSlave {
+    fn output_derivatives_available(&self) -> bool {
+        self.state_vrs.is_some()
+            && !self.x.is_empty()
+            && self.inner.provides_directional_derivatives()
+    }
+
     fn extras(&self) -> Saved {
         Saved {
             time: self.time,
