@@ -241,7 +241,9 @@ def simulate(
     - ``settings``: the command line's options of ``cosimo run`` with underscores
       (``extrapolation_order=2``, ``adaptive=True``, ``rtol=1e-4``, ``parallel=True``,
       ``isolate=True``, ``tolerance=1e-6``, ...; see :data:`SETTINGS`). An unknown name
-      raises :class:`UsageError`.
+      raises :class:`UsageError`. Model Exchange: ``interface="me"`` integrates FMUs that
+      have both interfaces with cosimo's solver (``solver="bdf"`` or ``"rk45"``,
+      ``solver_rtol``, ``solver_atol``); an FMU with Model Exchange only always is.
 
     Returns a numpy structured array: ``time`` and one field per recorded variable (Float
     arrays as sub-arrays, strings and binaries as objects). Raises :class:`Error` (with the

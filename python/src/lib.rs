@@ -12,7 +12,8 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use cosimo::fmu::description::FmiVersion;
+use cosimo::fmu::description::{FmiVersion, Interface};
+use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::worker::WorkerOptions;
 use cosimo::master::record::{Cell, Row};
@@ -57,6 +58,10 @@ const SETTINGS: &[&str] = &[
     "worker_processes",
     "allow_non_finite",
     "event_mode",
+    "interface",
+    "solver",
+    "solver_rtol",
+    "solver_atol",
     "debug_logging",
     "log_fmi_calls",
     "fmi_version",
@@ -210,6 +215,30 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         Some("3") => Some(FmiVersion::Fmi3),
         Some(other) => return Err(usage(format!("fmi_version={other}: expected 2 or 3"))),
     };
+    let interface = match get::<String>(request, "interface", "\"cs\" or \"me\"")?.as_deref() {
+        None => None,
+        Some(text) => Some(Interface::parse(text).ok_or_else(|| {
+            usage(format!(
+                "interface={text:?}: expected \"cs\" (Co-Simulation) or \"me\" (Model Exchange)"
+            ))
+        })?),
+    };
+    let method = match get::<String>(request, "solver", "\"bdf\" or \"rk45\"")?.as_deref() {
+        None => SolverMethod::Bdf,
+        Some(text) => SolverMethod::parse(text).ok_or_else(|| {
+            usage(format!(
+                "solver={text:?}: expected \"bdf\" (stiff) or \"rk45\" (explicit)"
+            ))
+        })?,
+    };
+    let solver = SolverOptions {
+        method,
+        rtol: get::<f64>(request, "solver_rtol", "a tolerance")?,
+        atol: get::<f64>(request, "solver_atol", "a tolerance")?,
+    };
+    solver
+        .check()
+        .map_err(|e| usage(e.replace("--solver-rtol", "solver_rtol").replace("--solver-atol", "solver_atol")))?;
     let worker_processes = get::<u64>(request, "worker_processes", "an integer 1 to 4096")?;
     if let Some(n) = worker_processes.filter(|n| !(1..=4096).contains(n)) {
         return Err(usage(format!(
@@ -249,12 +278,14 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
             log_fmi_calls,
             logging_on: debug_logging,
             event_mode: flag(request, "event_mode")?,
+            solver,
             ..InstanceOptions::default()
         },
         allow_non_finite: flag(request, "allow_non_finite")?,
         isolate: flag(request, "isolate")?,
         worker,
         worker_processes: worker_processes.map(|n| n as usize),
+        interface,
     })
 }
 
