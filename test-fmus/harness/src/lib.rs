@@ -15,5 +15,12 @@
 //! - `tests/models.rs`: closed-form solutions (Dahlquist, Oscillator), every type through
 //!   Feedthrough, the failures Faulty simulates, OscillatorChain's `n` as an FMI 3 structural
 //!   parameter (Configuration Mode only) and an FMI 2 parameter.
-//! - `tests/fmpy.rs` (with `fmpy_check.py`): FMPy validates and simulates every FMU; needs
+//! - `tests/model_exchange.rs` (with `tests/common/me.rs`, the FMI 2 and FMI 3 Model Exchange
+//!   functions declared by hand): every FMU with a ModelExchange interface runs under an
+//!   importer-side RK4 with event location in this harness and agrees with its own
+//!   Co-Simulation interface; derivatives are the models' equations, directional derivatives
+//!   match finite differences, BouncingBall bounces at the closed-form time, Stair announces
+//!   its time events, FMU states round trip, misuse is refused.
+//! - `tests/fmpy.rs` (with `fmpy_check.py`): FMPy validates and simulates every FMU (and the
+//!   Model Exchange interface with its own CVode where there is one); needs
 //!   `COSIMO_FMPY_PYTHON` (set by `cargo xtask test`).

@@ -1,6 +1,7 @@
 //! fmu-kit: write a model once in Rust and get a shared library that exports both the
-//! FMI 2.0 and the FMI 3.0 Co-Simulation C API, plus both `modelDescription.xml` files
-//! generated from the same variable table.
+//! FMI 2.0 and the FMI 3.0 Co-Simulation C API (and, for models that opt in, the Model
+//! Exchange API of both versions), plus both `modelDescription.xml` files generated from the
+//! same variable table.
 //!
 //! ```ignore
 //! use fmu_kit::{Model, Values, Variable};
@@ -57,6 +58,47 @@
 //!   importer's misuse, reported on stderr and readable through the exported
 //!   `fmu_kit_calls_after_fatal()` (with `FMU_KIT_ABORT_ON_MISUSE=1` in the environment the
 //!   process aborts instead).
+//!
+//! Model Exchange ([`Model::MODEL_EXCHANGE`] = true; a model with event indicators also names
+//! the variable holding each one, [`Model::EVENT_INDICATOR_VARIABLES`]):
+//! - the same shared library answers `fmi2Instantiate(..., fmi2ModelExchange, ...)` and
+//!   `fmi3InstantiateModelExchange`; both model descriptions get a `<ModelExchange>` element
+//!   with the same `modelIdentifier` (before `<CoSimulation>`, as the schemas order them), FMI 2
+//!   gets `numberOfEventIndicators`, FMI 3 one `<EventIndicator>` per indicator; FMU states
+//!   (get / set / serialize) and directional derivatives work as in Co-Simulation
+//!   (`completedIntegratorStepNotNeeded = false`, `needsCompletedIntegratorStep = true`);
+//! - the importer integrates: the kit's integrators, [`Model::exact_step`],
+//!   [`Model::internal_step`] and input derivatives are not used. `fmi*GetDerivatives` /
+//!   `fmi3GetContinuousStateDerivatives` run [`Model::evaluate`] at the time, states and inputs
+//!   last set (states in table order, as `fmi*GetContinuousStates` returns them; nominals from
+//!   the states' `nominal`, else 1); `fmi*GetEventIndicators` run
+//!   [`Model::event_indicators`];
+//! - state machine (FMI 2.0 §3.2.3, FMI 3.0 §3.2): Instantiated -> Initialization Mode ->
+//!   (`fmi*ExitInitializationMode`) Event Mode -> (`fmi*EnterContinuousTimeMode`)
+//!   Continuous-Time Mode -> (`fmi*EnterEventMode`) Event Mode ... -> Terminated. States are
+//!   set only in Continuous-Time Mode, time in Event and Continuous-Time Mode; in
+//!   Continuous-Time Mode only continuous inputs may be set, in Event Mode also discrete
+//!   inputs and tunable parameters. Anything else returns Error with a log message, as do
+//!   wrong array sizes, NULL arrays, Co-Simulation functions on a Model Exchange instance and
+//!   the reverse;
+//! - event iteration (`fmi2NewDiscreteStates`, `fmi3UpdateDiscreteStates`, in Event Mode):
+//!   one call of [`Model::event`] with the time event due now (from
+//!   [`Model::next_time_event`], within 1e-12 s or 8 ulp) and the indicators that crossed
+//!   zero. An indicator has crossed when its sign differs from (or it reached zero from) its
+//!   reference value: the indicators at the end of the last event iteration, moved on by each
+//!   `fmi*CompletedIntegratorStep` at which that indicator had not crossed, so a crossing
+//!   survives until the next Event Mode even if the importer stepped past it (the FMI
+//!   pseudo-code completes the step before entering Event Mode); a reference of exactly zero
+//!   (an indicator reinitialised onto zero) is replaced at the first completed step.
+//!   `newDiscreteStatesNeeded` is true when another time event is due at the same time,
+//!   `valuesOfContinuousStatesChanged` when the action changed a state, `nextEventTime` is
+//!   the model's next time event; more than 10,000 iterations in one Event Mode are an Error;
+//! - termination: a [`StepFailure::termination`] request is looked for between the last
+//!   completed integrator step (or event iteration) and now, and reported as
+//!   `terminateSimulation` by `fmi*CompletedIntegratorStep` and the event iteration; a
+//!   request at a later time is announced as `nextEventTime` so the importer stops there.
+//!   Other step failures are returned by `fmi*CompletedIntegratorStep` with their status.
+//!   `enterEventMode` of `fmi*CompletedIntegratorStep` is always false (no step events).
 
 // `!(x >= m)` is deliberate throughout: NaN must fail every range check.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]

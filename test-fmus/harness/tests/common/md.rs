@@ -74,6 +74,12 @@ pub struct ModelDescription {
     pub cs_model_identifier: Option<String>,
     /// Whether a ModelExchange element is present.
     pub has_model_exchange: bool,
+    /// `modelIdentifier` of the ModelExchange element.
+    pub me_model_identifier: Option<String>,
+    /// FMI 2 `numberOfEventIndicators` (root attribute), if given.
+    pub number_of_event_indicators: Option<usize>,
+    /// FMI 3 `EventIndicator` value references (ModelStructure order).
+    pub event_indicators: Vec<u32>,
     /// `canGetAndSetFMUstate` / `canGetAndSetFMUState`.
     pub can_get_and_set_state: bool,
     /// `canSerializeFMUstate` / `canSerializeFMUState`.
@@ -253,6 +259,9 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
                     .or_else(|| a.get("instantiationToken"))
                     .cloned()
                     .ok_or("fmiModelDescription has no guid / instantiationToken")?;
+                md.number_of_event_indicators = a
+                    .get("numberOfEventIndicators")
+                    .and_then(|v| v.trim().parse().ok());
             }
             ("fmiModelDescription", "CoSimulation") => {
                 md.cs_model_identifier = a.get("modelIdentifier").cloned();
@@ -269,7 +278,15 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
                     .and_then(|v| v.trim().parse().ok())
                     .unwrap_or(0);
             }
-            ("fmiModelDescription", "ModelExchange") => md.has_model_exchange = true,
+            ("fmiModelDescription", "ModelExchange") => {
+                md.has_model_exchange = true;
+                md.me_model_identifier = a.get("modelIdentifier").cloned();
+            }
+            ("ModelStructure", "EventIndicator") => md.event_indicators.push(
+                a.get("valueReference")
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("EventIndicator without a valid valueReference")?,
+            ),
             ("fmiModelDescription", "DefaultExperiment") => {
                 md.start_time = num(&a, "startTime");
                 md.stop_time = num(&a, "stopTime");

@@ -11,6 +11,7 @@
 pub mod fmi2;
 pub mod fmi3;
 pub mod md;
+pub mod me;
 
 use std::ffi::{c_void, CStr};
 use std::fmt::Write as _;
@@ -225,6 +226,20 @@ impl Extracted {
             .cs_model_identifier
             .as_deref()
             .ok_or_else(|| format!("{}: no CoSimulation element", self.label()))?;
+        self.binary_named(id)
+    }
+
+    /// The shared library of the Model Exchange interface for this platform.
+    pub fn me_binary(&self) -> Result<PathBuf, String> {
+        let id = self
+            .md
+            .me_model_identifier
+            .as_deref()
+            .ok_or_else(|| format!("{}: no ModelExchange element", self.label()))?;
+        self.binary_named(id)
+    }
+
+    fn binary_named(&self, id: &str) -> Result<PathBuf, String> {
         let platform = match self.md.fmi_version {
             2 => "linux64",
             _ => "x86_64-linux",
