@@ -1583,7 +1583,7 @@ fn inspect_and_run_take_an_fmu_with_an_empty_unit_name() {
     pack(&unpacked, &dir.path().join("empty-unit.fmu"));
     let (code, stderr) = cosimo_in(dir.path(), &["run", "empty-unit.fmu"]);
     assert_eq!(code, Some(0), "{stderr}");
-    let expected = format!("empty-unit.fmu/modelDescription.xml:7: {warning}");
+    let expected = format!("empty-unit.fmu/modelDescription.xml:8: {warning}");
     assert_eq!(
         stderr.matches(&expected).count(),
         1,
@@ -1600,7 +1600,7 @@ fn inspect_and_run_take_an_fmu_with_an_empty_unit_name() {
     let (code, stderr) = cosimo_in(dir.path(), &["inspect", "empty-unit3"]);
     assert_eq!(code, Some(0), "{stderr}");
     let expected = format!(
-        "{}:7: {warning}",
+        "{}:8: {warning}",
         Path::new("empty-unit3")
             .join("modelDescription.xml")
             .display()

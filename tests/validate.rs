@@ -707,7 +707,7 @@ fn declared_capabilities_need_exported_functions() {
     assert_eq!(out.status.code(), Some(2));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("error [exports] line 3: the binary does not export fmi2DoStep"),
+        text.contains("error [exports] line 4: the binary does not export fmi2DoStep"),
         "{text}"
     );
 }

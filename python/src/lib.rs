@@ -13,8 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use cosimo::fmu::description::{FmiVersion, Interface};
-use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fmu::instance::InstanceOptions;
+use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fmu::worker::WorkerOptions;
 use cosimo::master::record::{Cell, Row};
 use cosimo::master::run::{self as run_loop, Observer};
@@ -236,9 +236,12 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         rtol: get::<f64>(request, "solver_rtol", "a tolerance")?,
         atol: get::<f64>(request, "solver_atol", "a tolerance")?,
     };
-    solver
-        .check()
-        .map_err(|e| usage(e.replace("--solver-rtol", "solver_rtol").replace("--solver-atol", "solver_atol")))?;
+    solver.check().map_err(|e| {
+        usage(
+            e.replace("--solver-rtol", "solver_rtol")
+                .replace("--solver-atol", "solver_atol"),
+        )
+    })?;
     let worker_processes = get::<u64>(request, "worker_processes", "an integer 1 to 4096")?;
     if let Some(n) = worker_processes.filter(|n| !(1..=4096).contains(n)) {
         return Err(usage(format!(
