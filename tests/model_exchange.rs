@@ -476,3 +476,68 @@ fn inspect_shows_both_interfaces() {
         assert_eq!(json["modelExchange"]["eventIndicators"], 1);
     }
 }
+
+/// An SSP chooses a component's interface with `<cosimo:Component interface="me"/>`.
+#[test]
+fn an_ssp_annotation_chooses_the_interface() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let original = root.join("fmus/two-mass-force-force.ssp");
+    let ssd = std::fs::read_to_string(original.join("SystemStructure.ssd")).unwrap();
+    let ssd = ssd.replace(
+        "../../target/fmus",
+        &root.join("target/fmus").display().to_string(),
+    );
+    let dir = temp_dir();
+    let with = |attributes: &str, name: &str| {
+        let annotation = format!(
+            "<ssc:Annotations><ssc:Annotation type=\"org.cosimo.component\"><cosimo:Component \
+             {attributes}/></ssc:Annotation></ssc:Annotations>\n      </ssd:Component>"
+        );
+        let folder = dir.path().join(format!("{name}.ssp"));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SystemStructure.ssd"),
+            ssd.replacen("</ssd:Component>", &annotation, 1),
+        )
+        .unwrap();
+        folder
+    };
+    let plain = dir.path().join("plain.csv");
+    cosimo_ok([
+        "run",
+        &original.display().to_string(),
+        "-q",
+        "--output-file",
+        &plain.display().to_string(),
+    ]);
+    let me = dir.path().join("me.csv");
+    let out = cosimo_ok([
+        "run",
+        &with(r#"interface="me""#, "me").display().to_string(),
+        "--solver-rtol",
+        "1e-10",
+        "--output-file",
+        &me.display().to_string(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Model Exchange: "),
+        "{}",
+        show(&out)
+    );
+    let (a, b) = (read_results(&me), read_results(&plain));
+    assert_eq!(a.time().len(), b.time().len());
+    let deviation = max_relative_deviation(a.values(1), b.values(1), 1e-3);
+    assert!(deviation < 1e-6, "{deviation:e}");
+    let bad = cosimo([
+        "run",
+        &with(r#"interface="fmi""#, "bad").display().to_string(),
+        "-q",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    assert!(
+        show(&bad).contains("interface=\"fmi\"; expected cs (Co-Simulation) or me"),
+        "{}",
+        show(&bad)
+    );
+}

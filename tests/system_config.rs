@@ -212,7 +212,8 @@ fn json_errors_name_the_file_line_and_column() {
     assert_eq!(
         error(r#"{"components": [{"name": "a", "fmu": "A.fmu", "parameter": {}}]}"#),
         "dir/bad.json:1:57: unknown field `parameter`, expected one of `name`, `fmu`, \
-         `description`, `parameters`, `subSteps`, `isolate`, `callTimeout`, `workerGroup`"
+         `description`, `parameters`, `subSteps`, `isolate`, `callTimeout`, `workerGroup`, \
+         `interface`"
     );
     assert_eq!(
         error(r#"{"components": [{"name": "a"}]}"#),

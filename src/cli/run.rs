@@ -362,6 +362,14 @@ fn print_summary(
             stats.corrector_iterations
         );
     }
+    if let Some(integrator) = stats.integrator {
+        say!(
+            "Model Exchange: {} integrator steps, {} evaluations of the derivatives, {} events",
+            integrator.steps,
+            integrator.rhs_evaluations,
+            integrator.events
+        );
+    }
 }
 
 /// A progress bar on a terminal, shown only for runs that last longer than a second.

@@ -238,4 +238,9 @@ pub trait Slave: Send {
 
     /// Number of FMI calls made so far (for statistics).
     fn call_count(&self) -> u64;
+
+    /// What cosimo's integrator did for a Model Exchange component (`None` for others).
+    fn integrator_statistics(&self) -> Option<crate::fmu::model_exchange::Statistics> {
+        None
+    }
 }

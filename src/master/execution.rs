@@ -976,6 +976,25 @@ impl Execution {
         total
     }
 
+    /// What the integrators of the Model Exchange components did, summed (`None`: there are
+    /// none in this process).
+    pub fn integrator_statistics(&mut self) -> Option<crate::fmu::model_exchange::Statistics> {
+        let mut total: Option<crate::fmu::model_exchange::Statistics> = None;
+        for i in 0..self.placement.len() {
+            let one = self
+                .placement
+                .run_one(i, |unit| Ok(unit.slave.integrator_statistics()))
+                .unwrap_or(None);
+            if let Some(one) = one {
+                let sum = total.get_or_insert_with(Default::default);
+                sum.steps += one.steps;
+                sum.rhs_evaluations += one.rhs_evaluations;
+                sum.events += one.events;
+            }
+        }
+        total
+    }
+
     /// Terminate every slave.
     pub fn terminate(&mut self) -> Result<()> {
         self.placement

@@ -96,6 +96,8 @@ pub struct RunStatistics {
     pub wall_seconds: f64,
     /// Newton iterations of the implicit corrector.
     pub corrector_iterations: u64,
+    /// What the integrators of Model Exchange components did (in this process), summed.
+    pub integrator: Option<crate::fmu::model_exchange::Statistics>,
     /// Macro-step control statistics, for controlled runs.
     pub control: Option<control::ControlStatistics>,
 }

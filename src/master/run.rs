@@ -125,6 +125,7 @@ fn run_observed(
     stats.terminated_early = terminate_requested(exec) && !grid.at_stop(exec.time);
     exec.terminate().map_err(at(exec.time))?;
     stats.fmi_calls = exec.fmi_calls();
+    stats.integrator = exec.integrator_statistics();
     stats.corrector_iterations = exec.corrector_iterations;
     stats.events = exec.events.load(Ordering::Relaxed);
     stats.early_returns = exec.early_returns.load(Ordering::Relaxed);

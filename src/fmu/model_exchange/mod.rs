@@ -683,6 +683,10 @@ impl Slave for ModelExchangeSlave {
     fn call_count(&self) -> u64 {
         self.inner.call_count()
     }
+
+    fn integrator_statistics(&self) -> Option<Statistics> {
+        Some(self.statistics)
+    }
 }
 
 impl ModelExchangeSlave {
@@ -698,20 +702,6 @@ impl ModelExchangeSlave {
             next_time_event: self.next_time_event,
             last_step: self.last_step,
             carry: self.carry.clone(),
-        }
-    }
-}
-
-impl Drop for ModelExchangeSlave {
-    fn drop(&mut self) {
-        if self.statistics.steps > 0 {
-            ::log::debug!(
-                "{}: {} integrator steps, {} evaluations of the derivatives, {} events",
-                self.inner.name(),
-                self.statistics.steps,
-                self.statistics.rhs_evaluations,
-                self.statistics.events
-            );
         }
     }
 }

@@ -1074,6 +1074,18 @@ impl Importer<'_> {
                         }
                         component.worker_group = Some(group.to_string());
                     }
+                    "interface" if a.name == "Component" => {
+                        component.interface =
+                            Some(crate::fmu::Interface::parse(text.trim()).ok_or_else(|| {
+                                self.fail(
+                                    a.line,
+                                    format!(
+                                        "<cosimo:Component>: interface=\"{text}\"; expected cs \
+                                         (Co-Simulation) or me (Model Exchange)"
+                                    ),
+                                )
+                            })?)
+                    }
                     _ if key.starts_with("xmlns") || key.contains(':') => {}
                     _ => {
                         return Err(self.fail(
@@ -1082,7 +1094,7 @@ impl Importer<'_> {
                                 "<{}> {key}=\"{text}\" in the org.cosimo.component annotation \
                                  is unknown; cosimo reads <cosimo:Component subSteps=\"N\" \
                                  isolate=\"true\" callTimeout=\"SECONDS\" \
-                                 workerGroup=\"NAME\"/>",
+                                 workerGroup=\"NAME\" interface=\"cs|me\"/>",
                                 a.name
                             ),
                         ))
