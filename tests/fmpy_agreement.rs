@@ -70,6 +70,60 @@ fn numeric_outputs(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `cosimo run FMU --stop-time STOP --step-size STEP` with `extra` options, recording
+/// `outputs` into `out`.
+fn run_cosimo(
+    fmu: &Path,
+    extra: &[&str],
+    (stop, step): (&str, &str),
+    outputs: &[String],
+    out: &Path,
+) {
+    let mut args = vec![
+        "run".to_string(),
+        fmu.display().to_string(),
+        "--stop-time".into(),
+        stop.into(),
+        "--step-size".into(),
+        step.into(),
+        "--quiet".into(),
+        "--output-file".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    for name in outputs {
+        args.push("--output-variable".into());
+        args.push(name.clone());
+    }
+    cosimo_ok(&args);
+}
+
+/// FMPy's `script` on `fmu`, recording `outputs` into `out`.
+fn run_fmpy(
+    python: &Path,
+    script: &str,
+    fmu: &Path,
+    (stop, step): (&str, &str),
+    outputs: &[String],
+    out: &Path,
+) {
+    let status = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(fmu)
+        .arg(out)
+        .args([stop, step])
+        .args(outputs)
+        .output()
+        .expect("FMPy's python runs");
+    assert!(
+        status.status.success(),
+        "FMPy failed on {}:\n{}",
+        fmu.display(),
+        show(&status)
+    );
+}
+
 #[test]
 fn cosimo_and_fmpy_give_the_same_results_for_every_project_fmu() {
     let Some(python) = fmpy_python() else { return };
@@ -83,37 +137,14 @@ fn cosimo_and_fmpy_give_the_same_results_for_every_project_fmu() {
         let (stop, step) = ("2", "0.01");
         let ours = dir.path().join("cosimo.csv");
         let theirs = dir.path().join("fmpy.csv");
-        let mut args = vec![
-            "run".to_string(),
-            packed.path.display().to_string(),
-            "--stop-time".into(),
-            stop.into(),
-            "--step-size".into(),
-            step.into(),
-            "--quiet".into(),
-            "--output-file".into(),
-            ours.display().to_string(),
-        ];
-        for name in &outputs {
-            args.push("--output-variable".into());
-            args.push(name.clone());
-        }
-        cosimo_ok(&args);
-
-        let status = Command::new(&python)
-            .arg("-c")
-            .arg(FMPY_SCRIPT)
-            .arg(&packed.path)
-            .arg(&theirs)
-            .args([stop, step])
-            .args(&outputs)
-            .output()
-            .expect("FMPy's python runs");
-        assert!(
-            status.status.success(),
-            "FMPy failed on {}:\n{}",
-            packed.path.display(),
-            show(&status)
+        run_cosimo(&packed.path, &[], (stop, step), &outputs, &ours);
+        run_fmpy(
+            &python,
+            FMPY_SCRIPT,
+            &packed.path,
+            (stop, step),
+            &outputs,
+            &theirs,
         );
 
         let (a, b) = (read_results(&ours), read_results(&theirs));
@@ -168,46 +199,31 @@ fn cosimo_and_fmpy_agree_on_model_exchange_fmus() {
         let dir = temp_dir();
         let (stop, step) = ("2", "0.01");
         let theirs = dir.path().join("fmpy.csv");
-        let status = Command::new(&python)
-            .arg("-c")
-            .arg(FMPY_ME_SCRIPT)
-            .arg(&packed.path)
-            .arg(&theirs)
-            .args([stop, step])
-            .args(&outputs)
-            .output()
-            .expect("FMPy's python runs");
-        assert!(
-            status.status.success(),
-            "FMPy failed on {}:\n{}",
-            packed.path.display(),
-            show(&status)
+        run_fmpy(
+            &python,
+            FMPY_ME_SCRIPT,
+            &packed.path,
+            (stop, step),
+            &outputs,
+            &theirs,
         );
         let b = read_results(&theirs);
         for solver in ["bdf", "rk45"] {
             let ours = dir.path().join(format!("cosimo-{solver}.csv"));
-            let mut args = vec![
-                "run".to_string(),
-                packed.path.display().to_string(),
-                "--interface".into(),
-                "me".into(),
-                "--solver".into(),
-                solver.into(),
-                "--solver-rtol".into(),
-                "1e-10".into(),
-                "--stop-time".into(),
-                stop.into(),
-                "--step-size".into(),
-                step.into(),
-                "--quiet".into(),
-                "--output-file".into(),
-                ours.display().to_string(),
-            ];
-            for name in &outputs {
-                args.push("--output-variable".into());
-                args.push(name.clone());
-            }
-            cosimo_ok(&args);
+            run_cosimo(
+                &packed.path,
+                &[
+                    "--interface",
+                    "me",
+                    "--solver",
+                    solver,
+                    "--solver-rtol",
+                    "1e-10",
+                ],
+                (stop, step),
+                &outputs,
+                &ours,
+            );
             let a = read_results(&ours);
             // FMPy adds a row before and after each event; at each output time take its last.
             let rows: Vec<usize> = a
