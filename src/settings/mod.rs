@@ -13,6 +13,7 @@ pub mod implicit;
 pub mod overrides;
 pub mod rim;
 pub mod study;
+pub mod tolerance;
 
 use constraint::ConstraintCoupling;
 use control::StepControl;

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 // The tolerance fields of `cosimo check`'s check.json, read the same way in a study (plain
 // data types of the comparison; settings/ still imports nothing of system/ or master/).
-pub use crate::results::compare::{SignalSettings, ToleranceSettings};
+pub use super::tolerance::{SignalSettings, ToleranceSettings};
 
 use super::overrides::Overrides;
 use super::AlgorithmKind;
