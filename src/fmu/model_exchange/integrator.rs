@@ -18,7 +18,6 @@ use diffsol::{
 
 use super::{InputPolynomials, SolverMethod, Statistics};
 use crate::error::{Error, Result};
-use crate::fmu::description::ValueReference;
 use crate::fmu::instance::ModelExchangeInstance;
 
 type M = NalgebraMat<f64>;
@@ -74,9 +73,6 @@ pub(super) struct Integration<'a> {
     /// In: the solver's state to go on from (used when it is at `t0`); out: its state at
     /// `t_stop` when that was reached.
     pub carry: &'a mut Option<Carry>,
-    /// (derivatives, states) value references: Jacobian products from the FMU's directional
-    /// derivatives; `None`: forward differences.
-    pub jacobian: Option<&'a (Vec<ValueReference>, Vec<ValueReference>)>,
 }
 
 /// The FMU as diffsol's right-hand side and root function.
@@ -90,7 +86,6 @@ struct Model<'a> {
     last: RefCell<(f64, Vec<f64>, Vec<f64>)>,
     scratch: RefCell<(Vec<f64>, Vec<f64>)>,
     evaluations: Cell<u64>,
-    jacobian: Option<&'a (Vec<ValueReference>, Vec<ValueReference>)>,
 }
 
 impl Model<'_> {
@@ -134,28 +129,11 @@ impl Model<'_> {
         }
     }
 
-    /// `J v`: the FMU's directional derivative when it offers one, else a forward difference
-    /// along `v`.
+    /// `J v` by a forward difference along `v`.
     fn jacobian_times(&self, x: &[f64], t: f64, v: &[f64], jv: &mut [f64]) {
         let norm_v = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
         if norm_v == 0.0 || self.nx == 0 {
             jv.fill(0.0);
-            return;
-        }
-        if let Some((derivatives, states)) = self.jacobian {
-            if self.failure.borrow().is_some() {
-                jv.fill(f64::NAN);
-                return;
-            }
-            let result = {
-                let mut fmu = self.fmu.borrow_mut();
-                self.load(&mut **fmu, t, x)
-                    .and_then(|()| fmu.directional_derivative(derivatives, states, v, jv))
-            };
-            if let Err(e) = result {
-                *self.failure.borrow_mut() = Some(e);
-                jv.fill(f64::NAN);
-            }
             return;
         }
         let fresh = {
@@ -258,7 +236,6 @@ fn integrate_inner(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
         last: RefCell::new((f64::NAN, Vec::with_capacity(nx), Vec::with_capacity(nx))),
         scratch: RefCell::new((Vec::with_capacity(nx), Vec::with_capacity(nx))),
         evaluations: Cell::new(0),
-        jacobian: run.jacobian,
     };
     let mut builder = OdeBuilder::<M>::new()
         .t0(run.t0)

@@ -162,23 +162,6 @@ fn state_value_references(
     (vrs.len() == count).then_some(vrs)
 }
 
-/// The value references of the `count` state derivatives, when each is a scalar variable.
-fn derivative_value_references(
-    description: &ModelDescription,
-    count: usize,
-) -> Option<Vec<ValueReference>> {
-    let vrs: Vec<ValueReference> = description
-        .model_structure
-        .continuous_state_derivatives
-        .iter()
-        .map(|u| {
-            let derivative = description.variables.get(u.variable)?;
-            (!derivative.is_array()).then_some(derivative.value_reference)
-        })
-        .collect::<Option<_>>()?;
-    (vrs.len() == count).then_some(vrs)
-}
-
 /// A Model Exchange instance driven as a co-simulation slave.
 pub struct ModelExchangeSlave {
     inner: Box<dyn ModelExchangeInstance>,
@@ -202,9 +185,6 @@ pub struct ModelExchangeSlave {
     state_vrs: Option<Vec<ValueReference>>,
     /// Scratch for the state derivatives of an output derivative.
     derivatives: Vec<f64>,
-    /// (derivatives, states) value references for the solver's Jacobian from the FMU's
-    /// directional derivatives (`None`: finite differences).
-    jacobian: Option<(Vec<ValueReference>, Vec<ValueReference>)>,
 }
 
 impl ModelExchangeSlave {
@@ -226,7 +206,6 @@ impl ModelExchangeSlave {
             .filter(|t| t.is_finite() && *t > 0.0 && *t < 1.0)
             .unwrap_or(1e-6);
         let nx = inner.continuous_state_count();
-        let inner_provides_directional = inner.provides_directional_derivatives();
         let needs_completed_integrator_step = description
             .model_exchange
             .as_ref()
@@ -248,12 +227,6 @@ impl ModelExchangeSlave {
             statistics: Statistics::default(),
             state_vrs: state_value_references(&description, nx),
             derivatives: vec![0.0; nx],
-            jacobian: if inner_provides_directional {
-                derivative_value_references(&description, nx)
-                    .zip(state_value_references(&description, nx))
-            } else {
-                None
-            },
         })
     }
 
@@ -367,7 +340,6 @@ impl ModelExchangeSlave {
                     completed_integrator_step: self.needs_completed_integrator_step,
                     statistics: &mut self.statistics,
                     carry: &mut self.carry,
-                    jacobian: self.jacobian.as_ref(),
                 })?;
                 stop = why;
                 reached = t;
