@@ -140,20 +140,17 @@ impl Model<'_> {
             let last = self.last.borrow();
             last.0 == t && last.1 == x
         };
-        if !fresh {
-            let mut f0 = std::mem::take(&mut self.scratch.borrow_mut().1);
+        // The scratch vectors keep their capacity: no allocation per column.
+        let mut f0 = std::mem::take(&mut self.scratch.borrow_mut().1);
+        if fresh {
+            f0.clone_from(&self.last.borrow().2);
+        } else {
             f0.resize(self.nx, 0.0);
             self.derivatives(x, t, &mut f0);
-            self.scratch.borrow_mut().1 = f0;
         }
         let norm_x = x.iter().fold(0.0f64, |m, a| m.max(a.abs()));
         let eps = f64::EPSILON.sqrt() * norm_x.max(1.0) / norm_v;
-        let (mut xp, f0) = {
-            let mut scratch = self.scratch.borrow_mut();
-            let xp = std::mem::take(&mut scratch.0);
-            let f0 = self.last.borrow().2.clone();
-            (xp, f0)
-        };
+        let mut xp = std::mem::take(&mut self.scratch.borrow_mut().0);
         xp.clear();
         xp.extend(x.iter().zip(v).map(|(a, b)| a + eps * b));
         self.derivatives(&xp, t, jv);
@@ -168,7 +165,9 @@ impl Model<'_> {
             last.1.extend_from_slice(x);
             last.2.clone_from(&f0);
         }
-        self.scratch.borrow_mut().0 = xp;
+        let mut scratch = self.scratch.borrow_mut();
+        scratch.0 = xp;
+        scratch.1 = f0;
     }
 
     fn indicators(&self, x: &[f64], t: f64, z: &mut [f64], count: usize) {

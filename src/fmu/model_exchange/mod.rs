@@ -108,7 +108,8 @@ pub(crate) struct InputPolynomials {
     /// Taylor coefficients, `order + 1` per input.
     taylor: Vec<f64>,
     order: usize,
-    values: Vec<f64>,
+    /// The inputs' values at the last evaluation (scratch: no allocation per evaluation).
+    values: std::cell::RefCell<Vec<f64>>,
 }
 
 impl InputPolynomials {
@@ -119,8 +120,7 @@ impl InputPolynomials {
         }
         let s = t - self.t0;
         let stride = self.order + 1;
-        // Evaluated into a stack-free scratch owned by the caller's copy: inputs are few.
-        let mut values = self.values.clone();
+        let mut values = self.values.borrow_mut();
         for (k, value) in values.iter_mut().enumerate() {
             let c = &self.taylor[k * stride..(k + 1) * stride];
             // Horner on sum_j c_j s^j / j!.
@@ -674,7 +674,7 @@ impl Slave for ModelExchangeSlave {
                 vrs: vrs.to_vec(),
                 taylor: taylor.to_vec(),
                 order,
-                values,
+                values: std::cell::RefCell::new(values),
             };
         }
         Ok(PolynomialInputMode::Evaluated)
