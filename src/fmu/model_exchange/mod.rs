@@ -361,6 +361,16 @@ impl ModelExchangeSlave {
             if self.handle_event()? {
                 return Ok(self.terminated_at(reached));
             }
+            // FMI: the next time event lies after the current time; one that does not would
+            // stop the integration here for ever.
+            if let Some(te) = self.next_time_event.filter(|te| *te <= self.time) {
+                return Err(Error::Numerics(format!(
+                    "{}: after the event at t = {}, the FMU announced its next time event at \
+                     t = {te}, which is not later (FMI requires nextEventTime > time)",
+                    self.inner.name(),
+                    self.time
+                )));
+            }
         }
         if self.time != end {
             self.settle_at(end)?;
