@@ -224,12 +224,12 @@ fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
         })?),
     };
     let method = match get::<String>(request, "solver", "\"bdf\" or \"rk45\"")?.as_deref() {
-        None => SolverMethod::Bdf,
-        Some(text) => SolverMethod::parse(text).ok_or_else(|| {
+        None => None,
+        Some(text) => Some(SolverMethod::parse(text).ok_or_else(|| {
             usage(format!(
                 "solver={text:?}: expected \"bdf\" (stiff) or \"rk45\" (explicit)"
             ))
-        })?,
+        })?),
     };
     let solver = SolverOptions {
         method,

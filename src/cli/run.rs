@@ -269,11 +269,7 @@ fn request(args: &RunArgs) -> Result<RunRequest, Error> {
             logging_on: args.debug_logging,
             event_mode: args.event_mode,
             solver: SolverOptions {
-                method: args
-                    .solver
-                    .as_deref()
-                    .and_then(SolverMethod::parse)
-                    .unwrap_or(SolverMethod::Bdf),
+                method: args.solver.as_deref().and_then(SolverMethod::parse),
                 rtol: args.solver_rtol,
                 atol: args.solver_atol,
             },

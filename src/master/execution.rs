@@ -62,6 +62,45 @@ pub struct RunOptions {
     pub interface: Option<Interface>,
 }
 
+/// `--interface` and the solver options take effect or are refused: `--interface` needs an
+/// FMU with both interfaces to choose between, the solver options a Model Exchange component.
+fn refuse_idle_interface_options(
+    system: &System,
+    fmus: &[Arc<Fmu>],
+    options: &RunOptions,
+) -> Result<()> {
+    if let Some(interface) = options.interface {
+        let chooses = fmus.iter().zip(&system.components).any(|(fmu, component)| {
+            let file = fmu.file_description();
+            component.interface.is_none()
+                && file.co_simulation.is_some()
+                && file.model_exchange.is_some()
+        });
+        if !chooses {
+            return Err(Error::Usage(format!(
+                "--interface {} chooses between the interfaces of FMUs that have both, and no \
+                 component here has both (or each names its own): drop --interface",
+                match interface {
+                    Interface::CoSimulation => "cs",
+                    Interface::ModelExchange => "me",
+                }
+            )));
+        }
+    }
+    if options.instance.solver.given()
+        && !fmus
+            .iter()
+            .any(|f| f.interface() == Some(Interface::ModelExchange))
+    {
+        return Err(Error::Usage(
+            "--solver, --solver-rtol and --solver-atol set the integrator of Model Exchange \
+             components, and this run has none (add --interface me for FMUs that have both)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Where a component runs when it runs in a worker process.
 struct Hosting {
     /// Index into the worker processes of the run.
@@ -450,6 +489,7 @@ impl Execution {
             };
             fmus.push(fmu);
         }
+        refuse_idle_interface_options(system, &fmus, options)?;
         if options.instance.event_mode
             && !fmus.iter().any(|f| {
                 f.description()

@@ -52,9 +52,10 @@ impl SolverMethod {
 }
 
 /// How Model Exchange components are integrated.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct SolverOptions {
-    pub method: SolverMethod,
+    /// `None`: BDF.
+    pub method: Option<SolverMethod>,
     /// Relative tolerance; `None`: the FMU's default experiment's tolerance, else 1e-6.
     pub rtol: Option<f64>,
     /// Absolute tolerance, scaled by each state's nominal value; `None`: 1e-3 of the relative
@@ -62,17 +63,13 @@ pub struct SolverOptions {
     pub atol: Option<f64>,
 }
 
-impl Default for SolverOptions {
-    fn default() -> Self {
-        SolverOptions {
-            method: SolverMethod::Bdf,
-            rtol: None,
-            atol: None,
-        }
-    }
-}
-
 impl SolverOptions {
+    /// Whether any option was given (they must then take effect: a run without Model
+    /// Exchange components refuses them).
+    pub fn given(&self) -> bool {
+        self.method.is_some() || self.rtol.is_some() || self.atol.is_some()
+    }
+
     /// Refuse tolerances no solver can use, naming the option.
     pub fn check(&self) -> std::result::Result<(), String> {
         for (name, value) in [("--solver-rtol", self.rtol), ("--solver-atol", self.atol)] {
@@ -329,7 +326,7 @@ impl ModelExchangeSlave {
                 let (why, t, h) = integrate(Integration {
                     fmu: &mut *self.inner,
                     inputs: &self.inputs,
-                    method: self.solver.method,
+                    method: self.solver.method.unwrap_or(SolverMethod::Bdf),
                     rtol: self.rtol,
                     atol: &self.atol,
                     x: &mut self.x,
