@@ -638,10 +638,10 @@ impl Slave for ModelExchangeSlave {
         order: u32,
         values: &mut [f64],
     ) -> Result<()> {
+        let available = order == 1 && self.output_derivatives_available();
+        // Disjoint fields: the value references are borrowed, not copied, on every call.
         let state_vrs = match &self.state_vrs {
-            Some(state_vrs) if order == 1 && self.output_derivatives_available() => {
-                state_vrs.clone()
-            }
+            Some(state_vrs) if available => state_vrs,
             _ => {
                 return Err(Error::Unsupported {
                     instance: self.inner.name().to_string(),
@@ -655,7 +655,7 @@ impl Slave for ModelExchangeSlave {
         };
         self.inner.get_derivatives(&mut self.derivatives)?;
         self.inner
-            .directional_derivative(vrs, &state_vrs, &self.derivatives, values)
+            .directional_derivative(vrs, state_vrs, &self.derivatives, values)
     }
 
     fn set_input_polynomial(
