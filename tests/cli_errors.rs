@@ -421,7 +421,8 @@ fn a_fatal_component_of_a_system_is_never_called_again_nor_its_twin() {
                 "s.csv",
             ];
             if parallel {
-                args.push("--parallel");
+                // Threads chosen, so no timing trial: the components step on the pool at once.
+                args.extend(["--parallel", "--threads", "3"]);
             }
             let (code, stderr) = cosimo_strict(dir.path(), &args);
             assert_eq!(code, Some(1), "{label}:\n{stderr}");

@@ -366,6 +366,9 @@ fn print_summary(
             integrator.events
         );
     }
+    if let Some(parallel) = &stats.parallel {
+        say!("{parallel}");
+    }
 }
 
 /// A progress bar on a terminal, shown only for runs that last longer than a second.

@@ -4,16 +4,17 @@
 //! After a step, every coupling value is either the source read right after the step (held
 //! in `after_step`) or, where the source output feeds through from a coupled input, read again
 //! once that input is set; inputs that feed through are set at once. In graph order these
-//! reads and sets alternate between components; consecutive accesses to one component are one
-//! hand-over to the thread that owns it (one round trip on the worker pool instead of one per
-//! connection), and every value reference, type and version is looked up here once, not at
-//! every communication point.
+//! reads and sets alternate between components; consecutive accesses to components that live on
+//! one thread are one hand-over to that thread (one round trip on the worker pool instead of
+//! one per connection; on one thread, the whole exchange between algebraic loops is one), and
+//! every value reference, type and version is looked up here once, not at every communication
+//! point.
 
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 use super::execution::{get_scalar, non_finite, set_scalar, Execution};
-use super::pool::Unit;
+use super::pool::{Unit, Units};
 use super::record::Recording;
 use crate::fmu::description::{ValueReference, VariableType};
 use crate::fmu::FmiVersion;
@@ -44,6 +45,16 @@ pub enum Part {
     Loop(usize),
 }
 
+/// Consecutive parts of the exchange run by one hand-over.
+#[derive(Debug, Clone)]
+pub enum Stretch {
+    /// Parts (a range of [`ExchangePlan::parts`], all `Part::Component`) whose components
+    /// live on `thread`.
+    Thread { thread: usize, parts: Range<usize> },
+    /// An algebraic loop, solved by `loops::solve`.
+    Loop(usize),
+}
+
 /// The exchange after a step, and the sets a result row makes first.
 #[derive(Debug, Clone, Default)]
 pub struct ExchangePlan {
@@ -51,6 +62,8 @@ pub struct ExchangePlan {
     pub held: Vec<usize>,
     pub accesses: Vec<Access>,
     pub parts: Vec<Part>,
+    /// The parts grouped by the thread their components live on, in order.
+    pub stretches: Vec<Stretch>,
     /// Per component: the targets set before its values are recorded (inputs that do not feed
     /// through, so the exchange left them for the next step).
     pub row_sets: Vec<Vec<Access>>,
@@ -60,11 +73,13 @@ pub struct ExchangePlan {
 }
 
 impl ExchangePlan {
+    /// The exchange of `resolved`, its components on the threads `thread_of` gives.
     pub fn new(
         resolved: &ResolvedSystem,
         graph: &CouplingGraph,
         fresh_read: &[bool],
         recordings: &[(usize, Recording)],
+        thread_of: &dyn Fn(usize) -> usize,
     ) -> Result<ExchangePlan> {
         let access = |c: usize, read: bool| {
             let conn = &resolved.connections[c];
@@ -121,6 +136,25 @@ impl ExchangePlan {
                 plan.row_sets[component].push(set);
             }
         }
+        for (p, part) in plan.parts.iter().enumerate() {
+            let thread = match part {
+                Part::Loop(b) => {
+                    plan.stretches.push(Stretch::Loop(*b));
+                    continue;
+                }
+                Part::Component { component, .. } => thread_of(*component),
+            };
+            match plan.stretches.last_mut() {
+                Some(Stretch::Thread {
+                    thread: last,
+                    parts,
+                }) if *last == thread => parts.end = p + 1,
+                _ => plan.stretches.push(Stretch::Thread {
+                    thread,
+                    parts: p..p + 1,
+                }),
+            }
+        }
         Ok(plan)
     }
 
@@ -147,37 +181,50 @@ impl Execution {
         for &c in &self.exchange_plan.held {
             self.values[c] = f64::from_bits(self.after_step[c].load(Ordering::Relaxed));
         }
-        for p in 0..self.exchange_plan.parts.len() {
-            let (component, range) = match &self.exchange_plan.parts[p] {
-                Part::Loop(b) => {
+        for k in 0..self.exchange_plan.stretches.len() {
+            let (thread, parts) = match &self.exchange_plan.stretches[k] {
+                Stretch::Loop(b) => {
                     super::loops::solve(self, *b)?;
                     continue;
                 }
-                Part::Component {
-                    component,
-                    accesses,
-                } => (*component, accesses.clone()),
+                Stretch::Thread { thread, parts } => (*thread, parts.clone()),
             };
-            let accesses = &self.exchange_plan.accesses[range];
+            let plan = &self.exchange_plan;
             let values = &mut self.values;
             let resolved = &self.resolved;
             let allow_non_finite = self.allow_non_finite;
-            self.placement.run_one(component, |unit: &mut Unit| {
-                let slave = unit.slave.as_mut();
-                for a in accesses {
-                    let conn = &resolved.connections[a.connection];
-                    if a.read {
-                        let y = conn.transform(get_scalar(slave, a.vr, a.var_type, a.fmi3)?);
-                        if !y.is_finite() && !allow_non_finite {
-                            return Err(non_finite(resolved, conn, y));
+            self.placement
+                .run_on_thread(thread, &mut |units: &mut Units<'_>| {
+                    for part in &plan.parts[parts.clone()] {
+                        let Part::Component {
+                            component,
+                            accesses,
+                        } = part
+                        else {
+                            continue;
+                        };
+                        let unit = units.get(*component).ok_or_else(|| {
+                            Error::Internal(format!(
+                                "component {component} is not on thread {thread}"
+                            ))
+                        })?;
+                        let slave = unit.slave.as_mut();
+                        for a in &plan.accesses[accesses.clone()] {
+                            let conn = &resolved.connections[a.connection];
+                            if a.read {
+                                let y =
+                                    conn.transform(get_scalar(slave, a.vr, a.var_type, a.fmi3)?);
+                                if !y.is_finite() && !allow_non_finite {
+                                    return Err(non_finite(resolved, conn, y));
+                                }
+                                values[a.connection] = y;
+                            } else {
+                                set_scalar(slave, a.vr, a.var_type, a.fmi3, values[a.connection])?;
+                            }
                         }
-                        values[a.connection] = y;
-                    } else {
-                        set_scalar(slave, a.vr, a.var_type, a.fmi3, values[a.connection])?;
                     }
-                }
-                Ok(())
-            })?;
+                    Ok(())
+                })?;
         }
         Ok(())
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::exchange::{set_targets, ExchangePlan};
 use super::inputs::TableInputs;
 use super::polynomial::MAX_DEGREE;
-use super::pool::{Placement, Unit};
+use super::pool::{split, Layout, Placement, Unit};
 use super::record::{Cell, Recording, Row};
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::instance::InstanceOptions;
@@ -35,7 +35,9 @@ pub const HISTORY: usize = MAX_DEGREE + 1;
 pub struct RunOptions {
     /// Options for every instance (logging, FMI call tracing, event mode, ...).
     pub instance: InstanceOptions,
-    /// Worker threads for parallel Jacobi (0: one per core, capped by the component count).
+    /// Threads of a `parallel` run: 0 lets a trial of the components' step costs choose (up to
+    /// one per core, or none where threads do not pay); N uses N, capped by the component count
+    /// (see `parallel.rs`).
     pub threads: usize,
     /// Variables to record as `component.variable` (empty: every output of every component).
     pub record: Vec<String>,
@@ -436,12 +438,14 @@ pub struct Execution {
     /// Event iterations (FMI 3 event mode) and early returns inside macro steps so far.
     pub events: AtomicU64,
     pub early_returns: AtomicU64,
+    /// How a `parallel` run was placed on threads, and why.
+    pub parallel: Option<super::parallel::ParallelPlacement>,
 }
 
 impl Execution {
-    /// Open every FMU once (one unpack and one library per file), resolve the system against
-    /// the model descriptions, and instantiate every component (on its worker, in parallel mode).
-    pub fn instantiate(system: &System, options: &RunOptions) -> Result<Execution> {
+    /// Open every FMU once (one unpack and one library per file), the view of each component
+    /// through its interface, in component order.
+    pub(crate) fn open_fmus(system: &System, options: &RunOptions) -> Result<Vec<Arc<Fmu>>> {
         // Systems built in code skip the readers' checks: make the same ones here.
         system
             .experiment
@@ -502,6 +506,27 @@ impl Execution {
                 "--event-mode asks FMI 3 FMUs to return early for events, but no component is an FMI 3 FMU with hasEventMode=\"true\"".into(),
             ));
         }
+        Ok(fmus)
+    }
+
+    /// Whether any component runs in a worker process (isolated, with a call timeout or a
+    /// worker group).
+    pub(crate) fn hosts_any(
+        system: &System,
+        fmus: &[Arc<Fmu>],
+        options: &RunOptions,
+    ) -> Result<bool> {
+        Ok(hosts(system, fmus, options)?.0.iter().any(Option::is_some))
+    }
+
+    /// Resolve the system against the model descriptions of `fmus` (from
+    /// [`Execution::open_fmus`]) and instantiate every component where `layout` puts it.
+    pub(crate) fn instantiate_on(
+        system: &System,
+        options: &RunOptions,
+        fmus: &[Arc<Fmu>],
+        layout: &Layout,
+    ) -> Result<Execution> {
         let descriptions = fmus.iter().map(|f| f.description().clone()).collect();
         let resolved = resolve(system, descriptions)?;
         let graph = graph::build(&resolved);
@@ -538,7 +563,7 @@ impl Execution {
             None => vec![TableInputs::none(); resolved.components.len()],
         };
 
-        let (hosts, groups) = hosts(system, &fmus, options)?;
+        let (hosts, groups) = hosts(system, fmus, options)?;
         let mut processes = Vec::with_capacity(groups.len());
         for members in &groups {
             let names: Vec<String> = members
@@ -567,24 +592,24 @@ impl Execution {
             .map_err(|e| in_component(name, e))
         };
         let count = resolved.components.len();
-        let mut placement = if system.experiment.parallel && count > 1 {
-            let threads = if options.threads == 0 {
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            } else {
-                options.threads
-            };
-            let names: Vec<String> = resolved.components.iter().map(|c| c.name.clone()).collect();
-            Placement::pool(&names, threads, &factory)?
-        } else {
-            Placement::local(count, &factory)?
+        let names: Vec<String> = resolved.components.iter().map(|c| c.name.clone()).collect();
+        let layout = match layout {
+            Layout::Spread { threads } => Layout::Threads {
+                threads: *threads,
+                thread_of: split(&graph.gauss_seidel_order, &vec![1.0; count], *threads),
+            },
+            other => other.clone(),
         };
+        let mut placement = Placement::new(&names, &layout, &factory)?;
         let sizes: Vec<usize> = plans.iter().map(|p| p.scratch).collect();
         placement.run_all(&|i, unit: &mut Unit| {
             unit.floats = vec![0.0; sizes[i]];
             Ok(())
         })?;
         let connections = resolved.connections.len();
-        let exchange_plan = ExchangePlan::new(&resolved, &graph, &fresh_read, &recordings)?;
+        let exchange_plan = ExchangePlan::new(&resolved, &graph, &fresh_read, &recordings, &|c| {
+            placement.thread_of(c)
+        })?;
         Ok(Execution {
             exchange_plan,
             time: system.experiment.start,
@@ -611,6 +636,7 @@ impl Execution {
             bare_names: options.bare_names,
             allow_non_finite: options.allow_non_finite,
             table_inputs,
+            parallel: None,
         })
     }
 

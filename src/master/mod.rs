@@ -5,7 +5,7 @@
 //! by macro step: fixed steps with `zoh` (Jacobi or Gauss-Seidel, hold or extrapolation) or
 //! `implicit`, step control (`control`), `constraint` coupling or the reduced interface model
 //! (`rim`). `execution` holds the slaves and coupling values, `loops` solves algebraic loops,
-//! `pool` keeps each slave on one thread, `record` turns variables into result rows. `single`
+//! `pool` keeps each slave on one thread (`parallel` decides which), `record` turns variables into result rows. `single`
 //! still drives one FMU alone with inputs from a table, as fmusim and FMPy do.
 
 pub mod algorithm;
@@ -18,6 +18,7 @@ pub mod extended;
 pub mod implicit;
 pub mod inputs;
 pub mod loops;
+pub mod parallel;
 pub mod polynomial;
 pub mod pool;
 pub mod record;
@@ -100,6 +101,8 @@ pub struct RunStatistics {
     pub integrator: Option<crate::fmu::model_exchange::Statistics>,
     /// Macro-step control statistics, for controlled runs.
     pub control: Option<control::ControlStatistics>,
+    /// How a `parallel` run was placed on threads, and why.
+    pub parallel: Option<parallel::ParallelPlacement>,
 }
 
 impl RunStatistics {

@@ -13,9 +13,11 @@
 //! sleeping thread costs more than a cheap FMU's step.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
+use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::fmu::worker::{Patience, MAX_SPIN};
 
@@ -35,41 +37,137 @@ pub type AllTask<'a> = dyn Fn(usize, &mut Unit) -> Result<()> + Sync + 'a;
 /// Creates the slave of a component (called on the thread that will own it).
 pub type Factory<'a> = dyn Fn(usize) -> Result<Box<dyn Slave>> + Sync + 'a;
 
+/// One component's time in `run_all` tasks: how many, how long in all and the longest, so that
+/// one task stretched by the operating system (a preemption) can be left out.
+#[derive(Debug, Default)]
+pub struct TaskClock {
+    pub tasks: AtomicU64,
+    pub total_nanos: AtomicU64,
+    pub longest_nanos: AtomicU64,
+}
+
+impl TaskClock {
+    fn add(&self, nanos: u64) {
+        self.tasks.fetch_add(1, Ordering::Relaxed);
+        self.total_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.longest_nanos.fetch_max(nanos, Ordering::Relaxed);
+    }
+
+    /// Start again from nothing.
+    pub fn reset(&self) {
+        self.tasks.store(0, Ordering::Relaxed);
+        self.total_nanos.store(0, Ordering::Relaxed);
+        self.longest_nanos.store(0, Ordering::Relaxed);
+    }
+
+    /// The total time, the longest task replaced by the mean of the others (ns).
+    pub fn trimmed_total(&self) -> f64 {
+        let tasks = self.tasks.load(Ordering::Relaxed);
+        let total = self.total_nanos.load(Ordering::Relaxed) as f64;
+        if tasks < 2 {
+            return total;
+        }
+        let rest = total - self.longest_nanos.load(Ordering::Relaxed) as f64;
+        rest * tasks as f64 / (tasks - 1) as f64
+    }
+}
+
+/// Where the components of a run go, decided before any is instantiated.
+#[derive(Debug, Clone)]
+pub enum Layout {
+    /// Every component on the calling thread.
+    Caller,
+    /// Every component on the calling thread, each one's time in `run_all` tasks kept by its
+    /// clock: the trial that measures step costs (`parallel.rs`).
+    Timed(Arc<[TaskClock]>),
+    /// The components split evenly over `threads` threads in contiguous runs of the coupling
+    /// order (resolved into `Threads` once the order is known).
+    Spread { threads: usize },
+    /// Component `i` on thread `thread_of[i]` of `threads`: 0 is the calling thread, the
+    /// others are workers of a pool.
+    Threads {
+        threads: usize,
+        thread_of: Vec<usize>,
+    },
+}
+
+/// Split `order` into `threads` contiguous runs of about equal total cost; the thread of each
+/// component.
+pub fn split(order: &[usize], costs: &[f64], threads: usize) -> Vec<usize> {
+    let total: f64 = costs.iter().sum();
+    let mut thread_of = vec![0; costs.len()];
+    let mut done = 0.0;
+    let mut thread = 0;
+    for (k, &i) in order.iter().enumerate() {
+        // Move on once this thread has its share, keeping one component for each thread left.
+        let left = order.len() - k;
+        if thread + 1 < threads
+            && (done >= total * (thread + 1) as f64 / threads as f64 || left < threads - thread)
+        {
+            thread += 1;
+        }
+        thread_of[i] = thread;
+        done += costs[i];
+    }
+    thread_of
+}
+
 /// The slaves of a run and the threads they live on.
 pub enum Placement {
     /// Every unit on the calling thread, used in component order.
     Local(Vec<Unit>),
-    /// Every unit on one worker of a persistent pool.
+    /// Every unit on the calling thread, timed (see [`Layout::Timed`]).
+    Timed(Vec<Unit>, Arc<[TaskClock]>),
+    /// Every unit on one thread of a persistent pool (the calling thread among them).
     Pool(WorkerPool),
 }
 
 impl Placement {
-    /// Instantiate every component on the calling thread.
-    pub fn local(count: usize, factory: &Factory<'_>) -> Result<Placement> {
-        let units = (0..count)
-            .map(|i| {
-                Ok(Unit {
-                    slave: factory(i)?,
-                    floats: Vec::new(),
+    /// Instantiate every component where `layout` puts it.
+    pub fn new(names: &[String], layout: &Layout, factory: &Factory<'_>) -> Result<Placement> {
+        let local = || -> Result<Vec<Unit>> {
+            (0..names.len())
+                .map(|i| {
+                    Ok(Unit {
+                        slave: factory(i)?,
+                        floats: Vec::new(),
+                    })
                 })
-            })
-            .collect::<Result<_>>()?;
-        Ok(Placement::Local(units))
-    }
-
-    /// Spread the components over `threads` threads, the calling one and `threads - 1`
-    /// workers, and instantiate each component (named by `names`, which errors use) on its
-    /// thread.
-    pub fn pool(names: &[String], threads: usize, factory: &Factory<'_>) -> Result<Placement> {
-        let count = names.len();
-        WorkerPool::start(names, threads.clamp(1, count.max(1)), factory).map(Placement::Pool)
+                .collect()
+        };
+        match layout {
+            Layout::Caller => Ok(Placement::Local(local()?)),
+            Layout::Timed(clock) if clock.len() == names.len() => {
+                Ok(Placement::Timed(local()?, clock.clone()))
+            }
+            Layout::Threads { threads, thread_of }
+                if thread_of.len() == names.len() && thread_of.iter().all(|t| t < threads) =>
+            {
+                WorkerPool::start(names, *threads, thread_of, factory).map(Placement::Pool)
+            }
+            _ => Err(Error::Internal(format!(
+                "a layout for another system ({} components): {layout:?}",
+                names.len()
+            ))),
+        }
     }
 
     /// Number of units.
     pub fn len(&self) -> usize {
         match self {
-            Placement::Local(units) => units.len(),
+            Placement::Local(units) | Placement::Timed(units, _) => units.len(),
             Placement::Pool(pool) => pool.owner.len(),
+        }
+    }
+
+    /// The thread a component lives on (0: the calling thread).
+    pub fn thread_of(&self, component: usize) -> usize {
+        match self {
+            Placement::Local(_) | Placement::Timed(..) => 0,
+            Placement::Pool(pool) => match pool.owner.get(component) {
+                Some(&(CALLER, _)) | None => 0,
+                Some(&(w, _)) => w + 1,
+            },
         }
     }
 
@@ -88,7 +186,26 @@ impl Placement {
                 }
                 Ok(())
             }
+            Placement::Timed(units, clock) => {
+                for (i, unit) in units.iter_mut().enumerate() {
+                    let start = Instant::now();
+                    let result = task(i, unit);
+                    let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    clock[i].add(nanos);
+                    result?;
+                }
+                Ok(())
+            }
             Placement::Pool(pool) => pool.run_all(task),
+        }
+    }
+
+    /// Run `task` once on `thread`, handing it the units of that thread by component: one
+    /// hand-over for consecutive work on several components that live together.
+    pub fn run_on_thread(&mut self, thread: usize, task: &mut ThreadTask<'_>) -> Result<()> {
+        match self {
+            Placement::Local(units) | Placement::Timed(units, _) => task(&mut Units::All(units)),
+            Placement::Pool(pool) => pool.run_on_thread(thread, task),
         }
     }
 
@@ -99,7 +216,7 @@ impl Placement {
         task: impl FnOnce(&mut Unit) -> Result<R> + Send,
     ) -> Result<R> {
         match self {
-            Placement::Local(units) => task(&mut units[index]),
+            Placement::Local(units) | Placement::Timed(units, _) => task(&mut units[index]),
             Placement::Pool(pool) => {
                 let mut task = Some(task);
                 let mut answer: Option<Result<R>> = None;
@@ -115,6 +232,33 @@ impl Placement {
     }
 }
 
+/// The units of one thread, found by component index.
+pub enum Units<'a> {
+    /// Every component's unit, by index (the calling thread holds them all).
+    All(&'a mut [Unit]),
+    /// Some components' units: `components` (ascending) names the component of each slot.
+    Slots {
+        units: &'a mut [Option<Unit>],
+        components: &'a [usize],
+    },
+}
+
+impl Units<'_> {
+    /// The unit of `component`, if it lives on this thread.
+    pub fn get(&mut self, component: usize) -> Option<&mut Unit> {
+        match self {
+            Units::All(units) => units.get_mut(component),
+            Units::Slots { units, components } => {
+                let slot = components.binary_search(&component).ok()?;
+                units.get_mut(slot).and_then(Option::as_mut)
+            }
+        }
+    }
+}
+
+/// A task for several units of one thread ([`Placement::run_on_thread`]).
+pub type ThreadTask<'a> = dyn FnMut(&mut Units<'_>) -> Result<()> + Send + 'a;
+
 /// A borrowed task with its lifetime erased; valid until the worker has answered.
 struct AllTaskRef(*const AllTask<'static>);
 // SAFETY: the pointee is `Sync`, and the pool waits for every worker's answer before the borrow
@@ -126,6 +270,10 @@ struct OneTaskRef(*mut OneTask<'static>);
 // SAFETY: the pointee is `Send`, and `run_one` waits for the worker's answer before returning.
 unsafe impl Send for OneTaskRef {}
 
+struct ThreadTaskRef(*mut ThreadTask<'static>);
+// SAFETY: the pointee is `Send`, and `run_on_thread` waits for the worker's answer.
+unsafe impl Send for ThreadTaskRef {}
+
 /// A borrowed factory with its lifetime erased; valid until the worker has answered.
 struct FactoryRef(*const Factory<'static>);
 // SAFETY: the pointee is `Sync`, and `start` waits for every worker's answer.
@@ -135,6 +283,7 @@ enum Job {
     Create(FactoryRef),
     All(AllTaskRef),
     One(usize, OneTaskRef),
+    Thread(ThreadTaskRef),
 }
 
 /// Outcome of a job: Ok, or the failing component and its error.
@@ -168,17 +317,27 @@ pub struct WorkerPool {
 }
 
 impl WorkerPool {
-    fn start(names: &[String], threads: usize, factory: &Factory<'_>) -> Result<WorkerPool> {
+    /// Start `threads - 1` workers and instantiate component `i` on thread `thread_of[i]`
+    /// (0: the caller).
+    fn start(
+        names: &[String],
+        threads: usize,
+        thread_of: &[usize],
+        factory: &Factory<'_>,
+    ) -> Result<WorkerPool> {
         let count = names.len();
+        let threads = threads.max(1);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        // Round-robin keeps neighbours in a chain on different threads; thread 0 is the caller.
-        let thread_of = |i: usize| i % threads;
-        let owner: Vec<(usize, usize)> = (0..count)
-            .map(|i| match thread_of(i) {
-                0 => (CALLER, i / threads),
-                t => (t - 1, i / threads),
+        let mut filled = vec![0usize; threads];
+        let owner: Vec<(usize, usize)> = thread_of
+            .iter()
+            .map(|&t| {
+                let slot = filled[t];
+                filled[t] += 1;
+                (if t == 0 { CALLER } else { t - 1 }, slot)
             })
             .collect();
+        let thread_of = |i: usize| thread_of[i];
         let local_components: Vec<usize> = (0..count).filter(|&i| thread_of(i) == 0).collect();
         let mut pool = WorkerPool {
             workers: Vec::with_capacity(threads.saturating_sub(1)),
@@ -193,7 +352,7 @@ impl WorkerPool {
         let spin = if threads <= cores {
             MAX_SPIN
         } else {
-            std::time::Duration::ZERO
+            Duration::ZERO
         };
         pool.patience = vec![Patience::new(spin); threads.saturating_sub(1)];
         for w in 1..threads {
@@ -363,6 +522,82 @@ impl WorkerPool {
     }
 }
 
+impl WorkerPool {
+    fn run_on_thread(&mut self, thread: usize, task: &mut ThreadTask<'_>) -> Result<()> {
+        if thread == 0 {
+            let mut units = Units::Slots {
+                units: &mut self.local,
+                components: &self.local_components,
+            };
+            return catch_unwind(AssertUnwindSafe(|| task(&mut units))).unwrap_or_else(|_| {
+                let first = self.local_components.first().copied().unwrap_or(usize::MAX);
+                Err(panicked(&self.names, first))
+            });
+        }
+        let w = thread - 1;
+        let first = self.first_component(w);
+        // SAFETY: as in `run_all`: we wait for this worker's answer before returning.
+        let erased: *mut ThreadTask<'static> =
+            unsafe { std::mem::transmute(task as *mut ThreadTask<'_>) };
+        let Some(worker) = self.workers.get(w) else {
+            return Err(Error::Internal(format!("no worker thread {thread}")));
+        };
+        let sent = worker
+            .jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(Job::Thread(ThreadTaskRef(erased))).is_ok());
+        if !sent {
+            return Err(self.lost(first));
+        }
+        match receive(&worker.answers, &mut self.patience[w]) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err((_, error))) => Err(error),
+            Err(_) => Err(self.lost(first)),
+        }
+    }
+}
+
+/// The median time of a round trip between the calling thread and a worker (a job handed over
+/// and its answer back), measured with the pool's own channels and spinning: what every
+/// hand-over of a parallel run costs beyond the work it carries.
+pub fn hand_over_cost() -> Duration {
+    const TRIPS: usize = 201;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let spin = if cores >= 2 { MAX_SPIN } else { Duration::ZERO };
+    let (ping_tx, ping_rx) = sync_channel::<u64>(1);
+    let (pong_tx, pong_rx) = sync_channel::<u64>(1);
+    let echo = std::thread::Builder::new()
+        .name("cosimo-hand-over".into())
+        .spawn(move || {
+            let mut patience = Patience::new(spin);
+            while let Ok(n) = receive(&ping_rx, &mut patience) {
+                if pong_tx.send(n).is_err() {
+                    break;
+                }
+            }
+        });
+    let Ok(echo) = echo else {
+        // No thread to hand over to: as if it never paid.
+        return Duration::MAX;
+    };
+    let mut patience = Patience::new(spin);
+    let mut trips = Vec::with_capacity(TRIPS);
+    for n in 0..TRIPS as u64 {
+        let start = Instant::now();
+        if ping_tx.send(n).is_err() || receive(&pong_rx, &mut patience).is_err() {
+            break;
+        }
+        trips.push(start.elapsed());
+    }
+    drop(ping_tx);
+    let _ = echo.join();
+    if trips.is_empty() {
+        return Duration::MAX;
+    }
+    trips.sort_unstable();
+    trips[trips.len() / 2]
+}
+
 /// Receive from `channel`, spinning first as long as `patience` says (and learning from how
 /// long the wait took).
 fn receive<T>(channel: &Receiver<T>, patience: &mut Patience) -> std::result::Result<T, ()> {
@@ -406,7 +641,7 @@ fn worker_loop(
     names: &[String],
     jobs: Receiver<Job>,
     answers: SyncSender<Answer>,
-    spin: std::time::Duration,
+    spin: Duration,
 ) {
     let mut patience = Patience::new(spin);
     // Slots stay empty until the create job fills them on this thread.
@@ -464,6 +699,18 @@ fn worker_loop(
                     None => Err((component, worker_gone(names, component))),
                 }
             }
+            Job::Thread(task) => {
+                // SAFETY: as above; the sender waits for our answer.
+                let task = unsafe { &mut *task.0 };
+                let first = components.first().copied().unwrap_or(usize::MAX);
+                let mut units = Units::Slots {
+                    units: &mut units,
+                    components: &components,
+                };
+                catch_unwind(AssertUnwindSafe(|| task(&mut units)))
+                    .unwrap_or_else(|_| Err(panicked(names, first)))
+                    .map_err(|error| (first, error))
+            }
         };
         if answers.send(answer).is_err() {
             break;
@@ -483,5 +730,23 @@ fn panicked(names: &[String], component: usize) -> Error {
     Error::Worker {
         component: names.get(component).cloned().unwrap_or_default(),
         message: "a panic occurred while running it (a bug in cosimo or the FMU)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_balances_contiguous_runs_by_cost() {
+        // A chain of four, the last two expensive: 1 + 1 + 10 = 12 against 10 is the best
+        // contiguous split (two and two would be 2 against 20).
+        let order = [0, 1, 2, 3];
+        assert_eq!(split(&order, &[1.0, 1.0, 10.0, 10.0], 2), vec![0, 0, 0, 1]);
+        assert_eq!(split(&order, &[5.0, 5.0, 5.0, 5.0], 2), vec![0, 0, 1, 1]);
+        // Every thread gets at least one component.
+        assert_eq!(split(&order, &[100.0, 0.0, 0.0, 0.0], 4), vec![0, 1, 2, 3]);
+        // The coupling order, not the index order, decides what is contiguous.
+        assert_eq!(split(&[3, 2, 1, 0], &[1.0; 4], 2), vec![1, 1, 0, 0]);
     }
 }

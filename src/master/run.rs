@@ -126,6 +126,7 @@ fn run_observed(
     exec.terminate().map_err(at(exec.time))?;
     stats.fmi_calls = exec.fmi_calls();
     stats.integrator = exec.integrator_statistics();
+    stats.parallel = exec.parallel.clone();
     stats.corrector_iterations = exec.corrector_iterations;
     stats.events = exec.events.load(Ordering::Relaxed);
     stats.early_returns = exec.early_returns.load(Ordering::Relaxed);

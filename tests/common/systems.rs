@@ -43,11 +43,8 @@ pub fn run(system: &System, record: &[&str]) -> (Table, RunStatistics) {
 
 /// Run a system; the error as a user would see it.
 pub fn try_run(system: &System, record: &[&str]) -> Result<(Table, RunStatistics), String> {
-    let options = RunOptions {
-        record: record.iter().map(|s| s.to_string()).collect(),
-        ..RunOptions::default()
-    };
-    let mut execution = Execution::instantiate(system, &options).map_err(|e| e.to_string())?;
+    let mut execution =
+        Execution::instantiate(system, &recording(record)).map_err(|e| e.to_string())?;
     let mut writer = CsvWriter::new(
         Vec::new(),
         Path::new("memory.csv"),

@@ -895,8 +895,9 @@ impl<M: Model> Instance<M> {
     // ---- stepping -------------------------------------------------------------------------
 
     /// The failure the model asks for in the step from `tc` to `t_end`, if any, with the time
-    /// the step must stop at.
+    /// the step must stop at (after the model's own work of the step, `Model::step_work`).
     pub(crate) fn planned_failure(&self, tc: f64, t_end: f64) -> Option<(StepFailure, f64)> {
+        self.model.step_work(&self.s.values);
         let f = self.model.step_failure(&self.s.values, tc, t_end)?;
         if f.status == Status::Ok && !f.terminate {
             return None;

@@ -293,6 +293,10 @@ pub trait Model: Default + 'static {
         None
     }
 
+    /// The model's own work in a communication step besides integration (called once per
+    /// step, before it): a stand-in for the cost of an expensive model, for benchmarks.
+    fn step_work(&self, _v: &Values) {}
+
     /// A failure to simulate, or a termination request, in the communication step from `t` to
     /// `t_end` (`None`: none). Called before the step is integrated; see [`StepFailure`].
     fn step_failure(&self, _v: &Values, _t: f64, _t_end: f64) -> Option<StepFailure> {

@@ -1,0 +1,401 @@
+//! Whether `--parallel` pays, and which thread each component lives on.
+//!
+//! Threads pay only where the components' steps cost more than handing work between threads,
+//! and an FMU instance cannot move between threads once created (DESIGN.md decision 4), so the
+//! choice comes before the real instances: a trial runs the system on the calling thread with
+//! every component's share of the step tasks timed (one warm-up macro step, then up to
+//! [`TRIAL_STEPS`] macro steps or [`TRIAL_TIME`]), its instances are terminated and freed and
+//! its results dropped. The components are then split into contiguous runs of the coupling
+//! order (so that the exchange crosses threads rarely) balanced by measured cost, for every
+//! thread count up to the one asked for and the cores there are; the run uses the split with
+//! the best predicted time per macro step where that is at least [`PAYS`] times faster than one
+//! thread, and runs sequentially otherwise, saying so in its statistics.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::exchange::Stretch;
+use super::execution::{Execution, RunOptions};
+use super::pool::{hand_over_cost, split, Layout, TaskClock};
+use super::run::{run, Observer};
+use crate::fmu::instance::InstanceOptions;
+use crate::system::System;
+use crate::Result;
+
+/// Macro steps timed by the trial (after the warm-up step).
+pub const TRIAL_STEPS: u64 = 50;
+/// The trial stops timing after this long, however few steps it took.
+pub const TRIAL_TIME: Duration = Duration::from_millis(20);
+/// How much faster than one thread a split must be predicted to be: below, the run is
+/// sequential (the margin covers what the prediction leaves out, so that `--parallel` is never
+/// noticeably slower than a sequential run).
+pub const PAYS: f64 = 1.25;
+
+/// How a `--parallel` run was placed, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParallelPlacement {
+    /// Threads the run was allowed (`--threads`, else one per core).
+    pub threads_allowed: usize,
+    /// Threads the components live on (1: the run was sequential).
+    pub threads: usize,
+    /// The components' measured work per macro step, all together (`None`: not measured).
+    pub step_work: Option<Duration>,
+    /// The measured cost of one hand-over between threads.
+    pub hand_over: Option<Duration>,
+    /// Predicted speed-up of the chosen placement over one thread.
+    pub predicted_speedup: Option<f64>,
+    /// Why the run is sequential, where it is.
+    pub sequential_because: Option<String>,
+}
+
+impl std::fmt::Display for ParallelPlacement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let micros = |d: Duration| d.as_secs_f64() * 1e6;
+        let measured = match (self.step_work, self.hand_over) {
+            (Some(work), Some(hand_over)) => format!(
+                "the components' steps take {:.2} µs per macro step together, a hand-over between threads {:.2} µs",
+                micros(work),
+                micros(hand_over)
+            ),
+            _ => String::new(),
+        };
+        match &self.sequential_because {
+            Some(reason) => {
+                write!(f, "--parallel ran sequentially: {reason}")?;
+                if !measured.is_empty() {
+                    write!(f, " ({measured})")?;
+                }
+                Ok(())
+            }
+            None => {
+                write!(
+                    f,
+                    "--parallel: {} threads of {} allowed",
+                    self.threads, self.threads_allowed
+                )?;
+                if let Some(speedup) = self.predicted_speedup {
+                    write!(f, ", predicted {speedup:.2}x faster than one")?;
+                }
+                if !measured.is_empty() {
+                    write!(f, " ({measured})")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Execution {
+    /// Open every FMU once (one unpack and one library per file), resolve the system against
+    /// the model descriptions, and instantiate every component: on the calling thread, or with
+    /// `parallel` on the threads where the components' measured step costs make it pay (see
+    /// the module documentation).
+    pub fn instantiate(system: &System, options: &RunOptions) -> Result<Execution> {
+        let fmus = Execution::open_fmus(system, options)?;
+        let count = system.components.len();
+        if !system.experiment.parallel {
+            return Execution::instantiate_on(system, options, &fmus, &Layout::Caller);
+        }
+        let allowed = match options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let sequential = |reason: &str| ParallelPlacement {
+            threads_allowed: allowed,
+            threads: 1,
+            step_work: None,
+            hand_over: None,
+            predicted_speedup: None,
+            sequential_because: Some(reason.to_string()),
+        };
+        let (layout, placement) = if count < 2 {
+            (
+                Layout::Caller,
+                sequential("one component has nothing to step beside it"),
+            )
+        } else if allowed < 2 {
+            (
+                Layout::Caller,
+                sequential("one thread is allowed (--threads, or the cores there are)"),
+            )
+        } else if Execution::hosts_any(system, &fmus, options)? {
+            (
+                Layout::Caller,
+                sequential("components in worker processes step side by side already"),
+            )
+        } else if options.threads > 0 {
+            // The user chose the threads: split the coupling order evenly, no trial.
+            let threads = allowed.min(count);
+            let placement = ParallelPlacement {
+                threads_allowed: allowed,
+                threads,
+                step_work: None,
+                hand_over: None,
+                predicted_speedup: None,
+                sequential_because: None,
+            };
+            (Layout::Spread { threads }, placement)
+        } else {
+            choose(system, options, &fmus, allowed)?
+        };
+        let mut execution = Execution::instantiate_on(system, options, &fmus, &layout)?;
+        execution.parallel = Some(placement);
+        Ok(execution)
+    }
+}
+
+/// What the trial measured.
+struct Trial {
+    /// Each component's work in the step tasks per macro step (ns).
+    costs: Vec<f64>,
+    /// Wall time per macro step (ns), everything included.
+    macro_step: f64,
+    /// Result rows per macro step.
+    rows_per_step: f64,
+    /// Components in the order the coupling graph evaluates them.
+    order: Vec<usize>,
+    /// The exchange's parts as component indices (`None`: an algebraic loop).
+    exchange: Vec<Option<usize>>,
+}
+
+/// Time the system in a trial and choose its layout.
+fn choose(
+    system: &System,
+    options: &RunOptions,
+    fmus: &[Arc<crate::fmu::Fmu>],
+    allowed: usize,
+) -> Result<(Layout, ParallelPlacement)> {
+    let count = system.components.len();
+    let mut placement = ParallelPlacement {
+        threads_allowed: allowed,
+        threads: 1,
+        step_work: None,
+        hand_over: None,
+        predicted_speedup: None,
+        sequential_because: None,
+    };
+    let trial = match trial(system, options, fmus) {
+        Ok(Some(trial)) => trial,
+        Ok(None) => {
+            placement.sequential_because =
+                Some("the run has too few macro steps to time the components' steps".into());
+            return Ok((Layout::Caller, placement));
+        }
+        Err(error) => {
+            // After Fatal FMI allows no further call to any instance of that FMU in this
+            // process, so the run itself cannot start: the trial's failure is the run's.
+            if fmus
+                .iter()
+                .any(|fmu| fmu.library().is_ok_and(|library| library.fatal().is_some()))
+            {
+                log::warn!(
+                    "--parallel: this failure happened while timing the components' steps, before the run; --threads N places the components without timing them"
+                );
+                return Err(error);
+            }
+            // The real run meets the same failure and reports it with its logs and rows.
+            placement.sequential_because =
+                Some(format!("timing the components' steps failed ({error})"));
+            return Ok((Layout::Caller, placement));
+        }
+    };
+    let hand_over = hand_over_cost();
+    placement.hand_over = Some(hand_over);
+    let work: f64 = trial.costs.iter().sum();
+    placement.step_work = Some(Duration::from_nanos(work as u64));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = allowed.min(cores).min(count);
+    let mut best: Option<(f64, usize, Vec<usize>)> = None;
+    for threads in 2..=most {
+        let thread_of = split(&trial.order, &trial.costs, threads);
+        let predicted = predict(&trial, &thread_of, threads, hand_over.as_secs_f64() * 1e9);
+        if best.as_ref().is_none_or(|(time, ..)| predicted < *time) {
+            best = Some((predicted, threads, thread_of));
+        }
+    }
+    match best {
+        Some((predicted, threads, thread_of)) if trial.macro_step / predicted >= PAYS => {
+            placement.threads = threads;
+            placement.predicted_speedup = Some(trial.macro_step / predicted);
+            Ok((Layout::Threads { threads, thread_of }, placement))
+        }
+        Some((predicted, ..)) => {
+            placement.predicted_speedup = Some(trial.macro_step / predicted);
+            placement.sequential_because = Some(format!(
+                "the components' steps are too short for threads to pay (predicted {:.2}x)",
+                trial.macro_step / predicted
+            ));
+            Ok((Layout::Caller, placement))
+        }
+        None => {
+            placement.sequential_because = Some(format!(
+                "{cores} core(s) and {allowed} thread(s) allowed leave no second thread"
+            ));
+            Ok((Layout::Caller, placement))
+        }
+    }
+}
+
+/// The predicted wall time of a macro step (ns) with component `i` on thread `thread_of[i]`:
+/// the trial's macro step, less the step work, plus the busiest thread's share of it and a
+/// hand-over for the step tasks, for every stretch of the exchange on a worker and for every
+/// row read.
+fn predict(trial: &Trial, thread_of: &[usize], threads: usize, hand_over: f64) -> f64 {
+    let mut per_thread = vec![0.0; threads];
+    for (i, &t) in thread_of.iter().enumerate() {
+        per_thread[t] += trial.costs[i];
+    }
+    let busiest = per_thread.iter().copied().fold(0.0, f64::max);
+    let work: f64 = trial.costs.iter().sum();
+    // Exchange stretches handed to a worker, as the exchange plan groups them.
+    let mut crossings = 0usize;
+    let mut last = None;
+    for part in &trial.exchange {
+        let thread = part.map(|c| thread_of[c]);
+        if thread != last {
+            if thread.is_some_and(|t| t != 0) {
+                crossings += 1;
+            }
+            last = thread;
+        }
+    }
+    let hand_overs = 1.0 + crossings as f64 + trial.rows_per_step;
+    trial.macro_step - work + busiest + hand_overs * hand_over
+}
+
+/// Run the trial: `None` when the run has too few macro steps to time one after warming up.
+fn trial(
+    system: &System,
+    options: &RunOptions,
+    fmus: &[Arc<crate::fmu::Fmu>],
+) -> Result<Option<Trial>> {
+    let count = system.components.len();
+    let clock: Arc<[TaskClock]> = (0..count).map(|_| TaskClock::default()).collect();
+    // The trial's instances trace nothing and log only what FMUs always log.
+    let quiet = RunOptions {
+        instance: InstanceOptions {
+            logging_on: false,
+            log_fmi_calls: false,
+            call_sink: None,
+            log_sink: None,
+            debug_categories: Vec::new(),
+            ..options.instance.clone()
+        },
+        ..options.clone()
+    };
+    let mut exec = Execution::instantiate_on(system, &quiet, fmus, &Layout::Timed(clock.clone()))?;
+    let mut observer = TrialObserver {
+        clock: clock.clone(),
+        steps: 0,
+        rows: 0,
+        started: None,
+        last: None,
+        durations: Vec::with_capacity(TRIAL_STEPS as usize),
+        elapsed: Duration::ZERO,
+    };
+    run(&mut exec, &mut [&mut observer])?;
+    if observer.durations.is_empty() {
+        return Ok(None);
+    }
+    let steps = observer.durations.len() as f64;
+    // The median macro step: a step stretched by a preemption does not count.
+    observer.durations.sort_unstable();
+    let macro_step = observer.durations[observer.durations.len() / 2];
+    let order = exec.graph.gauss_seidel_order.clone();
+    let exchange = exec
+        .exchange_plan
+        .stretches
+        .iter()
+        .flat_map(|stretch| match stretch {
+            Stretch::Loop(_) => vec![None],
+            Stretch::Thread { parts, .. } => exec.exchange_plan.parts[parts.clone()]
+                .iter()
+                .map(|part| match part {
+                    super::exchange::Part::Component { component, .. } => Some(*component),
+                    super::exchange::Part::Loop(_) => None,
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(Some(Trial {
+        costs: clock.iter().map(|c| c.trimmed_total() / steps).collect(),
+        macro_step: macro_step.as_secs_f64() * 1e9,
+        rows_per_step: observer.rows as f64 / steps,
+        order,
+        exchange,
+    }))
+}
+
+/// Counts the trial's macro steps, starts the clocks after the warm-up step, times every step
+/// after it and ends the run when the trial has timed enough.
+struct TrialObserver {
+    clock: Arc<[TaskClock]>,
+    steps: u64,
+    /// Rows delivered while timing.
+    rows: u64,
+    started: Option<Instant>,
+    /// The end of the last macro step.
+    last: Option<Instant>,
+    /// Wall time of every timed macro step.
+    durations: Vec<Duration>,
+    /// Time since the clocks started.
+    elapsed: Duration,
+}
+
+impl Observer for TrialObserver {
+    fn row(&mut self, _row: &super::record::Row) -> Result<()> {
+        if self.started.is_some() {
+            self.rows += 1;
+        }
+        Ok(())
+    }
+
+    fn stepped(&mut self, _time: f64) {
+        self.steps += 1;
+        let now = Instant::now();
+        match (self.started, self.last) {
+            (Some(started), Some(last)) => {
+                self.durations.push(now - last);
+                self.elapsed = now - started;
+            }
+            _ => {
+                for clock in self.clock.iter() {
+                    clock.reset();
+                }
+                self.started = Some(now);
+            }
+        }
+        self.last = Some(now);
+    }
+
+    fn stop_requested(&mut self) -> bool {
+        self.durations.len() as u64 >= TRIAL_STEPS || self.elapsed >= TRIAL_TIME
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trial(costs: Vec<f64>, macro_step: f64, exchange: Vec<Option<usize>>) -> Trial {
+        Trial {
+            order: (0..costs.len()).collect(),
+            costs,
+            macro_step,
+            rows_per_step: 0.0,
+            exchange,
+        }
+    }
+
+    #[test]
+    fn prediction_counts_the_busiest_thread_and_every_hand_over() {
+        // Two components of 20 µs, 1 µs of exchange and loop; a hand-over of 0.5 µs.
+        let t = trial(vec![20_000.0, 20_000.0], 41_000.0, vec![Some(0), Some(1)]);
+        let predicted = predict(&t, &[0, 1], 2, 500.0);
+        // 41 - 40 + 20 µs, plus the step's hand-over and the exchange's stretch on the worker.
+        assert!((predicted - 22_000.0).abs() < 1e-6, "{predicted}");
+        // Cheap components: the hand-overs outweigh what the threads share.
+        let cheap = trial(vec![100.0, 100.0], 300.0, vec![Some(0), Some(1)]);
+        assert!(cheap.macro_step / predict(&cheap, &[0, 1], 2, 500.0) < PAYS);
+    }
+}

@@ -1,0 +1,217 @@
+//! `--parallel` through the real master: a trial times the components' steps and puts them on
+//! threads only where that pays; chosen threads skip the trial; the results are bit-identical
+//! to a sequential run either way; a failure while timing is handled as the run's own.
+
+mod common;
+
+use common::systems::*;
+use common::{cosimo, show, temp_dir};
+use cosimo::master::execution::RunOptions;
+use cosimo::master::parallel::ParallelPlacement;
+use cosimo::results::Table;
+use cosimo::settings::Experiment;
+use cosimo::system::System;
+
+/// A chain of `n` Gains, each busy `cost` seconds per step, for `steps` macro steps of 1 ms.
+fn gains(n: usize, cost: f64, steps: u32, parallel: bool) -> System {
+    System {
+        components: (0..n)
+            .map(|i| component(&format!("g{i}"), "Gain", 2, &[("k", 0.5), ("cost", cost)]))
+            .collect(),
+        connections: (1..n)
+            .map(|i| connect(&format!("g{}.y", i - 1), &format!("g{i}.u")))
+            .collect(),
+        experiment: Experiment {
+            stop: f64::from(steps) * 1e-3,
+            step: 1e-3,
+            parallel,
+            ..Experiment::default()
+        },
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn placed(system: &System, threads: usize) -> (Table, ParallelPlacement) {
+    let options = RunOptions {
+        threads,
+        ..recording(&[])
+    };
+    let (table, stats) = try_run_with(system, &options).unwrap_or_else(|e| panic!("{e}"));
+    (
+        table,
+        stats
+            .parallel
+            .expect("a parallel run says how it was placed"),
+    )
+}
+
+fn assert_same(label: &str, a: &Table, b: &Table) {
+    assert_eq!(a.columns(), b.columns(), "{label}");
+    assert_eq!(a.time().len(), b.time().len(), "{label}");
+    for c in 0..a.columns().len() {
+        for (x, y) in a.values(c).iter().zip(b.values(c)) {
+            assert_eq!(x.to_bits(), y.to_bits(), "{label}: {}", a.columns()[c]);
+        }
+    }
+}
+
+#[test]
+fn expensive_components_step_on_threads_with_the_same_results() {
+    // Two components of 0.5 ms a step: threads halve the macro step, whatever else runs.
+    let (reference, _) = run(&gains(2, 5e-4, 60, false), &[]);
+    let (table, placement) = placed(&gains(2, 5e-4, 60, true), 0);
+    assert_same("trial-placed", &reference, &table);
+    if cores() < 2 {
+        assert_eq!(placement.threads, 1, "{placement}");
+        return;
+    }
+    assert_eq!(placement.threads, 2, "{placement}");
+    assert!(placement.sequential_because.is_none(), "{placement}");
+    // Predicted: 1 ms of work over 0.5 ms plus a few hand-overs of well under 10 µs.
+    let speedup = placement.predicted_speedup.expect("predicted");
+    assert!((speedup - 2.0).abs() < 0.1, "{placement}");
+    let work = placement.step_work.expect("measured").as_secs_f64();
+    assert!((work - 1e-3).abs() < 1e-4, "{placement}");
+    assert!(placement
+        .to_string()
+        .starts_with("--parallel: 2 threads of "));
+}
+
+#[test]
+fn cheap_components_run_sequentially_and_say_why() {
+    let (reference, _) = run(&gains(10, 0.0, 200, false), &[]);
+    let (table, placement) = placed(&gains(10, 0.0, 200, true), 0);
+    assert_same("cheap", &reference, &table);
+    assert_eq!(placement.threads, 1, "{placement}");
+    if cores() >= 2 {
+        let reason = placement.sequential_because.clone().expect("a reason");
+        assert!(
+            reason.contains("too short for threads to pay"),
+            "{placement}"
+        );
+        // Ten Gains cost a few µs a macro step; a hand-over is not free.
+        let work = placement.step_work.expect("measured").as_secs_f64();
+        assert!(work < 50e-6, "{placement}");
+        assert!(placement.predicted_speedup.expect("predicted") < 1.25);
+    }
+}
+
+#[test]
+fn chosen_threads_place_the_components_without_a_trial() {
+    let (reference, _) = run(&gains(5, 0.0, 100, false), &[]);
+    for threads in [1, 2, 3, 8] {
+        let (table, placement) = placed(&gains(5, 0.0, 100, true), threads);
+        assert_same(&format!("{threads} threads"), &reference, &table);
+        assert_eq!(placement.threads, threads.min(5), "{placement}");
+        assert_eq!(placement.step_work, None, "not timed: {placement}");
+    }
+}
+
+#[test]
+fn one_component_or_a_short_run_is_sequential() {
+    let (_, placement) = placed(&gains(1, 0.0, 10, true), 0);
+    assert_eq!(placement.threads, 1);
+    assert!(
+        placement.to_string().contains("one component"),
+        "{placement}"
+    );
+    if cores() >= 2 {
+        // One macro step: warmed up, but nothing left to time.
+        let (_, placement) = placed(&gains(2, 0.0, 1, true), 0);
+        assert!(
+            placement.to_string().contains("too few macro steps"),
+            "{placement}"
+        );
+    }
+}
+
+fn faulty(failure: i32, fail_at: f64) -> System {
+    let mut system = gains(2, 0.0, 100, true);
+    system.components.push(component(
+        "faulty",
+        "Faulty",
+        2,
+        &[("failure", f64::from(failure)), ("fail_at", fail_at)],
+    ));
+    system
+}
+
+#[test]
+fn an_error_while_timing_leaves_the_run_to_meet_it_itself() {
+    if cores() < 2 {
+        return;
+    }
+    // failure 2: fmi2DoStep returns Error at t = 0.01, inside the trial's steps.
+    let error = try_run_with(&faulty(2, 0.01), &recording(&[])).expect_err("fails");
+    assert!(
+        error.starts_with("simulation failed at t = 0.0")
+            && error.contains("faulty: fmi2DoStep failed with status Error"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_fatal_while_timing_is_the_runs_failure() {
+    if cores() < 2 {
+        return;
+    }
+    // failure 3: Fatal; FMI allows no further call to the FMU in this process.
+    let error = try_run_with(&faulty(3, 0.01), &recording(&[])).expect_err("fails");
+    assert!(
+        error.starts_with("simulation failed at t = 0.0")
+            && error.contains("faulty: fmi2DoStep failed with status Fatal"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_command_line_says_how_a_parallel_run_was_placed() {
+    let dir = temp_dir();
+    let file = dir.path().join("cheap.json");
+    let components: Vec<String> = (0..4)
+        .map(|i| {
+            format!(
+                r#"{{"name": "g{i}", "fmu": "{}"}}"#,
+                common::fmu("Gain", 2).display()
+            )
+        })
+        .collect();
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"components": [{}], "connections": [{{"from": "g0.y", "to": "g1.u"}}],
+                "experiment": {{"stopTime": 0.2, "stepSize": 0.001}}}}"#,
+            components.join(", ")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.csv");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run".to_string(),
+            file.display().to_string(),
+            "--output-file".into(),
+            out.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let output = cosimo(&args);
+        assert!(output.status.success(), "{}", show(&output));
+        String::from_utf8_lossy(&output.stderr).to_string()
+    };
+    let stderr = run(&["--parallel", "--threads", "2"]);
+    assert!(
+        stderr.contains("--parallel: 2 threads of 2 allowed"),
+        "{stderr}"
+    );
+    if cores() >= 2 {
+        let stderr = run(&["--parallel"]);
+        assert!(
+            stderr.contains("--parallel ran sequentially: the components' steps are too short for threads to pay"),
+            "{stderr}"
+        );
+    }
+    assert!(!run(&[]).contains("--parallel"));
+}
