@@ -1,6 +1,7 @@
 //! The stepping overhead of cosimo itself: 100 Oscillator components in a chain (each driven by
-//! its predecessor's position), 10,000 macro steps, through the master (Jacobi, sequential and
-//! on the worker pool) against a raw loop making the same FMI calls (set input, doStep, get
+//! its predecessor's position), 10,000 macro steps, through the master (Jacobi sequential,
+//! sequential with a result row of every output after every step, and on the worker pool
+//! with two threads chosen) against a raw loop making the same FMI calls (set input, doStep, get
 //! output per component and step) directly through the function pointers.
 //!
 //! Run with `cargo bench --bench chain`; divide the reported time by 1,000,000 for the time per
@@ -57,7 +58,9 @@ fn chain(parallel: bool) -> System {
     }
 }
 
-fn master(c: &mut Criterion, name: &str, parallel: bool) {
+/// The chain through the master; `record`: a result row of every output read after every
+/// step (the record path), else no row at all (the step plan and the exchange alone).
+fn master(c: &mut Criterion, name: &str, parallel: bool, record: bool) {
     let system = chain(parallel);
     c.bench_function(name, |b| {
         b.iter_batched(
@@ -69,11 +72,16 @@ fn master(c: &mut Criterion, name: &str, parallel: bool) {
                 let mut exec =
                     Execution::instantiate(&system, &options).expect("the chain instantiates");
                 exec.initialize().expect("the chain initializes");
-                exec
+                let row = exec.new_row();
+                (exec, row)
             },
-            |mut exec| {
+            |(mut exec, mut row)| {
                 for _ in 0..STEPS {
                     exec.step(H).expect("steps");
+                    if record {
+                        exec.read_row(&mut row).expect("reads a row");
+                        black_box(&row);
+                    }
                 }
                 exec
             },
@@ -185,8 +193,9 @@ fn raw(c: &mut Criterion) {
 
 fn benches(c: &mut Criterion) {
     raw(c);
-    master(c, "chain/master_jacobi", false);
-    master(c, "chain/master_jacobi_pool_2_threads", true);
+    master(c, "chain/master_jacobi", false, false);
+    master(c, "chain/master_jacobi_recording", false, true);
+    master(c, "chain/master_jacobi_pool_2_threads", true, false);
 }
 
 criterion_group! {

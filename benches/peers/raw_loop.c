@@ -96,8 +96,9 @@ static char *read_guid(const char *dir) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 7 || argc > 8) {
-        fprintf(stderr, "usage: %s FMU_DIR MODEL_IDENTIFIER N S IN_VR|- OUT_VR [STEP]\n", argv[0]);
+    if (argc < 7) {
+        fprintf(stderr, "usage: %s FMU_DIR MODEL_IDENTIFIER N S IN_VR|- OUT_VR [STEP [VR=VALUE...]]\n",
+                argv[0]);
         return 2;
     }
     const char *dir = argv[1];
@@ -105,7 +106,7 @@ int main(int argc, char **argv) {
     int has_input = strcmp(argv[5], "-") != 0;
     fmi2ValueReference in_vr = has_input ? (fmi2ValueReference)strtoul(argv[5], NULL, 10) : 0;
     fmi2ValueReference out_vr = (fmi2ValueReference)strtoul(argv[6], NULL, 10);
-    double h = argc == 8 ? atof(argv[7]) : 1e-3;
+    double h = argc >= 8 ? atof(argv[7]) : 1e-3;
     if (n < 1 || steps < 0) die("N must be at least 1 and S at least 0");
 
     char so[PATH_MAX];
@@ -144,6 +145,14 @@ int main(int argc, char **argv) {
         c[i] = instantiate(name, fmi2CoSimulation, guid, resources, &callbacks, 0, 0);
         if (!c[i]) die("fmi2Instantiate failed");
         if (setup(c[i], 0, 0.0, 0.0, 0, 0.0) != fmi2OK) die("fmi2SetupExperiment failed");
+        /* Real parameters VR=VALUE (e.g. the Gain's busy cost), set as cosimo sets them. */
+        for (int a = 8; a < argc; a++) {
+            char *end;
+            fmi2ValueReference vr = (fmi2ValueReference)strtoul(argv[a], &end, 10);
+            if (*end != '=') die("parameters are VR=VALUE");
+            double value = atof(end + 1);
+            if (set_real(c[i], &vr, 1, &value) != fmi2OK) die("fmi2SetReal of a parameter failed");
+        }
         if (enter_init(c[i]) != fmi2OK) die("fmi2EnterInitializationMode failed");
         if (exit_init(c[i]) != fmi2OK) die("fmi2ExitInitializationMode failed");
     }

@@ -4,8 +4,8 @@
 //! and an FMU instance cannot move between threads once created (DESIGN.md decision 4), so the
 //! choice comes before the real instances: a trial runs the system on the calling thread with
 //! every component's share of the step tasks timed (one warm-up macro step, then up to
-//! [`TRIAL_STEPS`] macro steps or [`TRIAL_TIME`]), its instances are terminated and freed and
-//! its results dropped. The components are then split into contiguous runs of the coupling
+//! [`TRIAL_STEPS`] macro steps, a 25th of the run's, or [`TRIAL_TIME`], whichever is least),
+//! its instances are terminated and freed and its results dropped. The components are then split into contiguous runs of the coupling
 //! order (so that the exchange crosses threads rarely) balanced by measured cost, for every
 //! thread count up to the one asked for and the cores there are; the run uses the split with
 //! the best predicted time per macro step where that is at least [`PAYS`] times faster than one
@@ -22,7 +22,7 @@ use crate::fmu::instance::InstanceOptions;
 use crate::system::System;
 use crate::Result;
 
-/// Macro steps timed by the trial (after the warm-up step).
+/// Most macro steps timed by the trial (after the warm-up step).
 pub const TRIAL_STEPS: u64 = 50;
 /// The trial stops timing after this long, however few steps it took.
 pub const TRIAL_TIME: Duration = Duration::from_millis(20);
@@ -284,7 +284,12 @@ fn trial(
         ..options.clone()
     };
     let mut exec = Execution::instantiate_on(system, &quiet, fmus, &Layout::Timed(clock.clone()))?;
+    // A short run gets a short trial: at most a 25th of its macro steps are timed.
+    let experiment = &system.experiment;
+    let run_steps = ((experiment.stop - experiment.start) / experiment.step).max(0.0);
+    let limit = TRIAL_STEPS.min((run_steps / 25.0) as u64).max(1);
     let mut observer = TrialObserver {
+        limit,
         clock: clock.clone(),
         steps: 0,
         rows: 0,
@@ -329,6 +334,8 @@ fn trial(
 /// Counts the trial's macro steps, starts the clocks after the warm-up step, times every step
 /// after it and ends the run when the trial has timed enough.
 struct TrialObserver {
+    /// Macro steps to time.
+    limit: u64,
     clock: Arc<[TaskClock]>,
     steps: u64,
     /// Rows delivered while timing.
@@ -369,7 +376,7 @@ impl Observer for TrialObserver {
     }
 
     fn stop_requested(&mut self) -> bool {
-        self.durations.len() as u64 >= TRIAL_STEPS || self.elapsed >= TRIAL_TIME
+        self.durations.len() as u64 >= self.limit || self.elapsed >= TRIAL_TIME
     }
 }
 
