@@ -11,6 +11,7 @@
 //! the best predicted time per macro step where that is at least [`PAYS`] times faster than one
 //! thread, and runs sequentially otherwise, saying so in its statistics.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -295,17 +296,19 @@ fn trial(
         rows: 0,
         started: None,
         last: None,
-        durations: Vec::with_capacity(TRIAL_STEPS as usize),
+        durations: Vec::with_capacity(limit as usize),
+        seen: vec![0; count],
+        per_step: vec![Vec::with_capacity(limit as usize); count],
         elapsed: Duration::ZERO,
     };
     run(&mut exec, &mut [&mut observer])?;
     if observer.durations.is_empty() {
         return Ok(None);
     }
-    let steps = observer.durations.len() as f64;
-    // The median macro step: a step stretched by a preemption does not count.
+    // Medians over the timed macro steps: a step stretched by a preemption does not count.
     observer.durations.sort_unstable();
     let macro_step = observer.durations[observer.durations.len() / 2];
+    let steps = observer.durations.len() as f64;
     let order = exec.graph.gauss_seidel_order.clone();
     let exchange = exec
         .exchange_plan
@@ -323,7 +326,7 @@ fn trial(
         })
         .collect();
     Ok(Some(Trial {
-        costs: clock.iter().map(|c| c.trimmed_total() / steps).collect(),
+        costs: observer.per_step.iter_mut().map(|d| median(d)).collect(),
         macro_step: macro_step.as_secs_f64() * 1e9,
         rows_per_step: observer.rows as f64 / steps,
         order,
@@ -347,6 +350,16 @@ struct TrialObserver {
     durations: Vec<Duration>,
     /// Time since the clocks started.
     elapsed: Duration,
+    /// Each component's clock at the end of the last macro step (ns).
+    seen: Vec<u64>,
+    /// Each component's time in every timed macro step (ns).
+    per_step: Vec<Vec<f64>>,
+}
+
+/// The median of `values` (0 for none); sorts them.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
 
 impl Observer for TrialObserver {
@@ -364,10 +377,15 @@ impl Observer for TrialObserver {
             (Some(started), Some(last)) => {
                 self.durations.push(now - last);
                 self.elapsed = now - started;
+                for (i, clock) in self.clock.iter().enumerate() {
+                    let nanos = clock.nanos.load(Ordering::Relaxed);
+                    self.per_step[i].push(nanos.saturating_sub(self.seen[i]) as f64);
+                    self.seen[i] = nanos;
+                }
             }
             _ => {
-                for clock in self.clock.iter() {
-                    clock.reset();
+                for (i, clock) in self.clock.iter().enumerate() {
+                    self.seen[i] = clock.nanos.load(Ordering::Relaxed);
                 }
                 self.started = Some(now);
             }

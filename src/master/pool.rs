@@ -37,39 +37,10 @@ pub type AllTask<'a> = dyn Fn(usize, &mut Unit) -> Result<()> + Sync + 'a;
 /// Creates the slave of a component (called on the thread that will own it).
 pub type Factory<'a> = dyn Fn(usize) -> Result<Box<dyn Slave>> + Sync + 'a;
 
-/// One component's time in `run_all` tasks: how many, how long in all and the longest, so that
-/// one task stretched by the operating system (a preemption) can be left out.
+/// One component's time in `run_all` tasks so far (trial timing).
 #[derive(Debug, Default)]
 pub struct TaskClock {
-    pub tasks: AtomicU64,
-    pub total_nanos: AtomicU64,
-    pub longest_nanos: AtomicU64,
-}
-
-impl TaskClock {
-    fn add(&self, nanos: u64) {
-        self.tasks.fetch_add(1, Ordering::Relaxed);
-        self.total_nanos.fetch_add(nanos, Ordering::Relaxed);
-        self.longest_nanos.fetch_max(nanos, Ordering::Relaxed);
-    }
-
-    /// Start again from nothing.
-    pub fn reset(&self) {
-        self.tasks.store(0, Ordering::Relaxed);
-        self.total_nanos.store(0, Ordering::Relaxed);
-        self.longest_nanos.store(0, Ordering::Relaxed);
-    }
-
-    /// The total time, the longest task replaced by the mean of the others (ns).
-    pub fn trimmed_total(&self) -> f64 {
-        let tasks = self.tasks.load(Ordering::Relaxed);
-        let total = self.total_nanos.load(Ordering::Relaxed) as f64;
-        if tasks < 2 {
-            return total;
-        }
-        let rest = total - self.longest_nanos.load(Ordering::Relaxed) as f64;
-        rest * tasks as f64 / (tasks - 1) as f64
-    }
+    pub nanos: AtomicU64,
 }
 
 /// Where the components of a run go, decided before any is instantiated.
@@ -191,7 +162,7 @@ impl Placement {
                     let start = Instant::now();
                     let result = task(i, unit);
                     let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    clock[i].add(nanos);
+                    clock[i].nanos.fetch_add(nanos, Ordering::Relaxed);
                     result?;
                 }
                 Ok(())
