@@ -90,10 +90,13 @@ pub(crate) struct RunArgs {
     /// With --adaptive: safety factor of the step-size controller (the paper recommends 2..6).
     #[arg(long)]
     pub(crate) safety_factor: Option<f64>,
-    /// Step Jacobi components in parallel, each FMU on its own worker thread.
+    /// Step components in parallel, each FMU on one thread for life: a short trial times the
+    /// components' steps first and the run uses threads only where they pay (else it runs
+    /// sequentially and says why).
     #[arg(long)]
     pub(crate) parallel: bool,
-    /// Worker threads for --parallel (default: one per core).
+    /// Threads for --parallel, used without a trial (default: chosen by the trial, at most one
+    /// per core).
     #[arg(long, default_value_t = 0)]
     pub(crate) threads: usize,
     /// Host every FMU in a worker process (its own, unless --worker-processes): a crash, abort or
