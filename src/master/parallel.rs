@@ -49,6 +49,20 @@ pub struct ParallelPlacement {
     pub sequential_because: Option<String>,
 }
 
+impl ParallelPlacement {
+    /// One thread of `allowed`, nothing measured yet.
+    fn sequential(allowed: usize) -> ParallelPlacement {
+        ParallelPlacement {
+            threads_allowed: allowed,
+            threads: 1,
+            step_work: None,
+            hand_over: None,
+            predicted_speedup: None,
+            sequential_because: None,
+        }
+    }
+}
+
 impl std::fmt::Display for ParallelPlacement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let micros = |d: Duration| d.as_secs_f64() * 1e6;
@@ -102,12 +116,8 @@ impl Execution {
             n => n,
         };
         let sequential = |reason: &str| ParallelPlacement {
-            threads_allowed: allowed,
-            threads: 1,
-            step_work: None,
-            hand_over: None,
-            predicted_speedup: None,
             sequential_because: Some(reason.to_string()),
+            ..ParallelPlacement::sequential(allowed)
         };
         let (layout, placement) = if count < 2 {
             (
@@ -128,12 +138,8 @@ impl Execution {
             // The user chose the threads: split the coupling order evenly, no trial.
             let threads = allowed.min(count);
             let placement = ParallelPlacement {
-                threads_allowed: allowed,
                 threads,
-                step_work: None,
-                hand_over: None,
-                predicted_speedup: None,
-                sequential_because: None,
+                ..ParallelPlacement::sequential(allowed)
             };
             (Layout::Spread { threads }, placement)
         } else {
@@ -167,14 +173,7 @@ fn choose(
     allowed: usize,
 ) -> Result<(Layout, ParallelPlacement)> {
     let count = system.components.len();
-    let mut placement = ParallelPlacement {
-        threads_allowed: allowed,
-        threads: 1,
-        step_work: None,
-        hand_over: None,
-        predicted_speedup: None,
-        sequential_because: None,
-    };
+    let mut placement = ParallelPlacement::sequential(allowed);
     let trial = match trial(system, options, fmus) {
         Ok(Some(trial)) => trial,
         Ok(None) => {
