@@ -87,6 +87,10 @@ impl Execution {
     /// state get/set the startup stays explicit (documented: the global order is then 2 at most
     /// for k >= 2).
     fn startup_passes(&self) -> usize {
+        // Past the startup no order needs passes: spare the per-step scan of every input.
+        if self.history.len() >= MAX_DEGREE {
+            return 0;
+        }
         let k = self.max_extrapolation_order();
         let j = self.history.len().saturating_sub(1);
         if k < 2 || j + 1 >= k || !self.can_roll_back() {
