@@ -440,6 +440,8 @@ pub struct Execution {
     pub early_returns: AtomicU64,
     /// How a `parallel` run was placed on threads, and why.
     pub parallel: Option<super::parallel::ParallelPlacement>,
+    /// Every component steps in a worker process (checked once, not every step).
+    pub(crate) all_in_background: bool,
 }
 
 impl Execution {
@@ -606,6 +608,10 @@ impl Execution {
             unit.floats = vec![0.0; sizes[i]];
             Ok(())
         })?;
+        let all_in_background = match &placement {
+            Placement::Local(units) => units.iter().all(|u| u.slave.steps_in_background()),
+            _ => false,
+        };
         let connections = resolved.connections.len();
         let exchange_plan = ExchangePlan::new(&resolved, &graph, &fresh_read, &recordings, &|c| {
             placement.thread_of(c)
@@ -637,6 +643,7 @@ impl Execution {
             allow_non_finite: options.allow_non_finite,
             table_inputs,
             parallel: None,
+            all_in_background,
         })
     }
 

@@ -139,18 +139,16 @@ impl Execution {
             t_end,
         };
         // Components in worker processes step side by side: start every step, then collect.
-        if let Placement::Local(units) = &mut self.placement {
-            if units.iter().all(|u| u.slave.steps_in_background()) {
-                for (i, unit) in units.iter_mut().enumerate() {
-                    if startable(i, &inputs) {
-                        start_component(i, unit, &inputs)?;
-                    }
+        if let (true, Placement::Local(units)) = (self.all_in_background, &mut self.placement) {
+            for (i, unit) in units.iter_mut().enumerate() {
+                if startable(i, &inputs) {
+                    start_component(i, unit, &inputs)?;
                 }
-                for (i, unit) in units.iter_mut().enumerate() {
-                    step_component_from(i, unit, &inputs, startable(i, &inputs))?;
-                }
-                return Ok(());
             }
+            for (i, unit) in units.iter_mut().enumerate() {
+                step_component_from(i, unit, &inputs, startable(i, &inputs))?;
+            }
+            return Ok(());
         }
         self.placement
             .run_all(&|i, unit: &mut Unit| step_component(i, unit, &inputs))
