@@ -66,14 +66,16 @@ impl ParallelPlacement {
 impl std::fmt::Display for ParallelPlacement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let micros = |d: Duration| d.as_secs_f64() * 1e6;
-        let measured = match (self.step_work, self.hand_over) {
-            (Some(work), Some(hand_over)) => format!(
-                "the components' steps take {:.2} µs per macro step together, a hand-over between threads {:.2} µs",
-                micros(work),
-                micros(hand_over)
+        let mut measured = match self.step_work {
+            Some(work) => format!(
+                "the components' steps take {:.2} µs per macro step together",
+                micros(work)
             ),
-            _ => String::new(),
+            None => String::new(),
         };
+        if let Some(hand_over) = self.hand_over {
+            measured += &format!(", a hand-over between threads {:.2} µs", micros(hand_over));
+        }
         match &self.sequential_because {
             Some(reason) => {
                 write!(f, "--parallel ran sequentially: {reason}")?;
@@ -199,20 +201,30 @@ fn choose(
             return Ok((Layout::Caller, placement));
         }
     };
-    let hand_over = hand_over_cost();
-    placement.hand_over = Some(hand_over);
     let work: f64 = trial.costs.iter().sum();
     placement.step_work = Some(Duration::from_nanos(work as u64));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let most = allowed.min(cores).min(count);
-    let mut best: Option<(f64, usize, Vec<usize>)> = None;
-    for threads in 2..=most {
-        let thread_of = split(&trial.order, &trial.costs, threads);
-        let predicted = predict(&trial, &thread_of, threads, hand_over.as_secs_f64() * 1e9);
-        if best.as_ref().is_none_or(|(time, ..)| predicted < *time) {
-            best = Some((predicted, threads, thread_of));
+    let best = |hand_over: f64| {
+        let mut best: Option<(f64, usize, Vec<usize>)> = None;
+        for threads in 2..=most {
+            let thread_of = split(&trial.order, &trial.costs, threads);
+            let predicted = predict(&trial, &thread_of, threads, hand_over);
+            if best.as_ref().is_none_or(|(time, ..)| predicted < *time) {
+                best = Some((predicted, threads, thread_of));
+            }
         }
-    }
+        best
+    };
+    // Where free hand-overs would not pay either, timing them is not worth its time.
+    let best = match best(0.0) {
+        Some((predicted, ..)) if trial.macro_step / predicted < PAYS => best(0.0),
+        _ => {
+            let hand_over = hand_over_cost();
+            placement.hand_over = Some(hand_over);
+            best(hand_over.as_secs_f64() * 1e9)
+        }
+    };
     match best {
         Some((predicted, threads, thread_of)) if trial.macro_step / predicted >= PAYS => {
             placement.threads = threads;
@@ -284,6 +296,7 @@ fn trial(
         ..options.clone()
     };
     let mut exec = Execution::instantiate_on(system, &quiet, fmus, &Layout::Timed(clock.clone()))?;
+    let timing = timer_cost();
     // A short run gets a short trial: at most a 25th of its macro steps are timed.
     let experiment = &system.experiment;
     let run_steps = ((experiment.stop - experiment.start) / experiment.step).max(0.0);
@@ -307,7 +320,7 @@ fn trial(
     // Medians over the timed macro steps: a step stretched by a preemption does not count.
     observer.durations.sort_unstable();
     let macro_step = observer.durations[observer.durations.len() / 2];
-    let steps = observer.durations.len() as f64;
+    let rows_per_step = observer.rows as f64 / observer.durations.len() as f64;
     let order = exec.graph.gauss_seidel_order.clone();
     let exchange = exec
         .exchange_plan
@@ -325,9 +338,14 @@ fn trial(
         })
         .collect();
     Ok(Some(Trial {
-        costs: observer.per_step.iter_mut().map(|d| median(d)).collect(),
+        // Less the clock's own cost, paid once per step task and row read, not by the threads.
+        costs: observer
+            .per_step
+            .iter_mut()
+            .map(|d| (median(d) - timing * (1.0 + rows_per_step)).max(0.0))
+            .collect(),
         macro_step: macro_step.as_secs_f64() * 1e9,
-        rows_per_step: observer.rows as f64 / steps,
+        rows_per_step,
         order,
         exchange,
     }))
@@ -353,6 +371,18 @@ struct TrialObserver {
     seen: Vec<u64>,
     /// Each component's time in every timed macro step (ns).
     per_step: Vec<Vec<f64>>,
+}
+
+/// What timing one task costs (ns): the median of reading the clock twice.
+fn timer_cost() -> f64 {
+    let mut samples: Vec<f64> = (0..101)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(Instant::now());
+            start.elapsed().as_secs_f64() * 1e9
+        })
+        .collect();
+    median(&mut samples)
 }
 
 /// The median of `values` (0 for none); sorts them.
