@@ -15,7 +15,7 @@ use crate::error::{Error, FmiStatus, Result};
 use crate::fmu::description::{Interface, ModelDescription, ValueReference};
 use crate::fmu::ffi::fmi2::*;
 use crate::fmu::ffi::{calloc, free, Fmi2Functions};
-use crate::fmu::library::FmuLibrary;
+use crate::fmu::library::{FmiFunctions, FmuLibrary};
 use crate::fmu::slave::{
     DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
 };
@@ -25,7 +25,7 @@ pub struct Fmi2Instance {
     core: Core,
     /// Instantiated as `fmi2ModelExchange`.
     model_exchange: bool,
-    f: Fmi2Functions,
+    f: Arc<Fmi2Functions>,
     component: fmi2Component,
     /// The FMU may keep this pointer for its whole life: boxed, freed after fmi2FreeInstance
     /// (never after a Fatal, when the instance is not freed).
@@ -60,7 +60,7 @@ impl Fmi2Instance {
         resource_dir: Option<&Path>,
         options: InstanceOptions,
     ) -> Result<Fmi2Instance> {
-        let Some(f) = library.fmi2().copied() else {
+        let FmiFunctions::Fmi2(f) = library.functions().clone() else {
             return Err(Error::Unsupported {
                 instance: name.to_string(),
                 message: "the library is not an FMI 2 library".into(),

@@ -17,7 +17,7 @@ use crate::fmu::description::{
 };
 use crate::fmu::ffi::fmi3::*;
 use crate::fmu::ffi::Fmi3Functions;
-use crate::fmu::library::FmuLibrary;
+use crate::fmu::library::{FmiFunctions, FmuLibrary};
 use crate::fmu::slave::{
     DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
 };
@@ -27,7 +27,7 @@ pub struct Fmi3Instance {
     core: Core,
     /// Instantiated with `fmi3InstantiateModelExchange`.
     model_exchange: bool,
-    f: Fmi3Functions,
+    f: Arc<Fmi3Functions>,
     instance: fmi3Instance,
     states: StateTable,
     /// `eventModeUsed` as passed to the FMU.
@@ -106,7 +106,7 @@ impl Fmi3Instance {
         resource_dir: Option<&Path>,
         options: InstanceOptions,
     ) -> Result<Fmi3Instance> {
-        let Some(f) = library.fmi3().copied() else {
+        let FmiFunctions::Fmi3(f) = library.functions().clone() else {
             return Err(Error::Unsupported {
                 instance: name.to_string(),
                 message: "the library is not an FMI 3 library".into(),
