@@ -81,9 +81,12 @@ fn expensive_components_step_on_threads_with_the_same_results() {
     assert_eq!(placement.threads, 2, "{placement}");
     assert!(placement.sequential_because.is_none(), "{placement}");
     // Predicted: 1 ms of work over 0.5 ms plus a few hand-overs (under a µs on a quiet
-    // machine, tens of µs where another process has the second core).
-    let speedup = placement.predicted_speedup.expect("predicted");
-    assert!((1.25..2.01).contains(&speedup), "{placement}");
+    // machine, tens of µs where another process has the second core); the trial on two
+    // threads confirms it.
+    let predicted = placement.predicted_speedup.expect("predicted");
+    assert!((1.25..2.01).contains(&predicted), "{placement}");
+    let measured = placement.measured_speedup.expect("measured");
+    assert!((1.25..2.1).contains(&measured), "{placement}");
     let work = placement.step_work.expect("measured").as_secs_f64();
     assert!((work - 1e-3).abs() < 2e-4, "{placement}");
     assert!(placement
@@ -99,15 +102,22 @@ fn cheap_components_run_sequentially_and_say_why() {
     assert_same("cheap", &reference, &table);
     assert_eq!(placement.threads, 1, "{placement}");
     if cores() >= 2 {
+        // Ten Gains cost a few µs a macro step; a hand-over is not free. Either the
+        // prediction says so, or the trial on threads shows it.
         let reason = placement.sequential_because.clone().expect("a reason");
-        assert!(
-            reason.contains("too short for threads to pay"),
-            "{placement}"
-        );
-        // Ten Gains cost a few µs a macro step; a hand-over is not free.
         let work = placement.step_work.expect("measured").as_secs_f64();
         assert!(work < 50e-6, "{placement}");
-        assert!(placement.predicted_speedup.expect("predicted") < 1.25);
+        match placement.measured_speedup {
+            None => assert!(
+                reason.contains("too short for threads to pay")
+                    && placement.predicted_speedup.expect("predicted") < 1.15,
+                "{placement}"
+            ),
+            Some(measured) => assert!(
+                reason.contains("as fast as one in a trial") && measured < 1.1,
+                "{placement}"
+            ),
+        }
     }
 }
 

@@ -2,35 +2,41 @@
 //!
 //! Threads pay only where the components' steps cost more than handing work between threads,
 //! and an FMU instance cannot move between threads once created (DESIGN.md decision 4), so the
-//! choice comes before the real instances: a trial runs the system on the calling thread with
-//! every component's share of the step tasks timed (one warm-up macro step, then up to
-//! [`TRIAL_STEPS`] macro steps, a 25th of the run's, or [`TRIAL_TIME`], whichever is least),
-//! its instances are terminated and freed and its results dropped. The components are then split into contiguous runs of the coupling
-//! order (so that the exchange crosses threads rarely) balanced by measured cost, for every
-//! thread count up to the one asked for and the cores there are; the run uses the split with
-//! the best predicted time per macro step where that is at least [`PAYS`] times faster than one
-//! thread, and runs sequentially otherwise, saying so in its statistics.
+//! choice comes before the real instances, from trial runs whose instances are terminated and
+//! freed and whose results are dropped. The first runs the system on the calling thread: after
+//! a warm-up macro step, every component's share of the step tasks is timed for some macro
+//! steps, then the macro steps alone for as many (each phase at most [`TRIAL_STEPS`] macro
+//! steps, a 50th of the run's, or [`TRIAL_TIME`]; medians throughout, so that a preempted
+//! step does not count). The components are split into contiguous runs of the coupling order
+//! (so that the exchange crosses threads rarely) balanced by measured cost, for every thread
+//! count up to the one asked for and the cores there are, and the time of a macro step is
+//! predicted for each with the measured cost of a hand-over. Where the best is predicted at
+//! least [`PAYS`] times faster than one thread, a second trial runs it on the threads, and the
+//! run uses them if that trial's macro steps are at least [`CONFIRMED`] times faster than the
+//! first's; otherwise it runs sequentially and says why in its statistics.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::exchange::Stretch;
+use super::exchange::{Part, Stretch};
 use super::execution::{Execution, RunOptions};
-use super::pool::{hand_over_cost, split, Layout, TaskClock};
+use super::pool::{hand_over_cost, split, Layout, TrialClock};
 use super::run::{run, Observer};
 use crate::fmu::instance::InstanceOptions;
 use crate::system::System;
 use crate::Result;
 
-/// Most macro steps timed by the trial (after the warm-up step).
-pub const TRIAL_STEPS: u64 = 50;
-/// The trial stops timing after this long, however few steps it took.
-pub const TRIAL_TIME: Duration = Duration::from_millis(20);
-/// How much faster than one thread a split must be predicted to be: below, the run is
-/// sequential (the margin covers what the prediction leaves out, so that `--parallel` is never
-/// noticeably slower than a sequential run).
-pub const PAYS: f64 = 1.25;
+/// Most macro steps of a trial's phase (after the warm-up step).
+pub const TRIAL_STEPS: u64 = 25;
+/// A trial's phase ends after this long, however few steps it took.
+pub const TRIAL_TIME: Duration = Duration::from_millis(10);
+/// How much faster than one thread a split must be predicted to be for a trial on threads.
+pub const PAYS: f64 = 1.15;
+/// How much faster than one thread the trial on threads must be for the run to use them (a
+/// margin for what a short trial does not show, so that `--parallel` is never noticeably
+/// slower than a sequential run).
+pub const CONFIRMED: f64 = 1.1;
 
 /// How a `--parallel` run was placed, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,8 +49,10 @@ pub struct ParallelPlacement {
     pub step_work: Option<Duration>,
     /// The measured cost of one hand-over between threads.
     pub hand_over: Option<Duration>,
-    /// Predicted speed-up of the chosen placement over one thread.
+    /// Predicted speed-up of the best split over one thread.
     pub predicted_speedup: Option<f64>,
+    /// Speed-up of that split over one thread in the trial on threads.
+    pub measured_speedup: Option<f64>,
     /// Why the run is sequential, where it is.
     pub sequential_because: Option<String>,
 }
@@ -58,6 +66,7 @@ impl ParallelPlacement {
             step_work: None,
             hand_over: None,
             predicted_speedup: None,
+            measured_speedup: None,
             sequential_because: None,
         }
     }
@@ -90,8 +99,8 @@ impl std::fmt::Display for ParallelPlacement {
                     "--parallel: {} threads of {} allowed",
                     self.threads, self.threads_allowed
                 )?;
-                if let Some(speedup) = self.predicted_speedup {
-                    write!(f, ", predicted {speedup:.2}x faster than one")?;
+                if let Some(speedup) = self.measured_speedup {
+                    write!(f, ", {speedup:.2}x faster than one in a trial")?;
                 }
                 if !measured.is_empty() {
                     write!(f, " ({measured})")?;
@@ -225,27 +234,36 @@ fn choose(
             best(hand_over.as_secs_f64() * 1e9)
         }
     };
-    match best {
-        Some((predicted, threads, thread_of)) if trial.macro_step / predicted >= PAYS => {
-            placement.threads = threads;
-            placement.predicted_speedup = Some(trial.macro_step / predicted);
-            Ok((Layout::Threads { threads, thread_of }, placement))
-        }
-        Some((predicted, ..)) => {
-            placement.predicted_speedup = Some(trial.macro_step / predicted);
-            placement.sequential_because = Some(format!(
-                "the components' steps are too short for threads to pay (predicted {:.2}x)",
-                trial.macro_step / predicted
-            ));
-            Ok((Layout::Caller, placement))
-        }
-        None => {
-            placement.sequential_because = Some(format!(
-                "{cores} core(s) and {allowed} thread(s) allowed leave no second thread"
-            ));
-            Ok((Layout::Caller, placement))
-        }
+    let Some((predicted, threads, thread_of)) = best else {
+        placement.sequential_because = Some(format!(
+            "{cores} core(s) and {allowed} thread(s) allowed leave no second thread"
+        ));
+        return Ok((Layout::Caller, placement));
+    };
+    let predicted = trial.macro_step / predicted;
+    placement.predicted_speedup = Some(predicted);
+    if predicted < PAYS {
+        placement.sequential_because = Some(format!(
+            "the components' steps are too short for threads to pay (predicted {predicted:.2}x)"
+        ));
+        return Ok((Layout::Caller, placement));
     }
+    // The prediction leaves out what threads cost besides hand-overs (caches, memory, a busy
+    // core): the split has to show its worth in a trial of its own.
+    let layout = Layout::Threads { threads, thread_of };
+    let measured = match trial_run(system, options, fmus, &layout, None) {
+        Ok(Some((on_threads, _))) => trial.macro_step / on_threads.macro_step,
+        Ok(None) | Err(_) => 0.0,
+    };
+    placement.measured_speedup = Some(measured);
+    if measured < CONFIRMED {
+        placement.sequential_because = Some(format!(
+            "{threads} threads were {measured:.2}x as fast as one in a trial (predicted {predicted:.2}x)"
+        ));
+        return Ok((Layout::Caller, placement));
+    }
+    placement.threads = threads;
+    Ok((layout, placement))
 }
 
 /// The predicted wall time of a macro step (ns) with component `i` on thread `thread_of[i]`:
@@ -275,14 +293,70 @@ fn predict(trial: &Trial, thread_of: &[usize], threads: usize, hand_over: f64) -
     trial.macro_step - work + busiest + hand_overs * hand_over
 }
 
-/// Run the trial: `None` when the run has too few macro steps to time one after warming up.
+/// What a trial run measured.
+struct Timing {
+    /// Median wall time of a macro step (ns), not timed per component.
+    macro_step: f64,
+    /// Per component: the median time of its step tasks per macro step (ns), less the clock's
+    /// own cost (empty without a clock).
+    costs: Vec<f64>,
+    /// Result rows per macro step.
+    rows_per_step: f64,
+}
+
+/// The first trial, on the calling thread: `None` when the run has too few macro steps to
+/// time one after warming up.
 fn trial(
     system: &System,
     options: &RunOptions,
     fmus: &[Arc<crate::fmu::Fmu>],
 ) -> Result<Option<Trial>> {
+    let clock = Arc::new(TrialClock::new(system.components.len()));
+    let (timing, exec) = match trial_run(
+        system,
+        options,
+        fmus,
+        &Layout::Timed(clock.clone()),
+        Some(clock),
+    )? {
+        Some(found) => found,
+        None => return Ok(None),
+    };
+    let exchange = exec
+        .exchange_plan
+        .stretches
+        .iter()
+        .flat_map(|stretch| match stretch {
+            Stretch::Loop(_) => vec![None],
+            Stretch::Thread { parts, .. } => exec.exchange_plan.parts[parts.clone()]
+                .iter()
+                .map(|part| match part {
+                    Part::Component { component, .. } => Some(*component),
+                    Part::Loop(_) => None,
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(Some(Trial {
+        costs: timing.costs,
+        macro_step: timing.macro_step,
+        rows_per_step: timing.rows_per_step,
+        order: exec.graph.gauss_seidel_order.clone(),
+        exchange,
+    }))
+}
+
+/// Run the system where `layout` puts it for a warm-up macro step, then (with a `clock`) a
+/// phase with every component's step tasks timed, then a phase of macro steps alone; `None`
+/// when the run ends before a macro step of the last phase.
+fn trial_run(
+    system: &System,
+    options: &RunOptions,
+    fmus: &[Arc<crate::fmu::Fmu>],
+    layout: &Layout,
+    clock: Option<Arc<TrialClock>>,
+) -> Result<Option<(Timing, Execution)>> {
     let count = system.components.len();
-    let clock: Arc<[TaskClock]> = (0..count).map(|_| TaskClock::default()).collect();
     // The trial's instances trace nothing and log only what FMUs always log.
     let quiet = RunOptions {
         instance: InstanceOptions {
@@ -295,82 +369,46 @@ fn trial(
         },
         ..options.clone()
     };
-    let mut exec = Execution::instantiate_on(system, &quiet, fmus, &Layout::Timed(clock.clone()))?;
-    let timing = timer_cost();
-    // A short run gets a short trial: at most a 25th of its macro steps are timed.
+    let mut exec = Execution::instantiate_on(system, &quiet, fmus, layout)?;
+    let timing = if clock.is_some() { timer_cost() } else { 0.0 };
+    // A short run gets a short trial: each phase times at most a 50th of its macro steps.
     let experiment = &system.experiment;
     let run_steps = ((experiment.stop - experiment.start) / experiment.step).max(0.0);
-    let limit = TRIAL_STEPS.min((run_steps / 25.0) as u64).max(1);
+    let limit = TRIAL_STEPS.min((run_steps / 50.0) as u64).max(1);
     let mut observer = TrialObserver {
         limit,
-        clock: clock.clone(),
-        steps: 0,
-        rows: 0,
-        started: None,
+        timed_phase: false,
+        clock,
+        phase_started: None,
         last: None,
-        durations: Vec::with_capacity(limit as usize),
+        timed_steps: 0,
         seen: vec![0; count],
         per_step: vec![Vec::with_capacity(limit as usize); count],
-        elapsed: Duration::ZERO,
+        rows: 0,
+        durations: Vec::with_capacity(limit as usize),
+        done: false,
     };
     run(&mut exec, &mut [&mut observer])?;
     if observer.durations.is_empty() {
         return Ok(None);
     }
-    // Medians over the timed macro steps: a step stretched by a preemption does not count.
-    observer.durations.sort_unstable();
-    let macro_step = observer.durations[observer.durations.len() / 2];
     let rows_per_step = observer.rows as f64 / observer.durations.len() as f64;
-    let order = exec.graph.gauss_seidel_order.clone();
-    let exchange = exec
-        .exchange_plan
-        .stretches
+    let mut durations: Vec<f64> = observer
+        .durations
         .iter()
-        .flat_map(|stretch| match stretch {
-            Stretch::Loop(_) => vec![None],
-            Stretch::Thread { parts, .. } => exec.exchange_plan.parts[parts.clone()]
-                .iter()
-                .map(|part| match part {
-                    super::exchange::Part::Component { component, .. } => Some(*component),
-                    super::exchange::Part::Loop(_) => None,
-                })
-                .collect(),
-        })
+        .map(|d| d.as_secs_f64() * 1e9)
         .collect();
-    Ok(Some(Trial {
+    let found = Timing {
+        macro_step: median(&mut durations),
         // Less the clock's own cost, paid once per step task and row read, not by the threads.
         costs: observer
             .per_step
             .iter_mut()
             .map(|d| (median(d) - timing * (1.0 + rows_per_step)).max(0.0))
             .collect(),
-        macro_step: macro_step.as_secs_f64() * 1e9,
         rows_per_step,
-        order,
-        exchange,
-    }))
-}
-
-/// Counts the trial's macro steps, starts the clocks after the warm-up step, times every step
-/// after it and ends the run when the trial has timed enough.
-struct TrialObserver {
-    /// Macro steps to time.
-    limit: u64,
-    clock: Arc<[TaskClock]>,
-    steps: u64,
-    /// Rows delivered while timing.
-    rows: u64,
-    started: Option<Instant>,
-    /// The end of the last macro step.
-    last: Option<Instant>,
-    /// Wall time of every timed macro step.
-    durations: Vec<Duration>,
-    /// Time since the clocks started.
-    elapsed: Duration,
-    /// Each component's clock at the end of the last macro step (ns).
-    seen: Vec<u64>,
-    /// Each component's time in every timed macro step (ns).
-    per_step: Vec<Vec<f64>>,
+    };
+    Ok(Some((found, exec)))
 }
 
 /// What timing one task costs (ns): the median of reading the clock twice.
@@ -391,39 +429,89 @@ fn median(values: &mut [f64]) -> f64 {
     values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
 
+/// Drives a trial's phases (see [`trial_run`]) and ends its run when they are done.
+struct TrialObserver {
+    /// Macro steps per phase.
+    limit: u64,
+    /// The components' clock runs (the first phase).
+    timed_phase: bool,
+    clock: Option<Arc<TrialClock>>,
+    phase_started: Option<Instant>,
+    /// The end of the last macro step.
+    last: Option<Instant>,
+    timed_steps: u64,
+    /// Each component's clock at the end of the last timed macro step (ns).
+    seen: Vec<u64>,
+    /// Each component's time in every timed macro step (ns).
+    per_step: Vec<Vec<f64>>,
+    /// Rows delivered in the last phase.
+    rows: u64,
+    /// Wall time of every macro step of the last phase.
+    durations: Vec<Duration>,
+    done: bool,
+}
+
+impl TrialObserver {
+    fn phase_over(&self, now: Instant, steps: u64) -> bool {
+        steps >= self.limit || self.phase_started.is_some_and(|t| now - t >= TRIAL_TIME)
+    }
+
+    /// Note each component's time since the last reading (while the first phase runs).
+    fn read_clock(&mut self) {
+        let Some(clock) = &self.clock else { return };
+        for (i, nanos) in clock.nanos.iter().enumerate() {
+            let nanos = nanos.load(Ordering::Relaxed);
+            if self.timed_phase {
+                self.per_step[i].push(nanos.saturating_sub(self.seen[i]) as f64);
+            }
+            self.seen[i] = nanos;
+        }
+    }
+
+    fn set_timing(&self, on: bool) {
+        if let Some(clock) = &self.clock {
+            clock.timing.store(on, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Observer for TrialObserver {
     fn row(&mut self, _row: &super::record::Row) -> Result<()> {
-        if self.started.is_some() {
+        if self.phase_started.is_some() && !self.timed_phase {
             self.rows += 1;
         }
         Ok(())
     }
 
     fn stepped(&mut self, _time: f64) {
-        self.steps += 1;
         let now = Instant::now();
-        match (self.started, self.last) {
-            (Some(started), Some(last)) => {
-                self.durations.push(now - last);
-                self.elapsed = now - started;
-                for (i, clock) in self.clock.iter().enumerate() {
-                    let nanos = clock.nanos.load(Ordering::Relaxed);
-                    self.per_step[i].push(nanos.saturating_sub(self.seen[i]) as f64);
-                    self.seen[i] = nanos;
+        match self.last {
+            // The warm-up step is over: the first phase starts (timed, with a clock).
+            None => {
+                self.read_clock();
+                self.timed_phase = self.clock.is_some();
+                self.set_timing(self.timed_phase);
+                self.phase_started = Some(now);
+            }
+            Some(_) if self.timed_phase => {
+                self.read_clock();
+                self.timed_steps += 1;
+                if self.phase_over(now, self.timed_steps) {
+                    self.set_timing(false);
+                    self.timed_phase = false;
+                    self.phase_started = Some(now);
                 }
             }
-            _ => {
-                for (i, clock) in self.clock.iter().enumerate() {
-                    self.seen[i] = clock.nanos.load(Ordering::Relaxed);
-                }
-                self.started = Some(now);
+            Some(last) => {
+                self.durations.push(now - last);
+                self.done = self.phase_over(now, self.durations.len() as u64);
             }
         }
         self.last = Some(now);
     }
 
     fn stop_requested(&mut self) -> bool {
-        self.durations.len() as u64 >= self.limit || self.elapsed >= TRIAL_TIME
+        self.done
     }
 }
 

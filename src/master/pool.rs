@@ -13,7 +13,7 @@
 //! sleeping thread costs more than a cheap FMU's step.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -37,10 +37,21 @@ pub type AllTask<'a> = dyn Fn(usize, &mut Unit) -> Result<()> + Sync + 'a;
 /// Creates the slave of a component (called on the thread that will own it).
 pub type Factory<'a> = dyn Fn(usize) -> Result<Box<dyn Slave>> + Sync + 'a;
 
-/// One component's time in `run_all` tasks so far (trial timing).
-#[derive(Debug, Default)]
-pub struct TaskClock {
-    pub nanos: AtomicU64,
+/// Trial timing: while `timing` is on, every component's time in `run_all` tasks is added to
+/// its counter (ns).
+#[derive(Debug)]
+pub struct TrialClock {
+    pub timing: AtomicBool,
+    pub nanos: Box<[AtomicU64]>,
+}
+
+impl TrialClock {
+    pub fn new(components: usize) -> TrialClock {
+        TrialClock {
+            timing: AtomicBool::new(false),
+            nanos: (0..components).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
 }
 
 /// Where the components of a run go, decided before any is instantiated.
@@ -48,9 +59,9 @@ pub struct TaskClock {
 pub enum Layout {
     /// Every component on the calling thread.
     Caller,
-    /// Every component on the calling thread, each one's time in `run_all` tasks kept by its
-    /// clock: the trial that measures step costs (`parallel.rs`).
-    Timed(Arc<[TaskClock]>),
+    /// Every component on the calling thread, each one's time in `run_all` tasks kept by the
+    /// clock while it runs: the trial that measures step costs (`parallel.rs`).
+    Timed(Arc<TrialClock>),
     /// The components split evenly over `threads` threads in contiguous runs of the coupling
     /// order (resolved into `Threads` once the order is known).
     Spread { threads: usize },
@@ -88,7 +99,7 @@ pub enum Placement {
     /// Every unit on the calling thread, used in component order.
     Local(Vec<Unit>),
     /// Every unit on the calling thread, timed (see [`Layout::Timed`]).
-    Timed(Vec<Unit>, Arc<[TaskClock]>),
+    Timed(Vec<Unit>, Arc<TrialClock>),
     /// Every unit on one thread of a persistent pool (the calling thread among them).
     Pool(WorkerPool),
 }
@@ -108,7 +119,7 @@ impl Placement {
         };
         match layout {
             Layout::Caller => Ok(Placement::Local(local()?)),
-            Layout::Timed(clock) if clock.len() == names.len() => {
+            Layout::Timed(clock) if clock.nanos.len() == names.len() => {
                 Ok(Placement::Timed(local()?, clock.clone()))
             }
             Layout::Threads { threads, thread_of }
@@ -151,19 +162,19 @@ impl Placement {
     /// index wins, so failures are reported the same way however the work was spread.
     pub fn run_all(&mut self, task: &AllTask<'_>) -> Result<()> {
         match self {
-            Placement::Local(units) => {
-                for (i, unit) in units.iter_mut().enumerate() {
-                    task(i, unit)?;
-                }
-                Ok(())
-            }
-            Placement::Timed(units, clock) => {
+            Placement::Timed(units, clock) if clock.timing.load(Ordering::Relaxed) => {
                 for (i, unit) in units.iter_mut().enumerate() {
                     let start = Instant::now();
                     let result = task(i, unit);
                     let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    clock[i].nanos.fetch_add(nanos, Ordering::Relaxed);
+                    clock.nanos[i].fetch_add(nanos, Ordering::Relaxed);
                     result?;
+                }
+                Ok(())
+            }
+            Placement::Local(units) | Placement::Timed(units, _) => {
+                for (i, unit) in units.iter_mut().enumerate() {
+                    task(i, unit)?;
                 }
                 Ok(())
             }
