@@ -9,8 +9,8 @@
 //! and the caller blocks until every worker has answered, which is what makes lending a
 //! non-`'static` closure to a long-lived thread sound. Bounded channels of capacity one carry
 //! the jobs, so a macro step neither spawns a thread nor allocates; while every thread has a
-//! core, both sides spin briefly for the other's message before they sleep, as a hand-over to a
-//! sleeping thread costs more than a cheap FMU's step.
+//! core, both sides spin for the other's message for up to 2 ms before they sleep, as a
+//! hand-over to a sleeping thread costs more than many macro steps of cheap FMUs.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,8 +18,6 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-use crate::fmu::worker::{Patience, MAX_SPIN};
 
 use crate::fmu::Slave;
 use crate::{Error, Result};
@@ -290,8 +288,8 @@ pub struct WorkerPool {
     local_components: Vec<usize>,
     /// For each component: (worker or [`CALLER`], slot on that thread).
     owner: Vec<(usize, usize)>,
-    /// How long the caller spins for each worker's answer before it sleeps.
-    patience: Vec<Patience>,
+    /// How long the caller spins for a worker's answer before it sleeps.
+    spin: Duration,
     /// Component names, for errors.
     names: Vec<String>,
     /// Which workers the current broadcast reached (reused: no allocation per job).
@@ -328,15 +326,11 @@ impl WorkerPool {
             owner,
             names: names.to_vec(),
             sent: vec![false; threads.saturating_sub(1)],
-            patience: Vec::new(),
+            spin: Duration::ZERO,
         };
         // Spin only while every thread has a core; then as long as waits are short.
-        let spin = if threads <= cores {
-            MAX_SPIN
-        } else {
-            Duration::ZERO
-        };
-        pool.patience = vec![Patience::new(spin); threads.saturating_sub(1)];
+        let spin = spin_while_waiting(threads, cores);
+        pool.spin = spin;
         for w in 1..threads {
             let components: Vec<usize> = (0..count).filter(|&i| thread_of(i) == w).collect();
             let all_names = names.to_vec();
@@ -436,7 +430,7 @@ impl WorkerPool {
                 keep(first, self.lost(first));
                 continue;
             }
-            match receive(&self.workers[w].answers, &mut self.patience[w]) {
+            match receive(&self.workers[w].answers, self.spin) {
                 Ok(Ok(())) => {}
                 Ok(Err((component, error))) => keep(component, error),
                 Err(_) => {
@@ -496,7 +490,7 @@ impl WorkerPool {
         if !sent {
             return Err(self.lost(component));
         }
-        match receive(&worker.answers, &mut self.patience[w]) {
+        match receive(&worker.answers, self.spin) {
             Ok(Ok(())) => Ok(()),
             Ok(Err((_, error))) => Err(error),
             Err(_) => Err(self.lost(component)),
@@ -531,7 +525,7 @@ impl WorkerPool {
         if !sent {
             return Err(self.lost(first));
         }
-        match receive(&worker.answers, &mut self.patience[w]) {
+        match receive(&worker.answers, self.spin) {
             Ok(Ok(())) => Ok(()),
             Ok(Err((_, error))) => Err(error),
             Err(_) => Err(self.lost(first)),
@@ -545,14 +539,13 @@ impl WorkerPool {
 pub fn hand_over_cost() -> Duration {
     const TRIPS: usize = 201;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let spin = if cores >= 2 { MAX_SPIN } else { Duration::ZERO };
+    let spin = spin_while_waiting(2, cores);
     let (ping_tx, ping_rx) = sync_channel::<u64>(1);
     let (pong_tx, pong_rx) = sync_channel::<u64>(1);
     let echo = std::thread::Builder::new()
         .name("cosimo-hand-over".into())
         .spawn(move || {
-            let mut patience = Patience::new(spin);
-            while let Ok(n) = receive(&ping_rx, &mut patience) {
+            while let Ok(n) = receive(&ping_rx, spin) {
                 if pong_tx.send(n).is_err() {
                     break;
                 }
@@ -562,7 +555,6 @@ pub fn hand_over_cost() -> Duration {
         // No thread to hand over to: as if it never paid.
         return Duration::MAX;
     };
-    let mut patience = Patience::new(spin);
     let mut trips = Vec::with_capacity(TRIPS);
     // A loaded machine makes every trip slow: a few milliseconds tell enough.
     let started = Instant::now();
@@ -571,7 +563,7 @@ pub fn hand_over_cost() -> Duration {
             break;
         }
         let start = Instant::now();
-        if ping_tx.send(n).is_err() || receive(&pong_rx, &mut patience).is_err() {
+        if ping_tx.send(n).is_err() || receive(&pong_rx, spin).is_err() {
             break;
         }
         trips.push(start.elapsed());
@@ -585,26 +577,37 @@ pub fn hand_over_cost() -> Duration {
     trips[trips.len() / 2]
 }
 
-/// Receive from `channel`, spinning first as long as `patience` says (and learning from how
-/// long the wait took).
-fn receive<T>(channel: &Receiver<T>, patience: &mut Patience) -> std::result::Result<T, ()> {
+/// How long a pool thread spins for its next message before it sleeps: while every thread has
+/// a core of its own, longer than a macro step's share of sequential work usually lasts (a
+/// futex wake-up costs tens of µs on a virtual machine, more than many macro steps of cheap
+/// FMUs); with more threads than cores, not at all, so that the threads with work get them.
+fn spin_while_waiting(threads: usize, cores: usize) -> Duration {
+    if threads <= cores {
+        POOL_SPIN
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// See [`spin_while_waiting`].
+const POOL_SPIN: Duration = Duration::from_millis(2);
+
+/// Receive from `channel`, spinning for up to `spin` first.
+fn receive<T>(channel: &Receiver<T>, spin: Duration) -> std::result::Result<T, ()> {
     let start = Instant::now();
-    let spin = patience.spin();
     let mut polls = 0u32;
-    let received = loop {
+    loop {
         match channel.try_recv() {
-            Ok(message) => break Ok(message),
-            Err(TryRecvError::Disconnected) => break Err(()),
+            Ok(message) => return Ok(message),
+            Err(TryRecvError::Disconnected) => return Err(()),
             Err(TryRecvError::Empty) => {}
         }
         polls = polls.wrapping_add(1);
         if polls.is_multiple_of(32) && start.elapsed() >= spin {
-            break channel.recv().map_err(|_| ());
+            return channel.recv().map_err(|_| ());
         }
         std::hint::spin_loop();
-    };
-    patience.record(start.elapsed());
-    received
+    }
 }
 
 impl Drop for WorkerPool {
@@ -630,10 +633,9 @@ fn worker_loop(
     answers: SyncSender<Answer>,
     spin: Duration,
 ) {
-    let mut patience = Patience::new(spin);
     // Slots stay empty until the create job fills them on this thread.
     let mut units: Vec<Option<Unit>> = components.iter().map(|_| None).collect();
-    while let Ok(job) = receive(&jobs, &mut patience) {
+    while let Ok(job) = receive(&jobs, spin) {
         let answer = match job {
             Job::Create(factory) => {
                 // SAFETY: the sender keeps the factory alive until it has our answer.
