@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::exchange::{Part, Stretch};
+use super::exchange::Part;
 use super::execution::{Execution, RunOptions};
 use super::pool::{hand_over_cost, split, Layout, TrialClock};
 use super::run::{run, Observer};
@@ -324,17 +324,11 @@ fn trial(
     };
     let exchange = exec
         .exchange_plan
-        .stretches
+        .parts
         .iter()
-        .flat_map(|stretch| match stretch {
-            Stretch::Loop(_) => vec![None],
-            Stretch::Thread { parts, .. } => exec.exchange_plan.parts[parts.clone()]
-                .iter()
-                .map(|part| match part {
-                    Part::Component { component, .. } => Some(*component),
-                    Part::Loop(_) => None,
-                })
-                .collect(),
+        .map(|part| match part {
+            Part::Component { component, .. } => Some(*component),
+            Part::Loop(_) => None,
         })
         .collect();
     Ok(Some(Trial {

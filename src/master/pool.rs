@@ -481,12 +481,19 @@ impl WorkerPool {
         // SAFETY: as in `run_all`: we wait for this worker's answer before returning.
         let erased: *mut OneTask<'static> =
             unsafe { std::mem::transmute(task as *mut OneTask<'_>) };
-        let worker = &self.workers[w];
+        self.hand_over(w, Job::One(slot, OneTaskRef(erased)), component)
+    }
+
+    /// Hand `job` to worker `w` and wait for its answer; `component` names the error of a
+    /// worker that is gone.
+    fn hand_over(&self, w: usize, job: Job, component: usize) -> Result<()> {
+        let Some(worker) = self.workers.get(w) else {
+            return Err(Error::Internal(format!("no worker thread {}", w + 1)));
+        };
         let sent = worker
             .jobs
             .as_ref()
-            .map(|jobs| jobs.send(Job::One(slot, OneTaskRef(erased))).is_ok())
-            .unwrap_or(false);
+            .is_some_and(|jobs| jobs.send(job).is_ok());
         if !sent {
             return Err(self.lost(component));
         }
@@ -496,9 +503,7 @@ impl WorkerPool {
             Err(_) => Err(self.lost(component)),
         }
     }
-}
 
-impl WorkerPool {
     fn run_on_thread(&mut self, thread: usize, task: &mut ThreadTask<'_>) -> Result<()> {
         if thread == 0 {
             let mut units = Units::Slots {
@@ -511,25 +516,14 @@ impl WorkerPool {
             });
         }
         let w = thread - 1;
-        let first = self.first_component(w);
         // SAFETY: as in `run_all`: we wait for this worker's answer before returning.
         let erased: *mut ThreadTask<'static> =
             unsafe { std::mem::transmute(task as *mut ThreadTask<'_>) };
-        let Some(worker) = self.workers.get(w) else {
-            return Err(Error::Internal(format!("no worker thread {thread}")));
-        };
-        let sent = worker
-            .jobs
-            .as_ref()
-            .is_some_and(|jobs| jobs.send(Job::Thread(ThreadTaskRef(erased))).is_ok());
-        if !sent {
-            return Err(self.lost(first));
-        }
-        match receive(&worker.answers, self.spin) {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err((_, error))) => Err(error),
-            Err(_) => Err(self.lost(first)),
-        }
+        self.hand_over(
+            w,
+            Job::Thread(ThreadTaskRef(erased)),
+            self.first_component(w),
+        )
     }
 }
 
