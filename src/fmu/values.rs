@@ -219,6 +219,79 @@ pub fn parse_value(
     })
 }
 
+/// A typed value made to fit a variable of `count` elements: integers become numbers for a
+/// Float variable and signed or unsigned as the type is, every integer within the type's
+/// range; the error says what does not fit.
+pub fn fit_value(
+    variable: &Variable,
+    value: &StartValue,
+    count: usize,
+) -> std::result::Result<StartValue, String> {
+    use VariableType::*;
+    let len = match value {
+        StartValue::Float(v) => v.len(),
+        StartValue::Int(v) => v.len(),
+        StartValue::UInt(v) => v.len(),
+        StartValue::Bool(v) => v.len(),
+        StartValue::String(v) => v.len(),
+        StartValue::Binary(v) => v.len(),
+    };
+    if len != count {
+        return Err(format!(
+            "{len} value(s) for a variable of {count} element(s)"
+        ));
+    }
+    let integers: Option<Vec<i128>> = match value {
+        StartValue::Int(v) => Some(v.iter().map(|&x| i128::from(x)).collect()),
+        StartValue::UInt(v) => Some(v.iter().map(|&x| i128::from(x)).collect()),
+        _ => None,
+    };
+    let out_of_range = |bad: i128| {
+        format!(
+            "{bad} is out of the range of the {:?} variable \"{}\"",
+            variable.var_type, variable.name
+        )
+    };
+    let fitted = match (variable.var_type, value, integers) {
+        (Float32 | Float64, StartValue::Float(_), _) => Some(value.clone()),
+        (Float32 | Float64, _, Some(v)) => {
+            Some(StartValue::Float(v.into_iter().map(|x| x as f64).collect()))
+        }
+        (Int8 | Int16 | Int32 | Int64 | Enumeration, _, Some(v)) => {
+            let (min, max) = int_range(variable.var_type);
+            let range = i128::from(min)..=i128::from(max);
+            if let Some(&bad) = v.iter().find(|x| !range.contains(x)) {
+                return Err(out_of_range(bad));
+            }
+            Some(StartValue::Int(v.into_iter().map(|x| x as i64).collect()))
+        }
+        (UInt8 | UInt16 | UInt32 | UInt64, _, Some(v)) => {
+            let range = 0..=i128::from(uint_max(variable.var_type));
+            if let Some(&bad) = v.iter().find(|x| !range.contains(x)) {
+                return Err(out_of_range(bad));
+            }
+            Some(StartValue::UInt(v.into_iter().map(|x| x as u64).collect()))
+        }
+        (Boolean, StartValue::Bool(_), _)
+        | (String, StartValue::String(_), _)
+        | (Binary, StartValue::Binary(_), _) => Some(value.clone()),
+        _ => None,
+    };
+    fitted.ok_or_else(|| {
+        let kind = match value {
+            StartValue::Float(_) => "a number",
+            StartValue::Int(_) | StartValue::UInt(_) => "an integer",
+            StartValue::Bool(_) => "a Boolean",
+            StartValue::String(_) => "a string",
+            StartValue::Binary(_) => "bytes",
+        };
+        format!(
+            "{kind} does not fit the {:?} variable \"{}\"",
+            variable.var_type, variable.name
+        )
+    })
+}
+
 /// Check that a start value may be given to this variable before initialization.
 pub fn check_start_value_allowed(
     description: &ModelDescription,

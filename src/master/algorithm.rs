@@ -39,6 +39,12 @@ pub trait MasterAlgorithm {
     /// Attempt the macro step of size `h` from `exec.time`.
     fn attempt(&mut self, exec: &mut Execution, h: f64) -> Result<Outcome>;
 
+    /// Whether `attempt` may reject a step (step control): a simulation landing on a time
+    /// then tries the step it would take first, so that its rejections are the batch run's.
+    fn may_reject(&self) -> bool {
+        false
+    }
+
     /// After an accepted macro step: the first of the algorithm's own coupling values (e.g.
     /// constraint multipliers) beyond the divergence `limit`, as an error naming it.
     fn check_divergence(&self, _limit: f64) -> Result<()> {
@@ -47,10 +53,36 @@ pub trait MasterAlgorithm {
 
     /// Add the algorithm's own figures to the run's statistics.
     fn finish(&mut self, _stats: &mut RunStatistics) {}
+
+    /// The algorithm's own state between macro steps (step controller, multipliers, ...), as
+    /// bytes for a snapshot of the whole simulation. Stateless algorithms save nothing.
+    fn save(&self) -> Result<Vec<u8>> {
+        Ok(Vec::new())
+    }
+
+    /// Back to a state made by `save` of the same algorithm on the same system.
+    fn restore(&mut self, _saved: &[u8]) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Serialise an algorithm's state for [`MasterAlgorithm::save`].
+pub(crate) fn save_state<T: serde::Serialize>(state: &T) -> Result<Vec<u8>> {
+    postcard::to_allocvec(state)
+        .map_err(|e| crate::Error::Internal(format!("saving the algorithm's state: {e}")))
+}
+
+/// Read an algorithm's state saved by [`save_state`].
+pub(crate) fn restore_state<T: serde::de::DeserializeOwned>(saved: &[u8]) -> Result<T> {
+    postcard::from_bytes(saved).map_err(|e| {
+        crate::Error::Usage(format!(
+            "a snapshot whose algorithm state does not fit this simulation's algorithm: {e}"
+        ))
+    })
 }
 
 /// The algorithm the experiment asks for, with its settings.
-pub fn for_experiment(algorithm: &Algorithm) -> Box<dyn MasterAlgorithm> {
+pub fn for_experiment(algorithm: &Algorithm) -> Box<dyn MasterAlgorithm + Send> {
     match algorithm {
         Algorithm::Constraint(coupling) => Box::new(super::constraint::ConstraintAlgorithm::new(
             coupling.clone(),

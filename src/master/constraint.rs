@@ -86,7 +86,7 @@ pub struct ResolvedConstraints {
 }
 
 /// The multipliers' state carried from step to step.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ConstraintState {
     /// Per equation: the multiplier polynomial of the last step in tau-monomials [1, tau, ..].
     last: Vec<[f64; 4]>,
@@ -782,5 +782,25 @@ impl super::algorithm::MasterAlgorithm for ConstraintAlgorithm {
 
     fn finish(&mut self, stats: &mut super::RunStatistics) {
         stats.corrector_iterations = self.iterations;
+    }
+
+    fn save(&self) -> Result<Vec<u8>> {
+        super::algorithm::save_state(&(&self.state, self.iterations, self.extent))
+    }
+
+    fn restore(&mut self, saved: &[u8]) -> Result<()> {
+        let (state, iterations, extent): (ConstraintState, u64, f64) =
+            super::algorithm::restore_state(saved)?;
+        if state.lambda.len() != self.state.lambda.len() && !self.state.lambda.is_empty() {
+            return Err(Error::Usage(format!(
+                "a snapshot with {} constraint multipliers for a coupling of {}",
+                state.lambda.len(),
+                self.state.lambda.len()
+            )));
+        }
+        self.state = state;
+        self.iterations = iterations;
+        self.extent = extent;
+        Ok(())
     }
 }

@@ -235,7 +235,7 @@ pub struct Attempt {
 }
 
 /// Statistics of a controlled run.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ControlStatistics {
     pub accepted: u64,
     pub rejected: u64,
@@ -513,6 +513,10 @@ impl super::algorithm::MasterAlgorithm for Controlled {
         self.h
     }
 
+    fn may_reject(&self) -> bool {
+        true
+    }
+
     fn attempt(&mut self, exec: &mut Execution, h_try: f64) -> Result<super::algorithm::Outcome> {
         use super::algorithm::Outcome;
         let control = &self.control;
@@ -605,6 +609,39 @@ impl super::algorithm::MasterAlgorithm for Controlled {
         stats.corrector_iterations = self.stats.corrector_iterations;
         stats.control = Some(std::mem::take(&mut self.stats));
     }
+
+    fn save(&self) -> Result<Vec<u8>> {
+        super::algorithm::save_state(&SavedControl {
+            h: self.h,
+            k: self.k,
+            failures: self.failures,
+            successes: self.successes,
+            stats: self.stats.clone(),
+            implicit_state: self.implicit_state.save(),
+        })
+    }
+
+    fn restore(&mut self, saved: &[u8]) -> Result<()> {
+        let saved: SavedControl = super::algorithm::restore_state(saved)?;
+        self.h = saved.h;
+        self.k = saved.k;
+        self.failures = saved.failures;
+        self.successes = saved.successes;
+        self.stats = saved.stats;
+        self.implicit_state = ImplicitState::restored(saved.implicit_state);
+        Ok(())
+    }
+}
+
+/// The controller between macro steps, as a snapshot keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedControl {
+    h: f64,
+    k: usize,
+    failures: u32,
+    successes: u32,
+    stats: ControlStatistics,
+    implicit_state: super::implicit::SavedImplicitState,
 }
 
 #[cfg(test)]

@@ -1075,6 +1075,153 @@ impl Execution {
     }
 }
 
+/// The master's coupling state between macro steps, as a snapshot keeps it (the FMU states
+/// are saved beside it).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct ExecutionState {
+    values: Vec<f64>,
+    after_step: Vec<u64>,
+    history_times: Vec<f64>,
+    history_values: Vec<Vec<f64>>,
+    history_len: usize,
+    terminate_requested: bool,
+    implicit_state: super::implicit::SavedImplicitState,
+    corrector_iterations: u64,
+    events: u64,
+    early_returns: u64,
+}
+
+impl Execution {
+    /// The coupling values, their history and the run's counters, for a snapshot.
+    pub(crate) fn save_master_state(&self) -> ExecutionState {
+        ExecutionState {
+            values: self.values.clone(),
+            after_step: self
+                .after_step
+                .iter()
+                .map(|v| v.load(Ordering::Relaxed))
+                .collect(),
+            history_times: self.history.times.to_vec(),
+            history_values: self.history.values.iter().map(|v| v.to_vec()).collect(),
+            history_len: self.history.len,
+            terminate_requested: self.terminate_requested.load(Ordering::Relaxed),
+            implicit_state: self.implicit_state.save(),
+            corrector_iterations: self.corrector_iterations,
+            events: self.events.load(Ordering::Relaxed),
+            early_returns: self.early_returns.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Back to the state saved by `save_master_state` at `time` (after the FMUs' states).
+    pub(crate) fn restore_master_state(&mut self, time: f64, state: ExecutionState) -> Result<()> {
+        let connections = self.values.len();
+        let fits = state.values.len() == connections
+            && state.after_step.len() == connections
+            && state.history_values.len() == connections
+            && state.history_times.len() == HISTORY
+            && state.history_values.iter().all(|v| v.len() == HISTORY)
+            && state.history_len <= HISTORY;
+        if !fits {
+            return Err(Error::Usage(format!(
+                "a snapshot of {} coupling values for a system of {connections} connections",
+                state.values.len()
+            )));
+        }
+        self.time = time;
+        self.values = state.values;
+        for (cell, bits) in self.after_step.iter().zip(state.after_step) {
+            cell.store(bits, Ordering::Relaxed);
+        }
+        self.history.times.copy_from_slice(&state.history_times);
+        for (row, saved) in self.history.values.iter_mut().zip(&state.history_values) {
+            row.copy_from_slice(saved);
+        }
+        self.history.len = state.history_len;
+        self.terminate_requested
+            .store(state.terminate_requested, Ordering::Relaxed);
+        self.implicit_state = super::implicit::ImplicitState::restored(state.implicit_state);
+        self.corrector_iterations = state.corrector_iterations;
+        self.events.store(state.events, Ordering::Relaxed);
+        self.early_returns
+            .store(state.early_returns, Ordering::Relaxed);
+        self.stepped.iter_mut().for_each(|s| *s = false);
+        Ok(())
+    }
+
+    /// Whether component `i` can save and restore its FMU state.
+    pub fn can_save_state(&mut self, i: usize) -> bool {
+        self.placement
+            .run_one(i, |unit| Ok(unit.slave.can_save_state()))
+            .unwrap_or(false)
+    }
+
+    /// Whether component `i` can serialise a saved FMU state into bytes.
+    pub fn can_serialize_state(&self, i: usize) -> bool {
+        let description = &self.resolved.components[i].description;
+        description
+            .co_simulation
+            .as_ref()
+            .is_some_and(|cs| cs.can_serialize_fmu_state)
+    }
+
+    /// What identifies the system for a serialised snapshot: its components (name, model,
+    /// instantiation token) and connections.
+    pub fn fingerprint(&self) -> String {
+        let mut text = String::new();
+        for component in &self.resolved.components {
+            text.push_str(&format!(
+                "{}|{}|{}\n",
+                component.name,
+                component.description.model_name,
+                component.description.instantiation_token
+            ));
+        }
+        for c in 0..self.resolved.connections.len() {
+            let (from, to) = self.connection_names(c);
+            text.push_str(&format!("{from}->{to}\n"));
+        }
+        text
+    }
+
+    /// Component and variable index of a variable named as in results: `component.variable`,
+    /// or the variable alone when one FMU runs alone.
+    pub fn find_variable(&self, name: &str) -> Result<(usize, usize)> {
+        let (component, variable) = if self.bare_names && self.resolved.components.len() == 1 {
+            (0, name.to_string())
+        } else {
+            let endpoint = crate::system::Endpoint::parse(name)
+                .ok_or_else(|| Error::Usage(format!("{name}: expected component.variable")))?;
+            let component = self
+                .resolved
+                .components
+                .iter()
+                .position(|c| c.name == endpoint.component)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = self
+                        .resolved
+                        .components
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect();
+                    Error::Usage(format!(
+                        "{name}: no component \"{}\"; the components are {}",
+                        endpoint.component,
+                        names.join(", ")
+                    ))
+                })?;
+            (component, endpoint.variable)
+        };
+        let description = &self.resolved.components[component].description;
+        let variable = crate::fmu::values::find_variable(description, &variable, "")?;
+        let index = description
+            .variables
+            .iter()
+            .position(|v| std::ptr::eq(v, variable))
+            .ok_or_else(|| Error::Internal(format!("{name}: variable not in its description")))?;
+        Ok((component, index))
+    }
+}
+
 /// Parts of a vector that the tasks of one `run_all` write, each its own (see `read_row`).
 struct Disjoint<T>(*mut T);
 // SAFETY: each task touches only the elements that belong to its component.

@@ -54,6 +54,36 @@ pub struct ImplicitState {
     pub(super) jacobian: Option<DMatrix<f64>>,
 }
 
+/// [`ImplicitState`] as a snapshot keeps it: the Jacobian's shape and its entries (column-major).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct SavedImplicitState {
+    jacobian: Option<(usize, usize, Vec<f64>)>,
+}
+
+impl ImplicitState {
+    /// The state as a snapshot keeps it.
+    pub fn save(&self) -> SavedImplicitState {
+        SavedImplicitState {
+            jacobian: self
+                .jacobian
+                .as_ref()
+                .map(|j| (j.nrows(), j.ncols(), j.as_slice().to_vec())),
+        }
+    }
+
+    /// The state saved by `save`.
+    pub fn restored(saved: SavedImplicitState) -> ImplicitState {
+        ImplicitState {
+            jacobian: saved
+                .jacobian
+                .filter(|(rows, columns, entries)| {
+                    rows.checked_mul(*columns) == Some(entries.len())
+                })
+                .map(|(rows, columns, entries)| DMatrix::from_vec(rows, columns, entries)),
+        }
+    }
+}
+
 impl Execution {
     /// The connections whose values are iterated by the corrector (into Float64 inputs).
     pub fn coupled_connections(&self) -> Vec<usize> {

@@ -34,6 +34,13 @@ impl TableInputs {
         TableInputs::default()
     }
 
+    /// Whether a column drives the input with value reference `vr`.
+    pub fn drives(&self, vr: crate::fmu::ValueReference) -> bool {
+        self.bindings
+            .iter()
+            .any(|b| b.variable.value_reference == vr)
+    }
+
     /// Bind `columns` (table column index, variable name) to inputs of an FMU with this
     /// description. A name that is no input, a type a table cannot drive, or a cell that does
     /// not fit the input (text for a number, an array of the wrong length) is an error naming

@@ -24,6 +24,7 @@ pub mod pool;
 pub mod record;
 pub mod rim;
 pub mod run;
+pub mod simulation;
 pub mod zoh;
 
 /// The time grid of a run: start, stop, communication step and output interval.

@@ -1,0 +1,375 @@
+//! The steppable simulation (`master::simulation`): every example in `fmus/`, and the two-mass
+//! system under every fixed-step and controlled algorithm, gives the same bits as one run when
+//! cut into `advance_to` calls at random communication points, and when saved, run on and
+//! restored; bad requests are refused and leave the simulation usable.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use cosimo::fmu::description::StartValue;
+use cosimo::master::record::{Cell, Row};
+use cosimo::master::run::{run, Observer};
+use cosimo::master::simulation::{Advanced, Simulation};
+use cosimo::request::{prepare, PreparedRun, RunRequest};
+use cosimo::settings::control::Estimator;
+use cosimo::settings::{AlgorithmKind, Overrides};
+
+/// Rows and communication points as they arrive; a restore drops the rows after the snapshot.
+#[derive(Default)]
+struct Rows {
+    rows: Vec<Row>,
+    points: Vec<f64>,
+}
+
+impl Observer for Rows {
+    fn row(&mut self, row: &Row) -> cosimo::Result<()> {
+        self.rows.push(row.clone());
+        Ok(())
+    }
+    fn stepped(&mut self, time: f64) {
+        self.points.push(time);
+    }
+    fn restored(&mut self, rows: u64, time: f64) {
+        self.rows.truncate(rows as usize);
+        self.points.retain(|&t| t <= time);
+    }
+}
+
+fn examples() -> Vec<PathBuf> {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus");
+    let mut examples: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("fmus/ lists")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "ssp")))
+        .filter(|p| !p.to_string_lossy().contains("study"))
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 16, "the examples are found: {examples:?}");
+    examples
+}
+
+fn prepared(target: &Path, overrides: &Overrides) -> PreparedRun {
+    let request = RunRequest {
+        targets: vec![target.display().to_string()],
+        overrides: overrides.clone(),
+        ..RunRequest::default()
+    };
+    prepare(&request, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", target.display()))
+}
+
+/// One batch run: its rows and communication points.
+fn whole(target: &Path, overrides: &Overrides) -> Rows {
+    let mut run_ = prepared(target, overrides);
+    let mut rows = Rows::default();
+    run(&mut run_.execution, &mut [&mut rows]).expect("the batch run");
+    rows
+}
+
+/// The same run advanced to each of `cuts` in turn, then to the stop time.
+fn cut(target: &Path, overrides: &Overrides, cuts: &[f64]) -> Rows {
+    let run_ = prepared(target, overrides);
+    let mut rows = Rows::default();
+    let mut simulation = Simulation::start(run_.execution, &mut [&mut rows]).expect("starts");
+    for &t in cuts {
+        assert_eq!(
+            simulation
+                .advance_to(t, &mut [&mut rows])
+                .expect("advances"),
+            Advanced::Reached
+        );
+        assert_eq!(simulation.time(), t, "lands on the cut point exactly");
+    }
+    let stop = simulation.grid().stop;
+    simulation
+        .advance_to(stop, &mut [&mut rows])
+        .expect("runs on");
+    simulation.finish(&mut [&mut rows]).expect("finishes");
+    rows
+}
+
+/// Saved at `t1`, run on to `t2`, restored, run on to the stop time.
+fn branched(target: &Path, overrides: &Overrides, t1: f64, t2: f64) -> Option<Rows> {
+    let run_ = prepared(target, overrides);
+    let mut rows = Rows::default();
+    let mut simulation = Simulation::start(run_.execution, &mut [&mut rows]).expect("starts");
+    simulation
+        .advance_to(t1, &mut [&mut rows])
+        .expect("advances");
+    let snapshot = match simulation.save() {
+        Ok(snapshot) => snapshot,
+        Err(e) => {
+            assert!(
+                e.to_string().contains("component"),
+                "names the component: {e}"
+            );
+            return None;
+        }
+    };
+    simulation
+        .advance_to(t2, &mut [&mut rows])
+        .expect("runs on");
+    simulation
+        .restore(&snapshot, &mut [&mut rows])
+        .expect("restores");
+    assert_eq!(simulation.time(), t1);
+    let stop = simulation.grid().stop;
+    simulation
+        .advance_to(stop, &mut [&mut rows])
+        .expect("runs on again");
+    simulation.finish(&mut [&mut rows]).expect("finishes");
+    Some(rows)
+}
+
+/// The first difference of two row lists, bit for bit.
+fn difference(a: &[Row], b: &[Row]) -> Option<String> {
+    if a.len() != b.len() {
+        return Some(format!("{} rows against {}", a.len(), b.len()));
+    }
+    let bits = |cell: &Cell| match cell {
+        Cell::Float(x) => vec![x.to_bits()],
+        Cell::Floats(v) => v.iter().map(|x| x.to_bits()).collect(),
+        other => vec![format!("{other:?}").len() as u64, {
+            let text = format!("{other:?}");
+            text.bytes()
+                .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+        }],
+    };
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if x.time.to_bits() != y.time.to_bits()
+            || x.cells.len() != y.cells.len()
+            || x.cells
+                .iter()
+                .zip(&y.cells)
+                .any(|(p, q)| bits(p) != bits(q))
+        {
+            return Some(format!(
+                "row {i} at t = {}: {:?} against {:?}",
+                x.time, x, y
+            ));
+        }
+    }
+    None
+}
+
+/// A few communication points of a run, picked by a fixed pseudo-random sequence.
+fn random_points(points: &[f64], count: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed;
+    let mut picked: Vec<f64> = (0..count)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            points[(state >> 33) as usize % points.len()]
+        })
+        .collect();
+    picked.sort_by(f64::total_cmp);
+    picked.dedup();
+    picked
+}
+
+/// Cut and branched runs of `target` equal its batch run.
+fn check_identical(target: &Path, overrides: &Overrides, label: &str, failures: &mut Vec<String>) {
+    let reference = whole(target, overrides);
+    assert!(
+        reference.points.len() >= 3,
+        "{label}: a run of several steps"
+    );
+    let inner = &reference.points[..reference.points.len() - 1];
+    let cuts = random_points(inner, 4, reference.points.len() as u64);
+    if let Some(d) = difference(&reference.rows, &cut(target, overrides, &cuts).rows) {
+        failures.push(format!("{label} cut at {cuts:?}: {d}"));
+    }
+    let (t1, t2) = (cuts[0], *cuts.last().expect("a cut"));
+    let t2 = if t2 > t1 {
+        t2
+    } else {
+        reference.points[reference.points.len() - 1]
+    };
+    if let Some(branch) = branched(target, overrides, t1, t2) {
+        if let Some(d) = difference(&reference.rows, &branch.rows) {
+            failures.push(format!("{label} saved at {t1}, restored from {t2}: {d}"));
+        }
+    }
+}
+
+#[test]
+fn every_example_cut_or_restored_gives_the_batch_run_bit_for_bit() {
+    let mut failures = Vec::new();
+    for example in examples() {
+        let label = example
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
+        // The first quarter of each run (the suite runs in debug builds): three runs each.
+        let experiment = prepared(&example, &Overrides::default()).system.experiment;
+        let overrides = Overrides {
+            stop: Some(experiment.start + 0.25 * (experiment.stop - experiment.start)),
+            ..Overrides::default()
+        };
+        let started = std::time::Instant::now();
+        check_identical(&example, &overrides, &label, &mut failures);
+        eprintln!("{label}: {:.1} s", started.elapsed().as_secs_f64());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_coupling_algorithm_cut_or_restored_gives_the_batch_run_bit_for_bit() {
+    let system = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus/two-mass-force-force.json");
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let short = Overrides {
+        stop: Some(0.2),
+        ..Overrides::default()
+    };
+    let variants = [
+        ("jacobi k=0", AlgorithmKind::Jacobi, Some(0), false, None),
+        ("jacobi k=2", AlgorithmKind::Jacobi, Some(2), false, None),
+        (
+            "gauss-seidel k=1",
+            AlgorithmKind::GaussSeidel,
+            Some(1),
+            false,
+            None,
+        ),
+        (
+            "implicit k=1",
+            AlgorithmKind::Implicit,
+            Some(1),
+            false,
+            None,
+        ),
+        (
+            "jacobi adaptive",
+            AlgorithmKind::Jacobi,
+            Some(3),
+            true,
+            Some(Estimator::ExSLocal),
+        ),
+        (
+            "jacobi ExMilne",
+            AlgorithmKind::Jacobi,
+            Some(3),
+            true,
+            Some(Estimator::ExMilne),
+        ),
+        (
+            "implicit adaptive",
+            AlgorithmKind::Implicit,
+            Some(2),
+            true,
+            Some(Estimator::ImSLocal),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (label, algorithm, order, adaptive, estimator) in variants {
+        let overrides = Overrides {
+            algorithm: Some(algorithm),
+            extrapolation_order: order,
+            adaptive,
+            estimator,
+            ..short.clone()
+        };
+        check_identical(&system, &overrides, label, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn two_mass() -> Simulation {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let system = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus/two-mass-force-force.json");
+    let run_ = prepared(&system, &Overrides::default());
+    Simulation::start(run_.execution, &mut [] as &mut [Rows]).expect("starts")
+}
+
+#[test]
+fn advance_lands_on_any_time_and_refuses_the_past() {
+    let mut simulation = two_mass();
+    let none: &mut [Rows] = &mut [];
+    simulation.advance_to(0.0105, none).expect("off the grid");
+    assert_eq!(simulation.time(), 0.0105);
+    let error = simulation.advance_to(0.005, none).expect_err("the past");
+    assert!(
+        error.to_string().contains("before the current time"),
+        "{error}"
+    );
+    let error = simulation
+        .advance_to(2.0, none)
+        .expect_err("after the stop");
+    assert!(error.to_string().contains("after the stop time"), "{error}");
+    // Still usable after refusals.
+    simulation.step(none).expect("a step");
+    assert_eq!(simulation.time(), 0.011, "back on the grid");
+    assert_eq!(
+        simulation.advance_to(1.0, none).expect("to the end"),
+        Advanced::Ended
+    );
+    assert!(simulation.ended());
+}
+
+#[test]
+fn values_by_name_between_steps() {
+    let mut simulation = two_mass();
+    let none: &mut [Rows] = &mut [];
+    simulation.advance_to(0.1, none).expect("advances");
+    let x = simulation.get("mass1.x").expect("reads an output");
+    assert!(
+        matches!(x, StartValue::Float(ref v) if v.len() == 1 && v[0].is_finite()),
+        "{x:?}"
+    );
+    for (name, value, needle) in [
+        ("mass9.x", StartValue::Float(vec![1.0]), "no component"),
+        ("mass1.nope", StartValue::Float(vec![1.0]), "no variable"),
+        ("mass1.x", StartValue::Float(vec![1.0]), "output"),
+        (
+            "mass1.F",
+            StartValue::Float(vec![1.0]),
+            "driven by the connection spring.F1",
+        ),
+        ("mass1.m", StartValue::Float(vec![2.0]), "not tunable"),
+    ] {
+        let error = simulation.set(name, &value).expect_err(name);
+        assert!(error.to_string().contains(needle), "{name}: {error}");
+    }
+    simulation.advance_to(0.2, none).expect("still usable");
+}
+
+#[test]
+fn snapshots_belong_to_their_simulation_and_travel_as_bytes() {
+    let mut first = two_mass();
+    let mut second = two_mass();
+    let mut rows = Rows::default();
+    first.advance_to(0.3, &mut [&mut rows]).expect("advances");
+    let snapshot = first.save().expect("saves");
+    let error = second
+        .restore(&snapshot, &mut [&mut rows])
+        .expect_err("another simulation's snapshot");
+    assert!(error.to_string().contains("another simulation"), "{error}");
+    let bytes = first.to_bytes(&snapshot).expect("serialises");
+    let mut from_first = Rows::default();
+    let mut from_second = Rows::default();
+    first
+        .advance_to(0.6, &mut [&mut from_first])
+        .expect("runs on");
+    second
+        .restore_bytes(&bytes, &mut [&mut from_second])
+        .expect("restores the bytes");
+    assert_eq!(second.time(), 0.3);
+    second
+        .advance_to(0.6, &mut [&mut from_second])
+        .expect("runs on");
+    assert_eq!(difference(&from_first.rows, &from_second.rows), None);
+    let error = second
+        .restore_bytes(b"not a snapshot", &mut [&mut from_second])
+        .expect_err("garbage");
+    assert!(
+        error.to_string().contains("not a cosimo snapshot"),
+        "{error}"
+    );
+    drop(snapshot);
+    first
+        .advance_to(0.7, &mut [&mut from_first])
+        .expect("frees the dropped snapshot's states");
+}
