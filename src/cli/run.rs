@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::say;
 
@@ -12,7 +12,10 @@ use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fs_checks::read_table;
 use cosimo::master::run::{self as run_loop, Observer};
-use cosimo::observe::Progress as ProgressObserver;
+use cosimo::observe::realtime::check_factor;
+use cosimo::observe::{
+    JsonProgress, Progress as ProgressObserver, RateMeter, RealTime, RealTimeReport,
+};
 pub(crate) use cosimo::request::worker_options;
 use cosimo::request::{prepare, PreparedRun, RunRequest};
 use cosimo::results::CsvWriter;
@@ -190,9 +193,82 @@ pub(crate) struct RunArgs {
     /// run with an error naming the variable and the time).
     #[arg(long)]
     pub(crate) allow_non_finite: bool,
+    /// Pace macro steps to the wall clock, FACTOR times real time (default 1; 2 runs twice as
+    /// fast): each step waits until its simulated time is due. The summary reports the total
+    /// and rolling real-time factor, the steps that finished late and the worst lateness;
+    /// results are the same as without pacing. Put it after the FMU or write
+    /// --real-time=FACTOR.
+    #[arg(
+        long,
+        value_name = "FACTOR",
+        num_args = 0..=1,
+        default_missing_value = "1",
+        allow_negative_numbers = true,
+        value_parser = real_time_factor
+    )]
+    pub(crate) real_time: Option<f64>,
+    /// How progress is shown: bar (on a terminal, for runs longer than a second; the default),
+    /// jsonl (one JSON object per line on stderr, or in --progress-file: status, time,
+    /// fraction, steps, wall, real_time_factor, rolling_factor; at most ten lines a second plus
+    /// the first and the last), none.
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub(crate) progress: Option<ProgressKind>,
+    /// Write the progress lines to FILE instead of stderr (implies --progress jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) progress_file: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+}
+
+/// How `run` shows its progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProgressKind {
+    /// A progress bar on a terminal.
+    Bar,
+    /// JSON lines for programs.
+    Jsonl,
+    /// Nothing.
+    None,
+}
+
+/// The FACTOR of --real-time: a positive finite number.
+fn real_time_factor(text: &str) -> Result<f64, String> {
+    let factor: f64 = text.trim().parse().map_err(|_| {
+        format!(
+            "'{text}' is not a number: the real-time factor is a positive number (1 is real \
+             time, 2 twice as fast); put the FMU before --real-time or write --real-time=FACTOR"
+        )
+    })?;
+    check_factor(factor)?;
+    Ok(factor)
+}
+
+/// The progress lines' stream: --progress-file, else stderr.
+fn progress_lines(args: &RunArgs) -> Result<Option<Box<dyn std::io::Write + Send>>, Error> {
+    let kind = match (args.progress, &args.progress_file) {
+        (Some(kind @ (ProgressKind::Bar | ProgressKind::None)), Some(_)) => {
+            return Err(Error::Usage(format!(
+                "--progress-file takes the JSON progress lines, but --progress is {}: use --progress jsonl or leave it out",
+                if kind == ProgressKind::Bar { "bar" } else { "none" }
+            )))
+        }
+        (Some(kind), _) => kind,
+        (None, Some(_)) => ProgressKind::Jsonl,
+        (None, None) => ProgressKind::Bar,
+    };
+    if kind != ProgressKind::Jsonl {
+        return Ok(None);
+    }
+    Ok(Some(match &args.progress_file {
+        Some(path) => Box::new(std::fs::File::create(path).map_err(|e| {
+            Error::Usage(format!(
+                "--progress-file {}: cannot create it: {e}",
+                path.display()
+            ))
+        })?),
+        None => Box::new(std::io::stderr()),
+    }))
 }
 
 pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
@@ -216,12 +292,26 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         .unwrap_or_else(|| PathBuf::from(format!("{name}_out.csv")));
     let sources: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
     refuse_overwriting(&output_file, &sources, args)?;
+    let lines = progress_lines(args)?;
     let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
     let experiment = &system.experiment;
-    let progress = Progress::new(args.quiet, experiment.start, experiment.stop);
+    let mut pacing = args.real_time.map(RealTime::new).transpose()?;
+    let mut json = lines.map(|out| JsonProgress::new(out, experiment.start, experiment.stop));
+    // The bar shares stderr with the JSON lines: one or the other.
+    let bar = json.is_none() && args.progress != Some(ProgressKind::None);
+    let mut progress = Progress::new(args.quiet || !bar, experiment.start, experiment.stop);
     let mut shown = ProgressObserver(|t| progress.update(t));
-    let observers: &mut [&mut dyn Observer] = &mut [&mut writer, &mut shown];
-    let result = run_loop::run(&mut execution, observers);
+    // Pacing comes before the progress observers, so they measure the paced time.
+    let mut observers: Vec<&mut dyn Observer> = vec![&mut writer];
+    if let Some(pacing) = pacing.as_mut() {
+        observers.push(pacing);
+    }
+    if let Some(json) = json.as_mut() {
+        observers.push(json);
+    }
+    observers.push(&mut shown);
+    let result = run_loop::run(&mut execution, &mut observers);
+    drop(observers);
     progress.finish();
     let stats = result.inspect_err(|e| {
         if let Error::Simulation { time, .. } = e {
@@ -238,6 +328,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
             )
         };
         print_summary(&what, experiment, &stats, terminated);
+        if let Some(pacing) = &pacing {
+            print_real_time(&pacing.report());
+        }
         say!("results: {}", output_file.display());
     }
     Ok(())
@@ -374,14 +467,40 @@ fn print_summary(
     }
 }
 
-/// A progress bar on a terminal, shown only for runs that last longer than a second.
+/// How a paced run kept pace, after the summary line.
+fn print_real_time(report: &RealTimeReport) {
+    let late = if report.overruns == 0 {
+        "no step finished late".to_owned()
+    } else {
+        format!(
+            "{} of {} steps finished late, the worst by {:.3} ms",
+            report.overruns,
+            report.steps,
+            report.worst_lateness * 1e3
+        )
+    };
+    say!(
+        "real time x{}: {:.3} s simulated in {:.3} s wall time, real-time factor {:.3} (rolling {:.3} over the last {} s), {late}",
+        report.target_factor,
+        report.simulated_seconds,
+        report.wall_seconds,
+        report.total_factor,
+        report.rolling_factor,
+        cosimo::observe::realtime::ROLLING_WINDOW.as_secs_f64(),
+    );
+}
+
+/// A progress bar on a terminal, shown only for runs that last longer than a second, with the
+/// rolling real-time factor.
 pub(crate) struct Progress {
     pub(crate) bar: Option<indicatif::ProgressBar>,
     pub(crate) start: f64,
     pub(crate) stop: f64,
     pub(crate) started: std::time::Instant,
     /// When the bar was last drawn: it is redrawn ten times a second at most, not per step.
-    pub(crate) drawn: std::cell::Cell<std::time::Instant>,
+    pub(crate) drawn: std::time::Instant,
+    /// Simulated against wall time, sampled when the bar is drawn.
+    pub(crate) rate: RateMeter,
 }
 
 impl Progress {
@@ -390,7 +509,7 @@ impl Progress {
             let bar = indicatif::ProgressBar::hidden();
             bar.set_length(1000);
             if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{bar:40} {percent:>3}% t = {msg} s, {elapsed} elapsed, {eta} left",
+                "{bar:40} {percent:>3}% t = {msg}, {elapsed} elapsed, {eta} left",
             ) {
                 bar.set_style(style);
             }
@@ -401,22 +520,29 @@ impl Progress {
             start,
             stop,
             started: std::time::Instant::now(),
-            drawn: std::cell::Cell::new(std::time::Instant::now()),
+            drawn: std::time::Instant::now(),
+            rate: RateMeter::default(),
         }
     }
 
-    fn update(&self, t: f64) {
+    fn update(&mut self, t: f64) {
         let Some(bar) = &self.bar else { return };
         let now = std::time::Instant::now();
-        if now.duration_since(self.drawn.get()) < std::time::Duration::from_millis(100) {
+        if now.duration_since(self.drawn) < std::time::Duration::from_millis(100) {
             return;
         }
-        self.drawn.set(now);
+        self.drawn = now;
+        self.rate.record(now, t);
         if bar.is_hidden() && self.started.elapsed().as_secs_f64() > 1.0 {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
         bar.set_position((1000.0 * (t - self.start) / (self.stop - self.start)) as u64);
-        bar.set_message(format!("{t:.6}"));
+        let rolling = self.rate.rolling();
+        bar.set_message(if rolling.is_finite() {
+            format!("{t:.6} s, real-time factor {rolling:.2}")
+        } else {
+            format!("{t:.6} s")
+        });
     }
 
     fn finish(&self) {

@@ -1,8 +1,11 @@
 //! Observers of a run: they implement [`Observer`](crate::master::run::Observer), which the run
 //! loop defines, and watch it without steering it. The CSV writer is one observer among others;
-//! `Progress` turns a closure into one.
+//! `Progress` turns a closure into one, `JsonProgress` writes progress as JSON lines and
+//! `RealTime` paces a run to the wall clock.
 
 pub mod csv;
+pub mod progress;
+pub mod realtime;
 
 use std::io::Write;
 
@@ -12,6 +15,8 @@ use crate::master::run::{run, Observer};
 use crate::master::RunStatistics;
 use crate::Result;
 pub use csv::CsvWriter;
+pub use progress::JsonProgress;
+pub use realtime::{RateMeter, RealTime, RealTimeReport};
 
 impl<W: Write> CsvWriter<W> {
     /// Write one result row.
