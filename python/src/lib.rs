@@ -19,6 +19,7 @@ use cosimo::fmu::worker::WorkerOptions;
 use cosimo::master::record::{Cell, Row};
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::RunStatistics;
+use cosimo::observe::{RealTime, RealTimeReport};
 use cosimo::request::{prepare, worker_options, RunRequest};
 use cosimo::results::check::{check_targets, CheckRequest};
 use cosimo::results::compare::ToleranceSettings;
@@ -30,6 +31,8 @@ use cosimo::sweep::table::{Shard, SummaryTable, TableMeta};
 use cosimo::sweep::{run_local, Plan, Runner};
 use cosimo::table::Table;
 use cosimo::Error;
+
+mod session;
 
 /// The keyword settings `simulate` takes besides its named arguments.
 const SETTINGS: &[&str] = &[
@@ -52,6 +55,7 @@ const SETTINGS: &[&str] = &[
     "tolerance",
     "max_rows",
     "divergence_limit",
+    "real_time",
     "isolate",
     "call_timeout",
     "worker_memory",
@@ -85,7 +89,7 @@ const ARGUMENTS: &[&str] = &[
 ];
 
 /// The error kinds the Python half maps to exception classes.
-fn kind(error: &Error) -> &'static str {
+pub(crate) fn kind(error: &Error) -> &'static str {
     match error {
         Error::Simulation { source, .. } => kind(source),
         Error::Fmi { .. }
@@ -151,7 +155,7 @@ fn one_of<'a>(
 }
 
 /// The request dict as a library run request; every key is known or refused.
-fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
+pub(crate) fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Error> {
     for key in request.keys() {
         let key: String = key.extract().unwrap_or_default();
         if !SETTINGS.contains(&key.as_str()) && !ARGUMENTS.contains(&key.as_str()) {
@@ -333,23 +337,50 @@ fn worker_program(request: &Bound<'_, PyDict>) -> Result<PathBuf, Error> {
 /// Collects the rows column by column and calls the Python hooks (with the GIL taken back
 /// briefly): the observer at every row, the progress callback and the interrupt check at most
 /// every 50 ms of wall time.
-struct Collector {
+pub(crate) struct Collector {
     columns: Vec<String>,
     time: Vec<f64>,
     cells: Vec<Vec<Cell>>,
     observer: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
     /// What a hook raised (KeyboardInterrupt from the signal check included): ends the run.
-    raised: Option<PyErr>,
+    pub(crate) raised: Option<PyErr>,
     interrupted: bool,
     checked: Instant,
-    start: f64,
-    stop: f64,
+    pub(crate) start: f64,
+    pub(crate) stop: f64,
 }
 
 const CHECK_EVERY: Duration = Duration::from_millis(50);
 
 impl Collector {
+    pub(crate) fn new(progress: Option<Py<PyAny>>, observer: Option<Py<PyAny>>) -> Collector {
+        Collector {
+            columns: Vec::new(),
+            time: Vec::new(),
+            cells: Vec::new(),
+            observer,
+            progress,
+            raised: None,
+            interrupted: false,
+            checked: Instant::now(),
+            start: 0.0,
+            stop: 1.0,
+        }
+    }
+
+    /// `columns`, `time` and `values` of the rows so far into `out`, as `simulate` returns them.
+    pub(crate) fn columns_into(&self, py: Python<'_>, out: &Bound<'_, PyDict>) -> PyResult<()> {
+        out.set_item("columns", &self.columns)?;
+        out.set_item("time", PyArray1::from_slice(py, &self.time))?;
+        let values = self
+            .cells
+            .iter()
+            .map(|c| column_object(py, c))
+            .collect::<PyResult<Vec<_>>>()?;
+        out.set_item("values", values)
+    }
+
     fn poll(&mut self, time: f64) {
         if self.raised.is_some() {
             return;
@@ -410,6 +441,14 @@ impl Observer for Collector {
         self.raised.is_some()
     }
 
+    fn restored(&mut self, rows: u64, _time: f64) {
+        let rows = usize::try_from(rows).unwrap_or(usize::MAX);
+        self.time.truncate(rows);
+        for column in &mut self.cells {
+            column.truncate(rows);
+        }
+    }
+
     fn finished(&mut self, stats: &RunStatistics) -> cosimo::Result<()> {
         if self.raised.is_none() && self.progress.is_some() {
             self.poll(stats.end_time);
@@ -418,7 +457,7 @@ impl Observer for Collector {
     }
 }
 
-fn cell_object<'py>(py: Python<'py>, cell: &Cell) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn cell_object<'py>(py: Python<'py>, cell: &Cell) -> PyResult<Bound<'py, PyAny>> {
     Ok(match cell {
         Cell::Float(x) => x.into_pyobject(py)?.into_any(),
         Cell::Floats(v) => PyArray1::from_slice(py, v).into_any(),
@@ -503,57 +542,39 @@ fn simulate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     let mut warnings: Vec<String> = Vec::new();
-    let mut collector = Collector {
-        columns: Vec::new(),
-        time: Vec::new(),
-        cells: Vec::new(),
-        observer,
-        progress,
-        raised: None,
-        interrupted: false,
-        checked: Instant::now(),
-        start: 0.0,
-        stop: 1.0,
-    };
-    let result = match run_request(request) {
+    let mut collector = Collector::new(progress, observer);
+    let mut pacing = None;
+    let result = match run_request(request).and_then(|r| Ok((r, real_time(request)?))) {
         Err(e) => Err(e),
-        Ok(run_request) => py.detach(|| {
+        Ok((run_request, real_time)) => py.detach(|| {
             let mut prepared = prepare(&run_request, &mut |w| warnings.push(w.to_string()))?;
             collector.start = prepared.system.experiment.start;
             collector.stop = prepared.system.experiment.stop;
-            let observers: &mut [&mut dyn Observer] = &mut [&mut collector];
-            let stats = run_loop::run(&mut prepared.execution, observers);
+            pacing = real_time;
+            let stats = match &mut pacing {
+                Some(pacing) => {
+                    run_loop::run(&mut prepared.execution, &mut [&mut collector, pacing])
+                }
+                None => run_loop::run(&mut prepared.execution, &mut [&mut collector]),
+            };
             drop(prepared);
             stats
         }),
     };
-    out.set_item("columns", &collector.columns)?;
-    out.set_item(
-        "time",
-        PyArray1::from_vec(py, std::mem::take(&mut collector.time)),
-    )?;
-    let values = collector
-        .cells
-        .iter()
-        .map(|c| column_object(py, c))
-        .collect::<PyResult<Vec<_>>>()?;
-    out.set_item("values", values)?;
+    collector.columns_into(py, &out)?;
     out.set_item("warnings", warnings)?;
     out.set_item("interrupted", collector.interrupted)?;
     out.set_item("raised", collector.raised.map(|e| e.into_value(py)))?;
+    out.set_item(
+        "real_time",
+        pacing
+            .map(|p| real_time_dict(py, &p.report()))
+            .transpose()?,
+    )?;
     match result {
         Ok(stats) => {
             out.set_item("error", py.None())?;
-            let s = PyDict::new(py);
-            s.set_item("steps", stats.steps)?;
-            s.set_item("rows", stats.rows)?;
-            s.set_item("fmi_calls", stats.fmi_calls)?;
-            s.set_item("end_time", stats.end_time)?;
-            s.set_item("terminated_early", stats.terminated_early)?;
-            s.set_item("wall_seconds", stats.wall_seconds)?;
-            s.set_item("corrector_iterations", stats.corrector_iterations)?;
-            s.set_item("events", stats.events)?;
-            out.set_item("statistics", s)?;
+            out.set_item("statistics", statistics_dict(py, &stats)?)?;
         }
         Err(error) => {
             let time = match &error {
@@ -565,6 +586,66 @@ fn simulate<'py>(
         }
     }
     Ok(out)
+}
+
+/// A run's figures as the Python half reports them.
+pub(crate) fn statistics_dict<'py>(
+    py: Python<'py>,
+    stats: &RunStatistics,
+) -> PyResult<Bound<'py, PyDict>> {
+    let s = PyDict::new(py);
+    s.set_item("steps", stats.steps)?;
+    s.set_item("rows", stats.rows)?;
+    s.set_item("fmi_calls", stats.fmi_calls)?;
+    s.set_item("end_time", stats.end_time)?;
+    s.set_item("terminated_early", stats.terminated_early)?;
+    s.set_item("wall_seconds", stats.wall_seconds)?;
+    s.set_item("corrector_iterations", stats.corrector_iterations)?;
+    s.set_item("events", stats.events)?;
+    Ok(s)
+}
+
+/// `real_time=FACTOR` (True: 1) as the pacing observer; `None` without it.
+pub(crate) fn real_time(request: &Bound<'_, PyDict>) -> Result<Option<RealTime>, Error> {
+    let Some(value) = request.get_item("real_time").ok().flatten() else {
+        return Ok(None);
+    };
+    if value.is_none() || value.extract::<bool>().ok() == Some(false) {
+        return Ok(None);
+    }
+    let factor = if value.extract::<bool>().ok() == Some(true) {
+        1.0
+    } else {
+        value.extract::<f64>().map_err(|_| {
+            usage(format!(
+                "real_time={}: expected a positive number (1: real time, 2: twice as fast) or True",
+                repr(&value)
+            ))
+        })?
+    };
+    RealTime::new(factor).map(Some).map_err(|e| {
+        usage(format!(
+            "real_time={factor}: {}",
+            e.to_string().replace("--real-time ", "")
+        ))
+    })
+}
+
+/// The pacing's figures as a dict.
+pub(crate) fn real_time_dict<'py>(
+    py: Python<'py>,
+    report: &RealTimeReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("target_factor", report.target_factor)?;
+    d.set_item("total_factor", report.total_factor)?;
+    d.set_item("rolling_factor", report.rolling_factor)?;
+    d.set_item("steps", report.steps)?;
+    d.set_item("overruns", report.overruns)?;
+    d.set_item("worst_lateness", report.worst_lateness)?;
+    d.set_item("simulated_seconds", report.simulated_seconds)?;
+    d.set_item("wall_seconds", report.wall_seconds)?;
+    Ok(d)
 }
 
 /// The model description of an FMU (as `cosimo inspect --json` prints it), or an SSP's system;
@@ -823,6 +904,9 @@ fn _cosimo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(serve_worker, m)?)?;
     m.add_function(wrap_pyfunction!(settings, m)?)?;
+    m.add_class::<session::Session>()?;
+    m.add_class::<session::Snapshot>()?;
+    m.add("SessionError", m.py().get_type::<session::SessionError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
