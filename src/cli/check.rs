@@ -115,24 +115,31 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
     };
     let report = check_targets(&request, &mut |warning| say!("warning: {warning}"))?;
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
-    // A closed pipe (`| head`) is not an error worth a panic: writes to stdout are best-effort.
+    // A failed write to stdout (`> /dev/full`) is an error; a closed pipe (`| head`) is not.
     use std::io::Write as _;
     if !args.quiet {
         if json_to_stdout {
             let _ = write!(std::io::stderr(), "{}", report.text());
         } else {
-            let _ = write!(std::io::stdout(), "{}", report.text());
+            print_report(format_args!("{}", report.text()))?;
         }
     }
     if let Some(path) = &args.junit {
         std::fs::write(path, report.junit()).map_err(|e| Error::io(path, e))?;
     }
     match &args.json {
-        Some(_) if json_to_stdout => {
-            let _ = writeln!(std::io::stdout(), "{}", report.json());
-        }
+        Some(_) if json_to_stdout => print_report(format_args!("{}\n", report.json()))?,
         Some(path) => std::fs::write(path, report.json() + "\n").map_err(|e| Error::io(path, e))?,
         None => {}
     }
     Ok(report.exit_code())
+}
+
+/// Write to stdout: a closed pipe (`| head`) ends the output but keeps the verdict's exit code;
+/// any other failure (`> /dev/full`) is an error.
+fn print_report(text: std::fmt::Arguments<'_>) -> Result<(), Error> {
+    match super::write_out(text) {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
