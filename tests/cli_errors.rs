@@ -257,6 +257,31 @@ fn fmi_version_mismatch_and_bad_times() {
         2,
         "error: --step-size: the step size must be positive, not 0",
     );
+    // Time cannot resolve the step (1e17 + 1 == 1e17): refused before ten million steps that
+    // do not advance.
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-time", "1e17", "--stop-time", "1.0000001e17", "--step-size", "1"],
+        2,
+        "error: --step-size: a step size of 1 s is below the resolution of time at the start time 1e17 s (1e17 + 1 == 1e17 in double precision, so time would not advance); choose a larger step size or times nearer 0",
+    );
+    assert_error(
+        dir.path(),
+        &[
+            "run",
+            osc,
+            "--start-time",
+            "1e17",
+            "--stop-time",
+            "1.0000001e17",
+            "--step-size",
+            "1e5",
+            "--output-interval",
+            "1",
+        ],
+        2,
+        "error: --output-interval: an output interval of 1 s is below the resolution of time at the start time 1e17 s (1e17 + 1 == 1e17 in double precision, so time would not advance); choose a larger output interval or times nearer 0",
+    );
 }
 
 #[test]

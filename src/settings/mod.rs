@@ -463,6 +463,10 @@ impl ExperimentSpec {
                 ));
             }
         }
+        check_time_resolution((start, stop), step, l.step, "step size")?;
+        if let Some(dt) = self.output_interval {
+            check_time_resolution((start, stop), dt, l.output_interval, "output interval")?;
+        }
         let max_rows = self.max_rows.unwrap_or(DEFAULT_MAX_ROWS);
         check_grid_size(
             (start, stop),
@@ -613,6 +617,40 @@ impl ExperimentSpec {
             max_rows,
             divergence_limit: self.divergence_limit,
         })
+    }
+}
+
+/// Refuse a step (a step size or an output interval) that time cannot resolve at the start or
+/// the stop time (t + h == t in double precision): the time would not advance, or only by
+/// rounding, and the run would never end where it should.
+fn check_time_resolution(
+    (start, stop): (f64, f64),
+    h: f64,
+    label: &str,
+    what: &str,
+) -> Result<(), String> {
+    for (t, which) in [(start, "start"), (stop, "stop")] {
+        if t + h == t {
+            let (t, h) = (short(t), short(h));
+            let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            return Err(format!(
+                "{label}: {article} {what} of {h} s is below the resolution of time at the {which} time {t} s ({t} + {h} == {t} in double precision, so time would not advance); choose a larger {what} or times nearer 0"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A number as a user would write it: 1e17 rather than 100000000000000000.
+fn short(x: f64) -> String {
+    if x != 0.0 && !(1e-6..1e9).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }
 
