@@ -21,6 +21,24 @@ use implicit::{Extension, ImplicitSettings};
 pub use overrides::Overrides;
 use rim::RimSettings;
 
+/// The longest call timeout cosimo accepts, in seconds: a year. Longer is no timeout at all,
+/// and a larger number would not fit a duration.
+pub const MAX_CALL_TIMEOUT: f64 = 365.0 * 86_400.0;
+
+/// A call timeout in seconds as a duration, or why it cannot be one (the caller names the
+/// option): it must be positive and at most [`MAX_CALL_TIMEOUT`].
+pub fn call_timeout(seconds: f64) -> Result<std::time::Duration, String> {
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err("expected a positive number of seconds".into());
+    }
+    if seconds > MAX_CALL_TIMEOUT {
+        return Err(format!(
+            "more than the limit of {MAX_CALL_TIMEOUT} s (a year); leave the timeout out for none"
+        ));
+    }
+    std::time::Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string())
+}
+
 /// How algebraic loops between direct-feedthrough ports are solved at communication points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoopSolver {
@@ -646,7 +664,7 @@ fn check_time_resolution(
 }
 
 /// A number as a user would write it: 1e17 rather than 100000000000000000.
-fn short(x: f64) -> String {
+pub(crate) fn short(x: f64) -> String {
     if x != 0.0 && !(1e-6..1e9).contains(&x.abs()) {
         format!("{x:e}")
     } else {
