@@ -241,17 +241,14 @@ pub fn worker_options(
     call_timeout: Option<f64>,
     worker_memory: Option<&str>,
 ) -> Result<WorkerOptions> {
-    let call_timeout = match call_timeout {
-        None => None,
-        Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
-            Some(std::time::Duration::from_secs_f64(seconds))
-        }
-        Some(seconds) => {
-            return Err(Error::Usage(format!(
-                "--call-timeout {seconds}: expected a positive number of seconds"
-            )))
-        }
-    };
+    let call_timeout = call_timeout
+        .map(|seconds| {
+            crate::settings::call_timeout(seconds).map_err(|why| {
+                let seconds = crate::settings::short(seconds);
+                Error::Usage(format!("--call-timeout {seconds}: {why}"))
+            })
+        })
+        .transpose()?;
     let memory_limit = worker_memory.map(parse_size).transpose()?;
     Ok(WorkerOptions {
         program: None,

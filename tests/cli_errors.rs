@@ -257,6 +257,51 @@ fn fmi_version_mismatch_and_bad_times() {
         2,
         "error: --step-size: the step size must be positive, not 0",
     );
+    // Negative numbers reach the options: the option's own message, not clap's
+    // "unexpected argument '-1' found".
+    assert_error(
+        dir.path(),
+        &["run", osc, "--output-interval", "-1"],
+        2,
+        "error: --output-interval: the output interval must be positive, not -1",
+    );
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-time", "-1", "--stop-time", "-2"],
+        2,
+        "error: --stop-time: the stop time (-2) must be a finite number after the start time (-1)",
+    );
+    assert_error(
+        dir.path(),
+        &["run", osc, "--call-timeout", "-1"],
+        2,
+        "error: --call-timeout -1: expected a positive number of seconds",
+    );
+    // Time cannot resolve the step (1e17 + 1 == 1e17): refused before ten million steps that
+    // do not advance.
+    assert_error(
+        dir.path(),
+        &["run", osc, "--start-time", "1e17", "--stop-time", "1.0000001e17", "--step-size", "1"],
+        2,
+        "error: --step-size: a step size of 1 s is below the resolution of time at the start time 1e17 s (1e17 + 1 == 1e17 in double precision, so time would not advance); choose a larger step size or times nearer 0",
+    );
+    assert_error(
+        dir.path(),
+        &[
+            "run",
+            osc,
+            "--start-time",
+            "1e17",
+            "--stop-time",
+            "1.0000001e17",
+            "--step-size",
+            "1e5",
+            "--output-interval",
+            "1",
+        ],
+        2,
+        "error: --output-interval: an output interval of 1 s is below the resolution of time at the start time 1e17 s (1e17 + 1 == 1e17 in double precision, so time would not advance); choose a larger output interval or times nearer 0",
+    );
 }
 
 #[test]

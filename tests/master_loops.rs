@@ -422,3 +422,88 @@ fn a_nearly_singular_finite_difference_jacobian_is_not_taken_for_a_solution() {
         }
     }
 }
+
+/// One Feedthrough whose Float64 output is connected back to its own input with an offset of
+/// 1: y = u, u = y + 1 has no solution. Every loop solver refuses it with the loop, the time,
+/// the residual and what to try, in FMI 2 and FMI 3 — never a number.
+#[test]
+fn a_self_loop_without_a_solution_is_an_error_naming_the_loop() {
+    for version in [2, 3] {
+        for solver in [
+            LoopSolver::Newton,
+            LoopSolver::NewtonFiniteDifferences,
+            LoopSolver::FixedPoint,
+        ] {
+            let mut connection =
+                connect("f.Float64_continuous_output", "f.Float64_continuous_input");
+            connection.offset = 1.0;
+            let system = System {
+                components: vec![component("f", "Feedthrough", version, &[])],
+                connections: vec![connection],
+                experiment: Experiment {
+                    stop: 0.1,
+                    step: 0.01,
+                    loops: loop_settings(solver),
+                    ..Experiment::default()
+                },
+            };
+            let label = format!("FMI {version}, {solver:?}");
+            let error = try_run(&system, &["f.Float64_continuous_input"])
+                .expect_err(&format!("{label}: u = u + 1 has no solution"));
+            for part in [
+                "algebraic loop f.Float64_continuous_output -> f.Float64_continuous_input",
+                "at t = 0",
+                "residual",
+                "start value",
+                "delay",
+                "--algorithm implicit",
+            ] {
+                assert!(
+                    error.contains(part),
+                    "{label}: {part:?} missing from: {error}"
+                );
+            }
+        }
+    }
+}
+
+/// The same self-loop from a system file through the command line: exit code 1, the loop named
+/// on stderr; an Int32 self-loop (no directional derivatives for integers) is refused the same
+/// way instead of failing in `GetDirectionalDerivative`.
+#[test]
+fn the_command_line_refuses_a_self_loop_without_a_solution() {
+    let dir = common::temp_dir();
+    for (variable, version) in [
+        ("Float64_continuous", 3),
+        ("Float64_continuous", 2),
+        ("Int32", 3),
+    ] {
+        let fmu = serde_json::to_string(&common::fmu("Feedthrough", version).display().to_string())
+            .unwrap();
+        let file = dir.path().join(format!("{variable}-{version}.json"));
+        std::fs::write(
+            &file,
+            format!(
+                r#"{{ "components": [ {{ "name": "f", "fmu": {fmu} }} ],
+                     "connections": [ {{ "from": "f.{variable}_output", "to": "f.{variable}_input", "offset": 1 }} ] }}"#
+            ),
+        )
+        .unwrap();
+        let output = common::cosimo([
+            "run".as_ref(),
+            file.as_os_str(),
+            "-q".as_ref(),
+            "--output-file".as_ref(),
+            dir.path().join("out.csv").as_os_str(),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{}", common::show(&output));
+        for part in [
+            format!("error: simulation failed at t = 0: algebraic loop f.{variable}_output -> f.{variable}_input at t = 0:"),
+            format!("largest residual 1.000e0 at f.{variable}_input"),
+            "--algorithm implicit".to_string(),
+        ] {
+            assert!(stderr.contains(&part), "{variable} FMI {version}: {part:?} missing from: {stderr}");
+        }
+    }
+}

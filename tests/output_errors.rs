@@ -72,3 +72,63 @@ fn a_closed_pipe_ends_quietly() {
     let status = child.wait().expect("cosimo ends");
     assert_eq!(status.code(), Some(0));
 }
+
+/// Run cosimo with `args` and its stdout on /dev/full; returns (exit code, stderr).
+fn into_full_device(args: &[&str]) -> (Option<i32>, String) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full (Linux)");
+    let output = cosimo()
+        .args(args)
+        .env_remove("COSIMO_LOG")
+        .stdout(full)
+        .output()
+        .expect("cosimo runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn validate_and_check_report_a_full_stdout() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let feedthrough = fmu("Feedthrough", 3).display().to_string();
+    for args in [
+        vec!["validate", "--json", feedthrough.as_str()],
+        vec!["validate", feedthrough.as_str()],
+    ] {
+        let (code, stderr) = into_full_device(&args);
+        assert_eq!(code, Some(2), "cosimo {args:?}: {stderr}");
+        assert!(
+            stderr.contains("error: standard output: No space left on device"),
+            "cosimo {args:?}: {stderr}"
+        );
+    }
+
+    // check: the text summary and the JSON report on stdout.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let case = dir.path().join("dahlquist");
+    std::fs::create_dir_all(&case).expect("the case folder");
+    let model = serde_json::to_string(&fmu("Dahlquist", 3).display().to_string()).unwrap();
+    std::fs::write(case.join("check.json"), format!("{{ \"model\": {model} }}")).unwrap();
+    let mut reference = String::from("time,x\n");
+    for k in 0..=100 {
+        let t = k as f64 / 10.0;
+        reference.push_str(&format!("{t},{}\n", (-t).exp()));
+    }
+    std::fs::write(case.join("reference.csv"), reference).unwrap();
+    let case = case.display().to_string();
+    for args in [
+        vec!["check", case.as_str()],
+        vec!["check", case.as_str(), "--json"],
+    ] {
+        let (code, stderr) = into_full_device(&args);
+        assert_eq!(code, Some(2), "cosimo {args:?}: {stderr}");
+        assert!(
+            stderr.contains("error: standard output: No space left on device"),
+            "cosimo {args:?}: {stderr}"
+        );
+    }
+}

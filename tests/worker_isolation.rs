@@ -249,12 +249,26 @@ fn worker_options_that_cannot_take_effect_are_refused() {
             vec!["run", system, "--isolate", "--worker-memory", "lots"],
             "expected a size such as 512M",
         ),
+        // Beyond any duration: refused with the limit instead of a panic (exit 101).
+        (
+            vec!["run", system, "--call-timeout", "1e300"],
+            "--call-timeout 1e300: more than the limit of 31536000 s (a year); leave the timeout out for none",
+        ),
     ] {
         let output = common::cosimo(&args);
         assert_eq!(output.status.code(), Some(2), "{}", show(&output));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
+    let huge = system_file(dir.path(), 3, 1, r#", "callTimeout": 1e300"#);
+    let output = common::cosimo(["run", huge.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("callTimeout 1e300: more than the limit of 31536000 s (a year)"),
+        "{}",
+        show(&output)
+    );
     let contradiction = system_file(dir.path(), 3, 0, r#", "isolate": false, "callTimeout": 2"#);
     let output = common::cosimo(["run", contradiction.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
@@ -682,6 +696,14 @@ fn ssp_component_annotations_choose_the_worker() {
     let output = run(&with(r#"isolate="false" callTimeout="2""#), &isolated);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("isolate is false"));
+    let output = run(&with(r#"callTimeout="1e300""#), &isolated);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("callTimeout=\"1e300\": more than the limit of 31536000 s (a year)"),
+        "{}",
+        show(&output)
+    );
     let output = run(&with(r#"isolate="maybe""#), &isolated);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(

@@ -30,28 +30,28 @@ pub(crate) struct CheckArgs {
     #[arg(long)]
     pub(crate) settings: Option<PathBuf>,
     /// Relative tolerance (of |reference|) of every signal [default: 1e-3].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) rel_tol: Option<f64>,
     /// Absolute tolerance of every signal [default: 1e-6].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) abs_tol: Option<f64>,
     /// Tolerance relative to each signal's range (max - min) [default: 1e-3].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) range_tol: Option<f64>,
     /// Time tolerance [s]: half-width of the tube in time [default: 1e-3 of the duration].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) time_tol: Option<f64>,
     /// Start time [s] (overrides the case's and the model's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) start_time: Option<f64>,
     /// Stop time [s].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) stop_time: Option<f64>,
     /// Communication step size [s].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) step_size: Option<f64>,
     /// Interval between result rows [s].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) output_interval: Option<f64>,
     /// Write a JUnit XML report.
     #[arg(long, value_name = "FILE")]
@@ -72,7 +72,7 @@ pub(crate) struct CheckArgs {
     pub(crate) isolate: bool,
     /// Seconds an FMI call may take before its worker is killed and the case fails (puts every
     /// FMU into a worker process).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub(crate) call_timeout: Option<f64>,
     /// Memory limit of each worker process, e.g. 512M or 2G.
     #[arg(long, value_name = "SIZE")]
@@ -115,24 +115,31 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
     };
     let report = check_targets(&request, &mut |warning| say!("warning: {warning}"))?;
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
-    // A closed pipe (`| head`) is not an error worth a panic: writes to stdout are best-effort.
+    // A failed write to stdout (`> /dev/full`) is an error; a closed pipe (`| head`) is not.
     use std::io::Write as _;
     if !args.quiet {
         if json_to_stdout {
             let _ = write!(std::io::stderr(), "{}", report.text());
         } else {
-            let _ = write!(std::io::stdout(), "{}", report.text());
+            print_report(format_args!("{}", report.text()))?;
         }
     }
     if let Some(path) = &args.junit {
         std::fs::write(path, report.junit()).map_err(|e| Error::io(path, e))?;
     }
     match &args.json {
-        Some(_) if json_to_stdout => {
-            let _ = writeln!(std::io::stdout(), "{}", report.json());
-        }
+        Some(_) if json_to_stdout => print_report(format_args!("{}\n", report.json()))?,
         Some(path) => std::fs::write(path, report.json() + "\n").map_err(|e| Error::io(path, e))?,
         None => {}
     }
     Ok(report.exit_code())
+}
+
+/// Write to stdout: a closed pipe (`| head`) ends the output but keeps the verdict's exit code;
+/// any other failure (`> /dev/full`) is an error.
+fn print_report(text: std::fmt::Arguments<'_>) -> Result<(), Error> {
+    match super::write_out(text) {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }

@@ -15,9 +15,12 @@ pub(crate) use super::exit_code;
 /// (`| head`) is an error too, which `main` ends quietly.
 pub(crate) fn write_out(text: std::fmt::Arguments<'_>) -> Result<(), cosimo::Error> {
     use std::io::Write;
-    std::io::stdout()
-        .lock()
+    let mut stdout = std::io::stdout().lock();
+    // Flushed here: text without a final newline would otherwise stay buffered until the
+    // process exits, where a failed write is ignored.
+    stdout
         .write_fmt(text)
+        .and_then(|()| stdout.flush())
         .map_err(|e| cosimo::Error::io("standard output", e))
 }
 

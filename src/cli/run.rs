@@ -59,7 +59,7 @@ pub(crate) struct RunArgs {
     pub(crate) extension: Option<String>,
     /// Extrapolation order k of Float inputs in systems: 0 (hold) to 3 (with --adaptive: the
     /// highest order the order controller may choose).
-    #[arg(long, visible_alias = "order", value_parser = clap::value_parser!(u8).range(0..=3))]
+    #[arg(long, visible_alias = "order", value_parser = clap::value_parser!(u8).range(0..=3), allow_negative_numbers = true)]
     pub(crate) extrapolation_order: Option<u8>,
     /// Control the macro-step size (and, unless --fixed-order, the order) with an error
     /// estimator; --step-size is the first step.
@@ -73,25 +73,25 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) fixed_order: bool,
     /// With --adaptive: relative tolerance of states (ExLocal, ExMilne, ImMilne).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) rtol: Option<f64>,
     /// With --adaptive: absolute tolerance of positions.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) atol_position: Option<f64>,
     /// With --adaptive: absolute tolerance of velocities.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) atol_velocity: Option<f64>,
     /// With --adaptive: relative tolerance of coupling variables (ExSLocal, ImSLocal, order control).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) rtol_coupling: Option<f64>,
     /// With --adaptive: absolute tolerance of coupling variables.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) atol_coupling: Option<f64>,
     /// With --adaptive: largest macro step.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) max_step: Option<f64>,
     /// With --adaptive: safety factor of the step-size controller (the paper recommends 2..6).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) safety_factor: Option<f64>,
     /// Step components in parallel, each FMU on one thread for life: a short trial times the
     /// components' steps first and the run uses threads only where they pay (else it runs
@@ -100,7 +100,7 @@ pub(crate) struct RunArgs {
     pub(crate) parallel: bool,
     /// Threads for --parallel, used without a trial (default: chosen by the trial, at most one
     /// per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub(crate) threads: usize,
     /// Host every FMU in a worker process (its own, unless --worker-processes): a crash, abort or
     /// exit of an FMU then ends the run with a message naming the component, call and time,
@@ -110,7 +110,7 @@ pub(crate) struct RunArgs {
     /// Seconds an FMI call may take before its worker process is killed and the run ends with
     /// a message naming the call (puts every component into a worker process; a component's
     /// own callTimeout in a system file wins).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub(crate) call_timeout: Option<f64>,
     /// Memory limit of each worker process (address space), e.g. 512M or 2G; a worker that
     /// exceeds it dies and the run ends with a message saying so.
@@ -119,31 +119,31 @@ pub(crate) struct RunArgs {
     /// Spread the FMUs that run in worker processes over N processes instead of one each
     /// (components naming a workerGroup keep theirs): with more FMUs than cores, fewer
     /// processes step much faster. A crash ends the run either way.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096), allow_negative_numbers = true)]
     pub(crate) worker_processes: Option<u64>,
     /// Start time [s] (default: the FMU's default experiment, else 0).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) start_time: Option<f64>,
     /// Stop time [s] (default: the FMU's default experiment, else start + 1).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) stop_time: Option<f64>,
     /// Communication step size [s] (default: the default experiment's, else (stop - start) / 500).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) step_size: Option<f64>,
     /// Interval between result rows [s] (default: the step size).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) output_interval: Option<f64>,
     /// Most result rows the output grid may make; a run that would write more is refused
     /// before it starts [default: 100000000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     pub(crate) max_rows: Option<u64>,
     /// A magnitude no coupling value, constraint multiplier or recorded Float value may
     /// exceed: a run that passes it has diverged and stops with a message naming the value
     /// (default: no bound; NaN and infinity, and correctors that diverge, stop a run anyway).
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub(crate) divergence_limit: Option<f64>,
     /// Relative tolerance passed to the FMU (default: the default experiment's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) tolerance: Option<f64>,
     /// Start value or parameter, NAME=VALUE (repeatable; in systems component.NAME=VALUE).
     /// Arrays: space-separated elements.
@@ -183,11 +183,11 @@ pub(crate) struct RunArgs {
     pub(crate) solver: Option<String>,
     /// Relative tolerance of the Model Exchange integrator (default: the experiment's
     /// tolerance, else 1e-6). Not --rtol, which is the implicit master's.
-    #[arg(long, value_name = "RTOL")]
+    #[arg(long, value_name = "RTOL", allow_negative_numbers = true)]
     pub(crate) solver_rtol: Option<f64>,
     /// Absolute tolerance of the Model Exchange integrator, times each state's nominal value
     /// (default: 1e-3 of the relative tolerance).
-    #[arg(long, value_name = "ATOL")]
+    #[arg(long, value_name = "ATOL", allow_negative_numbers = true)]
     pub(crate) solver_atol: Option<f64>,
     /// Record and pass on outputs that are NaN or infinite (by default such a value ends the
     /// run with an error naming the variable and the time).

@@ -34,7 +34,7 @@ pub(crate) struct StabilityArgs {
     pub(crate) ratios: Option<Vec<f64>>,
     /// Extrapolation / interpolation order k [thesis default: 0; with a system file: the
     /// file's].
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3), allow_negative_numbers = true)]
     pub(crate) order: Option<u8>,
     /// implicit: the thesis' extended coupling (Sect. 3.4): derivative (D) with half-step
     /// values of the forces (F/F), the force and velocity (F/D) or the velocities (D/D);
@@ -49,7 +49,7 @@ pub(crate) struct StabilityArgs {
     #[arg(long, value_parser = ["explicit", "implicit", "10", "1000"])]
     pub(crate) plane: Option<String>,
     /// Grid points per axis of a map, or step sizes of --scan [default: 21].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) points: Option<usize>,
     /// Thesis: folder with the project's packed FMUs [default: target/fmus].
     #[arg(long)]
@@ -83,37 +83,37 @@ pub(crate) struct StabilityArgs {
     pub(crate) scan: bool,
     /// With a system file: the macro step of the map (or of the spectral radius) instead of
     /// the file's experiment.stepSize.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) step_size: Option<f64>,
     /// Thesis, --max-step: mass 1 [default: 1].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) m1: Option<f64>,
     /// Thesis, --max-step: stiffness of mass 1 [default: 1000].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) c1: Option<f64>,
     /// Thesis, --max-step: damping of mass 1 [default: 10].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) d1: Option<f64>,
     /// Thesis, --max-step: mass 2 [default: 1].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) m2: Option<f64>,
     /// Thesis, --max-step: stiffness of mass 2 [default: 1000].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) c2: Option<f64>,
     /// Thesis, --max-step: damping of mass 2 [default: 10].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) d2: Option<f64>,
     /// Thesis, --max-step: coupling stiffness [default: 1000].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) cc: Option<f64>,
     /// Thesis, --max-step: coupling damping [default: 10].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) dc: Option<f64>,
     /// --max-step, --scan: the smallest macro step [default: 1e-4].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) h_low: Option<f64>,
     /// --max-step, --scan: the largest macro step [default: 1].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) h_high: Option<f64>,
 }
 

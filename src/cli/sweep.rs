@@ -63,7 +63,12 @@ pub(crate) struct SweepArgs {
     pub(crate) output_dir: Option<PathBuf>,
     /// Runs made side by side (default: one per core). Refused under mpirun, where each rank
     /// but rank 0 makes one run at a time: start more ranks instead.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
     pub(crate) workers: usize,
     /// Make only every N-th run, starting at run I (0 <= I < N), and write their partial table:
     /// one task of a Slurm job array or a Kubernetes indexed Job; --merge joins the tables.

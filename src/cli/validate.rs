@@ -4,9 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::say;
+use super::{exit_code, out, say};
 
 use std::process::ExitCode;
+
+use cosimo::Error;
 
 #[derive(Args)]
 pub(crate) struct ValidateArgs {
@@ -18,12 +20,28 @@ pub(crate) struct ValidateArgs {
 }
 
 pub(crate) fn validate_command(args: &ValidateArgs) -> ExitCode {
+    match validate_and_print(args) {
+        Ok(code) => ExitCode::from(code),
+        // A closed pipe (`cosimo validate X.fmu | head`) ends the output, not in an error.
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            say!("error: {error}");
+            ExitCode::from(exit_code(&error))
+        }
+    }
+}
+
+/// Validate the FMU and print the findings; returns the exit code (2 when any is an error).
+fn validate_and_print(args: &ValidateArgs) -> Result<u8, Error> {
     use cosimo::fmu::validate::{has_errors, validate, Severity};
     let findings = match validate(&args.fmu) {
         Ok(findings) => findings,
         Err(error) => {
+            // Whatever went wrong reading the FMU, it is the input that is bad.
             say!("error: {error}");
-            return ExitCode::from(2);
+            return Ok(2);
         }
     };
     let errors = findings
@@ -39,24 +57,19 @@ pub(crate) fn validate_command(args: &ValidateArgs) -> ExitCode {
             "warnings": warnings,
             "findings": findings,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        );
+        let text = serde_json::to_string_pretty(&json)
+            .map_err(|e| Error::Internal(format!("the findings as JSON: {e}")))?;
+        out!("{text}");
     } else {
         for finding in &findings {
-            println!("{finding}");
+            out!("{finding}");
         }
-        println!(
+        out!(
             "{}: {errors} error{}, {warnings} warning{}",
             args.fmu.display(),
             if errors == 1 { "" } else { "s" },
             if warnings == 1 { "" } else { "s" }
         );
     }
-    if has_errors(&findings) {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(if has_errors(&findings) { 2 } else { 0 })
 }

@@ -11,6 +11,7 @@ use nalgebra::{DMatrix, DVector};
 
 use super::divergence;
 use super::execution::Execution;
+use crate::fmu::description::VariableType;
 use crate::settings::LoopSolver;
 use crate::system::graph::{describe_block, Block};
 use crate::{Error, Result};
@@ -30,14 +31,15 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
     // Iterations in a row in which the largest scaled residual grew (by LOOP_GROWTH_FACTOR).
     let mut growing = 0;
     for iteration in 0..settings.max_iterations.max(1) {
+        let residual = &u - &phi;
         if u.iter().chain(phi.iter()).any(|x| !x.is_finite()) {
             return Err(failure(
                 exec,
                 block,
                 "it did not converge: the iteration diverged (a loop value is no longer finite); check the loop is solvable, or use Newton",
+                &residual,
             ));
         }
-        let residual = &u - &phi;
         let previous = worst.1;
         worst = residual
             .iter()
@@ -64,11 +66,12 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
             0
         };
         if growing >= divergence::LOOP_GROWTH_ITERATIONS {
-            let (worst_target, _) = exec.connection_names(connections[worst.0]);
+            let (_, worst_target) = exec.connection_names(connections[worst.0]);
             return Err(divergence::diverged(format_args!(
-                "algebraic loop {} at t = {}: it did not converge: its largest residual (at {worst_target}) grew {growing} iterations in a row, to {:.3e} times its tolerance, after {} of at most {} {} iterations; check the loop is solvable, or use Newton",
+                "algebraic loop {} at t = {}: it did not converge: its largest residual (at {worst_target}) grew {growing} iterations in a row, to {:.3e} ({:.3e} times its tolerance), after {} of at most {} {} iterations; check the loop is solvable, or use Newton; {TRY}",
                 describe_block(&exec.resolved, block),
                 exec.time,
+                residual[worst.0].abs(),
                 worst.1,
                 iteration + 1,
                 settings.max_iterations,
@@ -83,36 +86,44 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
             } else {
                 finite_difference_jacobian(exec, connections, &u, &phi)?
             };
-            let jacobian = DMatrix::identity(m, m) - dphi;
+            let identity = DMatrix::identity(m, m);
+            let terms = identity.abs() + dphi.abs();
+            let jacobian = identity - dphi;
             // Finite differences blur an exactly singular Jacobian into a barely regular one
-            // whose Newton step flies off; judge singularity on the Jacobian with its rows and
-            // columns scaled to unit size (coupling variables of different units, N and m,
-            // must not look singular), with a margin that covers the differencing error.
+            // whose Newton step flies off (to u = 1e10, where the relative tolerance swallows
+            // a residual that stays 1); judge singularity on the Jacobian with its rows and
+            // columns scaled by the size of the terms that formed it (coupling variables of
+            // different units, N and m, must not look singular; 1 - 0.999999999 must), with a
+            // margin that covers the differencing error.
             let lu = jacobian.clone().lu();
             let margin = if use_directional { 1e-12 } else { 1e-6 };
-            let singular = equilibrated_min_pivot(&jacobian) <= margin;
-            let step = (!singular).then(|| lu.solve(&(-residual))).flatten().ok_or_else(|| {
+            let singular = equilibrated_min_pivot(&jacobian, &terms) <= margin;
+            let step = (!singular).then(|| lu.solve(&(-&residual))).flatten().ok_or_else(|| {
                 failure(
                     exec,
                     block,
-                    "its Jacobian I - d(outputs)/d(inputs) is singular: the loop has no unique solution",
+                    "its Jacobian I - d(outputs)/d(inputs) is singular and the residual stays: the loop has no unique solution, perhaps none",
+                    &residual,
                 )
             })?;
             u += step;
         }
         phi = evaluate(exec, connections, &u)?;
     }
-    let (worst_target, _) = exec.connection_names(connections[worst.0]);
     let method = method_name(settings.solver, use_directional);
     Err(failure(
         exec,
         block,
         &format!(
-            "it did not converge in {} {method} iterations (largest residual at {worst_target}); check the loop is solvable, or raise algebraicLoops.maxIterations",
+            "it did not converge in {} {method} iterations; check the loop is solvable, or raise algebraicLoops.maxIterations",
             settings.max_iterations
         ),
+        &(&u - &phi),
     ))
 }
+
+/// What a user can try when a loop has no solution the solver finds.
+const TRY: &str = "try a different initial guess (start values of the loop's inputs nearer a solution), break the loop with a delay (a component without direct feedthrough on one of its connections), or --algorithm implicit";
 
 /// The loop solver's name for messages.
 fn method_name(solver: LoopSolver, use_directional: bool) -> &'static str {
@@ -123,9 +134,20 @@ fn method_name(solver: LoopSolver, use_directional: bool) -> &'static str {
     }
 }
 
-fn failure(exec: &Execution, block: &Block, why: &str) -> Error {
+/// The error of a loop that was not solved: its connections, the time, why, its largest
+/// residual (input minus the value its source gives back) and what to try.
+fn failure(exec: &Execution, block: &Block, why: &str, residual: &DVector<f64>) -> Error {
+    let worst = residual
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+        .map(|(j, r)| {
+            let (_, target) = exec.connection_names(block.connections[j]);
+            format!("; largest residual {:.3e} at {target}", r.abs())
+        })
+        .unwrap_or_default();
     Error::Numerics(format!(
-        "algebraic loop {} at t = {}: {why}",
+        "algebraic loop {} at t = {}: {why}{worst}; {TRY}",
         describe_block(&exec.resolved, block),
         exec.time
     ))
@@ -143,15 +165,27 @@ fn evaluate(exec: &mut Execution, connections: &[usize], u: &DVector<f64>) -> Re
     Ok(phi)
 }
 
+/// Whether every component of the loop provides directional derivatives for every loop
+/// variable: FMUs give them for Float64 variables only (an Int32 or Float32 loop is
+/// differenced instead of failing in `GetDirectionalDerivative`).
 fn provides_directional_derivatives(exec: &Execution, connections: &[usize]) -> bool {
     connections.iter().all(|&c| {
         let conn = &exec.resolved.connections[c];
-        [conn.from_component, conn.to_component].iter().all(|&i| {
-            exec.resolved.components[i]
-                .description
+        [
+            (conn.from_component, conn.from_variable),
+            (conn.to_component, conn.to_variable),
+        ]
+        .iter()
+        .all(|&(i, v)| {
+            let description = &exec.resolved.components[i].description;
+            description
                 .co_simulation
                 .as_ref()
                 .is_some_and(|cs| cs.provides_directional_derivatives)
+                && description
+                    .variables
+                    .get(v)
+                    .is_some_and(|v| v.var_type == VariableType::Float64)
         })
     })
 }
@@ -220,18 +254,21 @@ fn finite_difference_jacobian(
 }
 
 /// The smallest pivot of the LU factorisation of `matrix` with every row, then every column
-/// scaled to largest entry 1: a measure of singularity that does not depend on the units of
-/// the coupling variables. A zero row or column gives 0.
-fn equilibrated_min_pivot(matrix: &DMatrix<f64>) -> f64 {
+/// scaled by the largest entry of `terms` there (the magnitudes of what was added to form each
+/// entry, so that cancellation shows): a measure of singularity that does not depend on the
+/// units of the coupling variables. A zero row or column gives 0.
+fn equilibrated_min_pivot(matrix: &DMatrix<f64>, terms: &DMatrix<f64>) -> f64 {
     let mut scaled = matrix.clone();
-    for mut row in scaled.row_iter_mut() {
-        let largest = row.amax();
+    let mut sizes = terms.abs();
+    for (mut row, mut size) in scaled.row_iter_mut().zip(sizes.row_iter_mut()) {
+        let largest = size.amax();
         if largest > 0.0 {
             row /= largest;
+            size /= largest;
         }
     }
-    for mut column in scaled.column_iter_mut() {
-        let largest = column.amax();
+    for (mut column, size) in scaled.column_iter_mut().zip(sizes.column_iter()) {
+        let largest = size.amax();
         if largest > 0.0 {
             column /= largest;
         }
@@ -260,15 +297,37 @@ mod tests {
         // the matrix is as regular as the identity.
         let unscaled: f64 = coupled.clone().lu().u().diagonal().amin();
         assert!((unscaled - 1e-3).abs() < 1e-12, "{unscaled}");
-        assert!((equilibrated_min_pivot(&coupled) - 1.0).abs() < 1e-12);
+        assert!((pivot(&coupled) - 1.0).abs() < 1e-12);
         // Scaling a variable (m -> mm) does not change the verdict.
-        let mut mm = coupled.clone();
+        let terms =
+            |j: &DMatrix<f64>| DMatrix::identity(4, 4).abs() + (DMatrix::identity(4, 4) - j).abs();
+        let (mut mm, mut mm_terms) = (coupled.clone(), terms(&coupled));
         mm.column_mut(0).scale_mut(1e-3);
-        assert!((equilibrated_min_pivot(&mm) - equilibrated_min_pivot(&coupled)).abs() < 1e-12);
+        mm_terms.column_mut(0).scale_mut(1e-3);
+        assert!((equilibrated_min_pivot(&mm, &mm_terms) - pivot(&coupled)).abs() < 1e-12);
         // A singular Jacobian (two equal rows) stays singular, whatever the scale.
         let singular = DMatrix::from_row_slice(2, 2, &[1000.0, -1000.0, 1000.0, -1000.0]);
-        assert!(equilibrated_min_pivot(&singular) <= 1e-12);
+        assert!(pivot(&singular) <= 1e-12);
         let zero_row = DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 0.0, 0.0]);
-        assert_eq!(equilibrated_min_pivot(&zero_row), 0.0);
+        assert_eq!(pivot(&zero_row), 0.0);
+    }
+
+    /// The pivot of `I - dphi` for the Jacobian `jacobian`.
+    fn pivot(jacobian: &DMatrix<f64>) -> f64 {
+        let identity = DMatrix::identity(jacobian.nrows(), jacobian.ncols());
+        let dphi = &identity - jacobian;
+        equilibrated_min_pivot(jacobian, &(identity.abs() + dphi.abs()))
+    }
+
+    #[test]
+    fn a_jacobian_that_is_zero_up_to_differencing_error_is_singular() {
+        // y = u (+ 1): the finite-difference loop gain is 1 up to rounding, and I - dphi a
+        // tiny number that scaled by itself would look as regular as 1.
+        let dphi = DMatrix::from_element(1, 1, 1.0 - 1.2e-9);
+        let jacobian = DMatrix::identity(1, 1) - &dphi;
+        assert!(pivot(&jacobian) < 1e-6, "{}", pivot(&jacobian));
+        // A loop gain of 0.5 is as regular as can be.
+        let half = DMatrix::from_element(1, 1, 0.5);
+        assert!((pivot(&half) - 1.0 / 3.0).abs() < 1e-12, "{}", pivot(&half));
     }
 }

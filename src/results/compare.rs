@@ -519,17 +519,23 @@ pub fn compare_signal(
     match (kind, rv, yv) {
         (SignalKind::Continuous, Values::Numbers(r), Values::Numbers(y)) => {
             let (lo, hi) = min_max(r);
-            let range = if hi >= lo { hi - lo } else { 0.0 };
+            // The range's share of the tolerance, finite also when the range itself exceeds
+            // the largest double (values from -1e308 to 1e308).
+            let range_tolerance = match hi - lo {
+                _ if hi < lo => 0.0,
+                range if range.is_finite() => tolerance.range * range,
+                _ => tolerance.range * hi - tolerance.range * lo,
+            };
             let max_abs = lo.abs().max(hi.abs());
             out.scale = tolerance
                 .abs
                 .max(tolerance.rel * max_abs)
-                .max(tolerance.range * range);
+                .max(range_tolerance);
             let dy = |v: f64| {
                 tolerance
                     .abs
                     .max(tolerance.rel * v.abs())
-                    .max(tolerance.range * range)
+                    .max(range_tolerance)
             };
             for (t, probe) in checks {
                 let value = match probe {
@@ -702,7 +708,16 @@ pub fn linear(time: &[f64], values: &[f64], t: f64) -> f64 {
     }
     let (t0, t1) = (time[after - 1], time[after]);
     let (v0, v1) = (values[after - 1], values[after]);
-    v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    let jump = v1 - v0;
+    if jump.is_finite() {
+        v0 + jump * (t - t0) / (t1 - t0)
+    } else {
+        // Two finite values farther apart than the largest double (-1e308 to 1e308): their
+        // difference overflows, and infinity times a zero weight would be NaN. The weighted
+        // mean of the two stays finite.
+        let w = (t - t0) / (t1 - t0);
+        v0 * (1.0 - w) + v1 * w
+    }
 }
 
 /// The tube (lower, upper) at `t` with time half-width `dt` and value tolerance `dy(r)`.
@@ -765,6 +780,22 @@ mod tests {
             t.signal("s").unwrap().values,
             Values::Cells(vec![Cell::Text("hi there".into()), Cell::Text("ho".into())])
         );
+    }
+
+    #[test]
+    fn a_signal_spanning_more_than_the_largest_double_compares_without_nan() {
+        // -1e308 to 1e308: the difference overflows; interpolation and the range tolerance
+        // must stay finite, and equal data must pass with a deviation of 0, not NaN.
+        let text = "time,y\n0,-1e308\n1,1e308\n2,-1e308\n";
+        assert_eq!(linear(&[0.0, 1.0], &[-1e308, 1e308], 0.0), -1e308);
+        assert_eq!(linear(&[0.0, 1.0], &[-1e308, 1e308], 0.5), 0.0);
+        let reference = table(text);
+        let result = table(text);
+        let report = compare(&reference, &result, &CompareOptions::default(), &|_| None);
+        let signal = &report.signals[0];
+        assert_eq!(signal.max_deviation, 0.0, "{signal:?}");
+        assert!(signal.passed, "{signal:?}");
+        assert!(signal.scale.is_finite(), "{signal:?}");
     }
 
     #[test]

@@ -84,7 +84,35 @@ fn bounds(trace: &Trace) -> (f64, f64, f64, f64) {
     } else {
         0.5 * y.0.abs().max(1.0)
     };
-    (t.0, t.1, y.0 - pad, y.1 + pad)
+    let (t0, t1) = finite_span(t.0, t.1);
+    let (y0, y1) = finite_span(y.0 - pad, y.1 + pad);
+    (t0, t1, y0, y1)
+}
+
+/// The largest half-width of an axis whose data spans more than the largest double: its span
+/// stays finite, so that the plotting library can divide it into ticks (an infinite span never
+/// finishes).
+const LARGEST_HALF_SPAN: f64 = f64::MAX / 4.0;
+
+/// `lo..hi` as an axis range with finite ends and a finite span: padding that overflowed stops
+/// at the largest double, and data spanning more than the largest double (-1e308 to 1e308) gets
+/// a range centred on it with a half-width of [`LARGEST_HALF_SPAN`] (points beyond are clipped
+/// to the edge).
+fn finite_span(lo: f64, hi: f64) -> (f64, f64) {
+    let clamp = |x: f64| {
+        if x.is_nan() {
+            0.0
+        } else {
+            x.clamp(-f64::MAX, f64::MAX)
+        }
+    };
+    let (lo, hi) = (clamp(lo), clamp(hi));
+    if (hi - lo).is_finite() {
+        return (lo, hi);
+    }
+    let centre = 0.5 * lo + 0.5 * hi;
+    let half = (0.5 * hi - 0.5 * lo).min(LARGEST_HALF_SPAN);
+    (centre - half, centre + half)
 }
 
 fn draw(
@@ -253,6 +281,8 @@ fn draw_series(
         (y0, y1) = (y0.min(0.0) - 1.0, y1.max(0.0) + 1.0);
     }
     let pad = 0.05 * (y1 - y0);
+    let (t0, t1) = finite_span(t0, t1);
+    let (y0, y1) = finite_span(y0 - pad, y1 + pad);
     let root = BitMapBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let mut builder = ChartBuilder::on(&root);
@@ -263,7 +293,7 @@ fn draw_series(
             .x_label_area_size(40)
             .y_label_area_size(80);
     }
-    let mut chart = builder.build_cartesian_2d(t0..t1, (y0 - pad)..(y1 + pad))?;
+    let mut chart = builder.build_cartesian_2d(t0..t1, y0..y1)?;
     if text {
         chart
             .configure_mesh()
@@ -285,7 +315,7 @@ fn draw_series(
             .points
             .iter()
             .filter(finite)
-            .map(|&(t, y)| (t, y.clamp(y0 - pad, y1 + pad)));
+            .map(|&(t, y)| (t, y.clamp(y0, y1)));
         let line = if markers {
             chart.draw_series(clipped.map(|p| Circle::new(p, 4, color.filled())))?
         } else {
@@ -351,6 +381,8 @@ fn draw_stability(
         (y0, y1) = (y0 - 1.0, y0 + 1.0);
     }
     let (px, py) = (0.04 * (x1 - x0), 0.04 * (y1 - y0));
+    let (x0, x1) = finite_span(x0 - px, x1 + px);
+    let (y0, y1) = finite_span(y0 - py, y1 + py);
     let root = BitMapBackend::new(path, (800, 700)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut builder = ChartBuilder::on(&root);
@@ -361,7 +393,7 @@ fn draw_stability(
             .x_label_area_size(40)
             .y_label_area_size(60);
     }
-    let mut chart = builder.build_cartesian_2d((x0 - px)..(x1 + px), (y0 - py)..(y1 + py))?;
+    let mut chart = builder.build_cartesian_2d(x0..x1, y0..y1)?;
     if text {
         chart
             .configure_mesh()
@@ -401,4 +433,62 @@ fn draw_stability(
     }
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run `draw` on a thread; fail if it does not finish within a minute.
+    fn finishes(what: &str, draw: impl FnOnce() -> Result<()> + Send + 'static) {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(draw());
+        });
+        match finished.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(result) => assert!(result.is_ok(), "{what}: {result:?}"),
+            Err(_) => panic!("{what}: the plot did not finish"),
+        }
+    }
+
+    #[test]
+    fn axis_ranges_stay_finite_for_data_near_the_largest_double() {
+        for (lo, hi) in [
+            (-f64::MAX, f64::MAX),
+            (-1e308, 1e308),
+            (0.99 * f64::MAX, f64::MAX),
+            (f64::MAX, f64::MAX),
+        ] {
+            let pad = 0.05 * (hi - lo);
+            let (a, b) = finite_span(lo - pad, hi + pad);
+            assert!(
+                a.is_finite() && b.is_finite() && (b - a).is_finite() && a <= b,
+                "{lo}..{hi}: {a}..{b}"
+            );
+        }
+        // Ordinary ranges are left as they are.
+        assert_eq!(finite_span(-1.5, 2.5), (-1.5, 2.5));
+    }
+
+    #[test]
+    fn a_signal_spanning_more_than_the_largest_double_is_plotted() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let series = vec![Series {
+            label: "huge".into(),
+            points: vec![(0.0, -1.7e308), (1.0, 1.7e308), (2.0, 0.0)],
+        }];
+        let path = dir.path().join("series.png");
+        finishes("plot_series", move || {
+            plot_series(&path, "huge", "y", &series, None)
+        });
+        let path = dir.path().join("map.png");
+        finishes("plot_stability_map", move || {
+            plot_stability_map(
+                &path,
+                "huge",
+                ("x", "y"),
+                &[(-1.7e308, 0.0, true), (1.7e308, 1.7e308, false)],
+            )
+        });
+    }
 }

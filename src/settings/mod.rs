@@ -21,6 +21,24 @@ use implicit::{Extension, ImplicitSettings};
 pub use overrides::Overrides;
 use rim::RimSettings;
 
+/// The longest call timeout cosimo accepts, in seconds: a year. Longer is no timeout at all,
+/// and a larger number would not fit a duration.
+pub const MAX_CALL_TIMEOUT: f64 = 365.0 * 86_400.0;
+
+/// A call timeout in seconds as a duration, or why it cannot be one (the caller names the
+/// option): it must be positive and at most [`MAX_CALL_TIMEOUT`].
+pub fn call_timeout(seconds: f64) -> Result<std::time::Duration, String> {
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err("expected a positive number of seconds".into());
+    }
+    if seconds > MAX_CALL_TIMEOUT {
+        return Err(format!(
+            "more than the limit of {MAX_CALL_TIMEOUT} s (a year); leave the timeout out for none"
+        ));
+    }
+    std::time::Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string())
+}
+
 /// How algebraic loops between direct-feedthrough ports are solved at communication points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoopSolver {
@@ -463,6 +481,10 @@ impl ExperimentSpec {
                 ));
             }
         }
+        check_time_resolution((start, stop), step, l.step, "step size")?;
+        if let Some(dt) = self.output_interval {
+            check_time_resolution((start, stop), dt, l.output_interval, "output interval")?;
+        }
         let max_rows = self.max_rows.unwrap_or(DEFAULT_MAX_ROWS);
         check_grid_size(
             (start, stop),
@@ -613,6 +635,40 @@ impl ExperimentSpec {
             max_rows,
             divergence_limit: self.divergence_limit,
         })
+    }
+}
+
+/// Refuse a step (a step size or an output interval) that time cannot resolve at the start or
+/// the stop time (t + h == t in double precision): the time would not advance, or only by
+/// rounding, and the run would never end where it should.
+fn check_time_resolution(
+    (start, stop): (f64, f64),
+    h: f64,
+    label: &str,
+    what: &str,
+) -> Result<(), String> {
+    for (t, which) in [(start, "start"), (stop, "stop")] {
+        if t + h == t {
+            let (t, h) = (short(t), short(h));
+            let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            return Err(format!(
+                "{label}: {article} {what} of {h} s is below the resolution of time at the {which} time {t} s ({t} + {h} == {t} in double precision, so time would not advance); choose a larger {what} or times nearer 0"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A number as a user would write it: 1e17 rather than 100000000000000000.
+pub(crate) fn short(x: f64) -> String {
+    if x != 0.0 && !(1e-6..1e9).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }
 

@@ -18,6 +18,7 @@ pub fn run_local(
     cancel: &AtomicBool,
     finished: &mut dyn FnMut(&RunRecord),
 ) -> Vec<RunRecord> {
+    let asked = workers;
     let workers = if workers == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -27,24 +28,43 @@ pub fn run_local(
     let next = AtomicUsize::new(0);
     let (send, receive) = mpsc::channel::<RunRecord>();
     let mut records = Vec::with_capacity(indices.len());
+    // Take the next run until none is left, the study is cancelled or nobody listens.
+    let take_runs = |send: mpsc::Sender<RunRecord>| loop {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let Some(&index) = indices.get(next.fetch_add(1, Ordering::Relaxed)) else {
+            break;
+        };
+        if send.send(runner.run_one(index, cancel)).is_err() {
+            break;
+        }
+    };
     std::thread::scope(|scope| {
+        let mut started = 0;
         for w in 0..workers {
             let send = send.clone();
-            let next = &next;
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("cosimo-sweep-{w}"))
-                .spawn_scoped(scope, move || loop {
-                    if cancel.load(Ordering::Relaxed) {
-                        break;
+                .spawn_scoped(scope, move || take_runs(send));
+            if let Err(error) = spawned {
+                // More workers than the system can start (--workers 100000): the study runs
+                // on those that started, or on this thread, rather than failing.
+                log::warn!(
+                    "{} sweep workers asked for, but worker thread {} could not start ({error}); the study runs on {}",
+                    if asked == 0 { workers.to_string() } else { asked.to_string() },
+                    w + 1,
+                    match started {
+                        0 => "this thread alone".to_string(),
+                        n => format!("the {n} that started"),
                     }
-                    let Some(&index) = indices.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                        break;
-                    };
-                    if send.send(runner.run_one(index, cancel)).is_err() {
-                        break;
-                    }
-                })
-                .expect("a sweep worker thread starts");
+                );
+                break;
+            }
+            started += 1;
+        }
+        if started == 0 {
+            take_runs(send.clone());
         }
         drop(send);
         for record in receive {

@@ -216,6 +216,12 @@ fn validate(system: &System, source: Source) -> std::result::Result<(), String> 
         if c.fmu.as_os_str().is_empty() {
             return Err(format!("{at}: the FMU path is empty"));
         }
+        if let Some(seconds) = c.call_timeout {
+            crate::settings::call_timeout(seconds).map_err(|why| {
+                let seconds = crate::settings::short(seconds);
+                format!("{at}: callTimeout {seconds}: {why}")
+            })?;
+        }
     }
     let names = || {
         system

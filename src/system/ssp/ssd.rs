@@ -1053,7 +1053,7 @@ impl Importer<'_> {
                         })
                     }
                     "callTimeout" if a.name == "Component" => {
-                        component.call_timeout = Some(text.trim().parse().map_err(|_| {
+                        let seconds: f64 = text.trim().parse().map_err(|_| {
                             self.fail(
                                 a.line,
                                 format!(
@@ -1061,7 +1061,14 @@ impl Importer<'_> {
                                      of seconds"
                                 ),
                             )
-                        })?)
+                        })?;
+                        crate::settings::call_timeout(seconds).map_err(|why| {
+                            self.fail(
+                                a.line,
+                                format!("<cosimo:Component>: callTimeout=\"{text}\": {why}"),
+                            )
+                        })?;
+                        component.call_timeout = Some(seconds);
                     }
                     "workerGroup" if a.name == "Component" => {
                         let group = text.trim();
