@@ -8,7 +8,8 @@ Runs release the GIL; Ctrl-C stops a run and raises :class:`Interrupted` holding
 far; every cosimo error is a :class:`Error` (:class:`UsageError`, :class:`FmuError`,
 :class:`NumericsError`, :class:`InternalError`) with the message the command line prints.
 
-``cosimo.sweep`` (many runs over a parameter study) is not in this version.
+Hold the wheel with :class:`Session`: step a system, read and set its values between steps,
+save and restore the whole system; ``real_time=1`` paces a run to the wall clock.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ __all__ = [
     "check",
     "sweep",
     "System",
+    "Session",
+    "Snapshot",
     "Error",
     "UsageError",
     "FmuError",
@@ -182,7 +185,6 @@ def _run(request: Dict[str, Any], progress: Optional[Callable[[float, float], An
         raise UsageError(f"progress={progress!r}: expected a callable progress(time, fraction)")
     if observer is not None and not callable(observer):
         raise UsageError(f"observer={observer!r}: expected a callable observer(row)")
-    request.setdefault("worker_program", _worker_program())
     out = _cosimo.simulate(request, progress, observer)
     result = _result(out["columns"], out["time"], out["values"])
     for warning in out["warnings"]:
@@ -202,6 +204,51 @@ def _run(request: Dict[str, Any], progress: Optional[Callable[[float, float], An
         kind, message, time = out["error"]
         raise _ERRORS.get(kind, Error)(message, result, time)
     return result
+
+
+def _request(path: Union[PathLike, Sequence[PathLike]], start_values: Optional[Mapping[str, Any]],
+             start_time: Optional[float], stop_time: Optional[float], step_size: Optional[float],
+             output_interval: Optional[float], output: Optional[Sequence[str]],
+             input: Optional[Union[np.ndarray, PathLike]], algorithm: Optional[str],
+             settings: Dict[str, Any]) -> Dict[str, Any]:
+    """The request dict of :func:`simulate` and :class:`Session`."""
+    if start_values is not None and not isinstance(start_values, Mapping):
+        raise UsageError(
+            f"start_values: expected a dict {{name: value}}, not {type(start_values).__name__}"
+        )
+    if isinstance(path, (str, os.PathLike)):
+        targets = [os.fspath(path)]
+    else:
+        targets = [os.fspath(p) for p in path]
+    request: Dict[str, Any] = {
+        "targets": targets,
+        "start_values": [f"{name}={_text(value)}" for name, value in (start_values or {}).items()],
+        "start_time": start_time,
+        "stop_time": stop_time,
+        "step_size": step_size,
+        "output_interval": output_interval,
+        "output": list(output) if output is not None else None,
+        "algorithm": algorithm,
+    }
+    if isinstance(output, str):
+        raise UsageError(f"output={output!r}: expected a list of variable names")
+    if input is not None:
+        if isinstance(input, np.ndarray):
+            request["input_text"] = _input_csv(input)
+        elif isinstance(input, (str, os.PathLike)):
+            request["input_file"] = os.fspath(input)
+        else:
+            raise UsageError(
+                f"input: expected a numpy structured array or the path of a CSV file, not {type(input).__name__}"
+            )
+    for key, value in settings.items():
+        if key in request:  # pragma: no cover - Python refuses duplicates itself
+            raise UsageError(f"{key} given twice")
+        request[key] = value
+    if "fmi_version" in request and request["fmi_version"] is not None:
+        request["fmi_version"] = str(request["fmi_version"])
+    request.setdefault("worker_program", _worker_program())
+    return request
 
 
 def simulate(
@@ -249,41 +296,8 @@ def simulate(
     arrays as sub-arrays, strings and binaries as objects). Raises :class:`Error` (with the
     rows so far in ``result``) or :class:`Interrupted` on Ctrl-C.
     """
-    if start_values is not None and not isinstance(start_values, Mapping):
-        raise UsageError(
-            f"start_values: expected a dict {{name: value}}, not {type(start_values).__name__}"
-        )
-    if isinstance(path, (str, os.PathLike)):
-        targets = [os.fspath(path)]
-    else:
-        targets = [os.fspath(p) for p in path]
-    request: Dict[str, Any] = {
-        "targets": targets,
-        "start_values": [f"{name}={_text(value)}" for name, value in (start_values or {}).items()],
-        "start_time": start_time,
-        "stop_time": stop_time,
-        "step_size": step_size,
-        "output_interval": output_interval,
-        "output": list(output) if output is not None else None,
-        "algorithm": algorithm,
-    }
-    if isinstance(output, str):
-        raise UsageError(f"output={output!r}: expected a list of variable names")
-    if input is not None:
-        if isinstance(input, np.ndarray):
-            request["input_text"] = _input_csv(input)
-        elif isinstance(input, (str, os.PathLike)):
-            request["input_file"] = os.fspath(input)
-        else:
-            raise UsageError(
-                f"input: expected a numpy structured array or the path of a CSV file, not {type(input).__name__}"
-            )
-    for key, value in settings.items():
-        if key in request:  # pragma: no cover - Python refuses duplicates itself
-            raise UsageError(f"{key} given twice")
-        request[key] = value
-    if "fmi_version" in request and request["fmi_version"] is not None:
-        request["fmi_version"] = str(request["fmi_version"])
+    request = _request(path, start_values, start_time, stop_time, step_size, output_interval,
+                       output, input, algorithm, settings)
     return _run(request, progress, observer)
 
 
@@ -469,6 +483,192 @@ class System:
                 # The file is gone with the folder: the message names it, so say what it was.
                 error.args = (str(error).replace(str(file), "the System"),)
                 raise
+
+
+def _session_call(method: Callable[..., Any], *arguments: Any) -> Any:
+    """Call the compiled session, raising its errors as cosimo's exceptions."""
+    try:
+        return method(*arguments)
+    except _cosimo.SessionError as error:
+        kind, message, time = error.args
+        raise _ERRORS.get(kind, Error)(message, None, time) from None
+
+
+class Snapshot:
+    """A whole system saved by :meth:`Session.save`: every FMU's state and the master's own
+    history. Restore it with :meth:`Session.restore` in the session that made it; turn it into
+    bytes with :meth:`to_bytes` (every FMU must serialise its state) and back with
+    :meth:`from_bytes`, for a session of the same system."""
+
+    def __init__(self, session: Optional["Session"], inner: Any = None, data: Optional[bytes] = None):
+        self._session = session
+        self._inner = inner
+        self._data = data
+
+    @property
+    def time(self) -> float:
+        """The simulation time the snapshot was taken at."""
+        if self._inner is None:
+            raise UsageError("a snapshot from bytes knows its time once restored")
+        return self._inner.time
+
+    def to_bytes(self) -> bytes:
+        """The snapshot as bytes that outlive the session."""
+        if self._data is not None:
+            return self._data
+        if self._session is None:  # pragma: no cover - every in-memory snapshot has one
+            raise UsageError("the snapshot has no session")
+        return _session_call(self._session._check_open().to_bytes, self._inner)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Snapshot":
+        """A snapshot made by :meth:`to_bytes`, to restore in a session of the same system."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise UsageError(f"Snapshot.from_bytes: expected bytes, not {type(data).__name__}")
+        return cls(None, None, bytes(data))
+
+
+class Session:
+    """A simulation held open and driven from Python: step it, read and set values between
+    steps, save and restore the whole system, and take the rows so far.
+
+    It takes the arguments of :func:`simulate` (``path``, ``start_values``, the times,
+    ``output``, ``input``, ``algorithm``, ``observer`` and the settings, ``real_time=``
+    included) and is a context manager:
+
+    >>> with cosimo.Session("system.json", stop_time=10) as s:
+    ...     while not s.step():          # one macro step; True at the end
+    ...         if s.get("mass1.x") > 0.1:
+    ...             s.set({"controller.k": 2.0})
+    ...     result = s.result()
+
+    The GIL is released while the FMUs run. An FMU error raises :class:`Error`; the session
+    then takes only :meth:`restore` (of a snapshot taken before) or :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        path: Union[PathLike, Sequence[PathLike]],
+        start_values: Optional[Mapping[str, Any]] = None,
+        start_time: Optional[float] = None,
+        stop_time: Optional[float] = None,
+        step_size: Optional[float] = None,
+        output_interval: Optional[float] = None,
+        output: Optional[Sequence[str]] = None,
+        input: Optional[Union[np.ndarray, PathLike]] = None,
+        algorithm: Optional[str] = None,
+        observer: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        **settings: Any,
+    ) -> None:
+        if observer is not None and not callable(observer):
+            raise UsageError(f"observer={observer!r}: expected a callable observer(row)")
+        request = _request(path, start_values, start_time, stop_time, step_size,
+                           output_interval, output, input, algorithm, settings)
+        self._session: Any = None
+        self._session = _session_call(_cosimo.Session, request, observer)
+        for warning in self._session.warnings:
+            import warnings
+
+            warnings.warn(warning, stacklevel=2)
+
+    def _check_open(self) -> Any:
+        if self._session is None:
+            raise UsageError("the session is closed")
+        return self._session
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - nothing to report to at collection
+            pass
+
+    @property
+    def time(self) -> float:
+        """The current simulation time."""
+        return _session_call(lambda: self._check_open().time)
+
+    @property
+    def start_time(self) -> float:
+        return _session_call(lambda: self._check_open().grid)[0]
+
+    @property
+    def stop_time(self) -> float:
+        return _session_call(lambda: self._check_open().grid)[1]
+
+    @property
+    def step_size(self) -> float:
+        return _session_call(lambda: self._check_open().grid)[2]
+
+    def step(self) -> bool:
+        """One macro step (as the algorithm proposes it); True when the simulation has ended
+        (the stop time, or an FMU asked to terminate)."""
+        return _session_call(self._check_open().step)
+
+    def step_until(self, time: float) -> bool:
+        """Advance to ``time`` exactly (macro steps shortened to land on it); True when the
+        simulation has ended."""
+        return _session_call(self._check_open().step_until, float(time))
+
+    def get(self, names: Union[str, Sequence[str]]) -> Any:
+        """The current value of a variable named as in results (``"mass1.x"``; one FMU alone:
+        ``"x"``), or a dict of several; arrays as lists."""
+        if isinstance(names, str):
+            return _session_call(self._check_open().get, [names])[0]
+        names = list(names)
+        values = _session_call(self._check_open().get, names)
+        return dict(zip(names, values))
+
+    def set(self, values: Mapping[str, Any]) -> None:
+        """Set inputs and tunable parameters, ``{name: value}``, for the next step. Inputs
+        driven by a connection or by the input, outputs and fixed parameters are refused."""
+        if not isinstance(values, Mapping):
+            raise UsageError(f"set(): expected a dict {{name: value}}, not {type(values).__name__}")
+        items = [(name, value.tolist() if isinstance(value, np.ndarray) else
+                  value.item() if isinstance(value, np.generic) else value)
+                 for name, value in values.items()]
+        _session_call(self._check_open().set, items)
+
+    def save(self) -> Snapshot:
+        """Save the whole system (every FMU must get and set its state)."""
+        return Snapshot(self, _session_call(self._check_open().save))
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Back to a snapshot: one of this session's, or one from :meth:`Snapshot.from_bytes`
+        of a session of the same system. The rows after it are dropped from :meth:`result`."""
+        if not isinstance(snapshot, Snapshot):
+            raise UsageError(f"restore(): expected a Snapshot, not {type(snapshot).__name__}")
+        session = self._check_open()
+        if snapshot._data is not None:
+            _session_call(session.restore_bytes, snapshot._data)
+        elif snapshot._session is not self:
+            raise UsageError("restore(): the snapshot was taken in another session; use "
+                             "Snapshot.from_bytes(snapshot.to_bytes()) to move it")
+        else:
+            _session_call(session.restore, snapshot._inner)
+
+    def result(self) -> np.ndarray:
+        """The rows so far, as :func:`simulate` returns them."""
+        out = _session_call(self._check_open().result)
+        return _result(out["columns"], out["time"], out["values"])
+
+    @property
+    def real_time(self) -> Optional[Dict[str, Any]]:
+        """With ``real_time=``: the pacing's figures (target, total and rolling factor,
+        overruns, worst lateness in s); else None."""
+        return _session_call(self._check_open().real_time)
+
+    def close(self) -> Optional[Dict[str, Any]]:
+        """Terminate and free the FMUs; the run's statistics (None if closed already)."""
+        if getattr(self, "_session", None) is None:
+            return None
+        session, self._session = self._session, None
+        return _session_call(session.close)
 
 
 def _json_value(value: Any) -> Any:

@@ -226,7 +226,7 @@ impl Session {
         py: Python<'py>,
         snapshot: PyRef<'_, Snapshot>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        self.inner()?.to_bytes(py, snapshot)
+        self.inner()?.snapshot_bytes(py, snapshot)
     }
 
     /// Restore bytes made by `to_bytes` in a session of the same system.
@@ -333,7 +333,7 @@ impl Inner {
     }
 
     /// A snapshot as bytes (every FMU must serialise its state).
-    fn to_bytes<'py>(
+    fn snapshot_bytes<'py>(
         &mut self,
         py: Python<'py>,
         snapshot: PyRef<'_, Snapshot>,

@@ -140,13 +140,12 @@ fn hosts(
     for (i, component) in system.components.iter().enumerate() {
         let shared = once_per_process(i) && instances[&component.fmu] > 1;
         let timeout = match component.call_timeout {
-            Some(seconds) if !(seconds.is_finite() && seconds > 0.0) => {
-                return Err(Error::Usage(format!(
-                    "component \"{}\": callTimeout {seconds} is not a positive number of seconds",
+            Some(seconds) => Some(crate::settings::call_timeout(seconds).map_err(|why| {
+                Error::Usage(format!(
+                    "component \"{}\": callTimeout {seconds}: {why}",
                     component.name
-                )))
-            }
-            Some(seconds) => Some(std::time::Duration::from_secs_f64(seconds)),
+                ))
+            })?),
             None => options.worker.call_timeout,
         };
         let wanted = timeout.is_some() || component.worker_group.is_some();
