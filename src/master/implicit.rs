@@ -288,13 +288,20 @@ impl Execution {
                 x += step;
                 r = evaluate(self, &x)?;
                 report.iterations += 1;
-                if wrms(
+                let within = wrms(
                     r.as_slice(),
                     x.as_slice(),
                     settings.abs_tolerance,
                     settings.rel_tolerance,
-                ) <= 1.0
-                {
+                ) <= 1.0;
+                if !within && report.converged {
+                    // A pass to rounding left the tolerance (or gave NaN): the FMUs are at
+                    // this pass's values, which did not converge; say so, never return them
+                    // as converged.
+                    report.converged = false;
+                    break;
+                }
+                if within {
                     report.converged = true;
                     // To rounding: on while the residual stands above the values' rounding
                     // and still halves.
