@@ -563,28 +563,40 @@ fn one_of(names: &[&str]) -> String {
     }
 }
 
-/// Byte offsets where lines start, to turn an offset into a 1-based line and column.
+/// Turns byte offsets into 1-based lines and columns, counting on from the last offset asked
+/// for: the walk only moves forward, so a long one-line file costs one pass, not one per event.
 struct Lines<'t> {
     text: &'t str,
-    starts: Vec<usize>,
+    /// The last offset asked for, with its line and column.
+    cursor: std::cell::Cell<(usize, usize, usize)>,
 }
 
 impl<'t> Lines<'t> {
     fn new(text: &'t str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Lines { text, starts }
+        Lines {
+            text,
+            cursor: std::cell::Cell::new((0, 1, 1)),
+        }
     }
 
     fn at(&self, offset: usize) -> (usize, usize) {
-        let index = self.starts.partition_point(|&s| s <= offset).max(1) - 1;
-        let start = self.starts[index];
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(0, |s| s.chars().count());
-        (index + 1, column + 1)
+        let (mut from, mut line, mut column) = self.cursor.get();
+        if offset < from {
+            (from, line, column) = (0, 1, 1);
+        }
+        let Some(between) = self.text.get(from..offset) else {
+            return (line, column);
+        };
+        for c in between.chars() {
+            if c == '\n' {
+                line += 1;
+                column = 1;
+            } else {
+                column += 1;
+            }
+        }
+        self.cursor.set((offset, line, column));
+        (line, column)
     }
 }
 
