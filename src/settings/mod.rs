@@ -12,6 +12,7 @@ pub mod control;
 pub mod implicit;
 pub mod overrides;
 pub mod rim;
+pub mod scenario;
 pub mod study;
 pub mod tolerance;
 

@@ -287,6 +287,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "ssp_package",
     "system_json",
     "input_csv",
+    "scenario",
 ];
 
 /// The cargo-fuzz installed into `target/tools`, pinned like the venv's packages.
@@ -470,6 +471,14 @@ fn fuzz_seeds() -> Result<PathBuf, String> {
             seed_name(file),
             (head.join("\n") + "\n").as_bytes(),
         )?;
+    }
+    let scenarios = folder("scenario")?;
+    for file in files.iter().filter(|f| {
+        f.parent().is_some_and(|p| p.ends_with("scenarios"))
+            && f.extension()
+                .is_some_and(|e| ["json", "yaml", "yml"].iter().any(|x| e == *x))
+    }) {
+        write(&scenarios, seed_name(file), &read(file)?)?;
     }
     Ok(seeds)
 }
