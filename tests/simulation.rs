@@ -373,3 +373,63 @@ fn snapshots_belong_to_their_simulation_and_travel_as_bytes() {
         .advance_to(0.7, &mut [&mut from_first])
         .expect("frees the dropped snapshot's states");
 }
+
+#[test]
+fn a_scenario_cut_or_restored_gives_the_batch_run_bit_for_bit() {
+    use cosimo::master::run::run_with_scenario;
+    use cosimo::master::scenario::ScenarioPlayer;
+    use cosimo::settings::scenario::Scenario;
+    use std::sync::Arc;
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let system = root.join("fmus/two-mass-force-force.json");
+    let scenario = Arc::new(
+        Scenario::read(&root.join("fmus/scenarios/two-mass-scenario.yaml")).expect("reads"),
+    );
+    let player = |exec: &cosimo::master::execution::Execution| {
+        ScenarioPlayer::new(exec, scenario.clone(), 0.0).expect("the scenario fits")
+    };
+    let mut batch = prepared(&system, &Overrides::default());
+    let mut reference = Rows::default();
+    let p = player(&batch.execution);
+    let stats = run_with_scenario(&mut batch.execution, Some(p), &mut [&mut reference])
+        .expect("the batch run");
+    assert_eq!(
+        stats.scenario.len(),
+        4,
+        "three events and the end: {:?}",
+        stats.scenario
+    );
+
+    // Cut at events, between them and at the end; then saved before the bias, run past the
+    // end, restored and run again.
+    let run_ = prepared(&system, &Overrides::default());
+    let p = player(&run_.execution);
+    let mut rows = Rows::default();
+    let mut simulation = Simulation::start(run_.execution, &mut [&mut rows]).expect("starts");
+    simulation.play(p).expect("plays");
+    for t in [0.15, 0.2, 0.4, 0.5] {
+        simulation
+            .advance_to(t, &mut [&mut rows])
+            .expect("advances");
+    }
+    let snapshot = simulation.save().expect("saves");
+    simulation
+        .advance_to(0.9, &mut [&mut rows])
+        .expect("runs past the end");
+    assert_eq!(simulation.scenario_events().len(), 4);
+    simulation
+        .restore(&snapshot, &mut [&mut rows])
+        .expect("restores");
+    assert_eq!(
+        simulation.scenario_events().len(),
+        2,
+        "the events after the snapshot are undone"
+    );
+    simulation
+        .advance_to(1.0, &mut [&mut rows])
+        .expect("to the end");
+    let stats = simulation.finish(&mut [&mut rows]).expect("finishes");
+    assert_eq!(difference(&reference.rows, &rows.rows), None);
+    assert_eq!(stats.scenario.len(), 4);
+}

@@ -534,7 +534,8 @@ class Session:
 
     It takes the arguments of :func:`simulate` (``path``, ``start_values``, the times,
     ``output``, ``input``, ``algorithm``, ``observer`` and the settings, ``real_time=``
-    included) and is a context manager:
+    included, and ``scenario=`` a scenario file in libcosim's format) and is a context
+    manager:
 
     >>> with cosimo.Session("system.json", stop_time=10) as s:
     ...     while not s.step():          # one macro step; True at the end
@@ -662,6 +663,12 @@ class Session:
         """With ``real_time=``: the pacing's figures (target, total and rolling factor,
         overruns, worst lateness in s); else None."""
         return _session_call(self._check_open().real_time)
+
+    @property
+    def scenario_events(self) -> List[Dict[str, Any]]:
+        """With ``scenario=``: the events that took effect so far (time, event_time,
+        variable, action, value, location), the scenario's end included."""
+        return _session_call(self._check_open().scenario_events)
 
     def close(self) -> Optional[Dict[str, Any]]:
         """Terminate and free the FMUs; the run's statistics (None if closed already)."""

@@ -18,6 +18,7 @@ use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fmu::worker::WorkerOptions;
 use cosimo::master::record::{Cell, Row};
 use cosimo::master::run::{self as run_loop, Observer};
+use cosimo::master::scenario::{AppliedEvent, ScenarioPlayer};
 use cosimo::master::RunStatistics;
 use cosimo::observe::{RealTime, RealTimeReport};
 use cosimo::request::{prepare, worker_options, RunRequest};
@@ -25,6 +26,7 @@ use cosimo::results::check::{check_targets, CheckRequest};
 use cosimo::results::compare::ToleranceSettings;
 use cosimo::settings::control::Estimator;
 use cosimo::settings::implicit::{Extension, JacobianMethod};
+use cosimo::settings::scenario::Scenario;
 use cosimo::settings::study::Study;
 use cosimo::settings::AlgorithmKind;
 use cosimo::sweep::table::{Shard, SummaryTable, TableMeta};
@@ -56,6 +58,7 @@ const SETTINGS: &[&str] = &[
     "max_rows",
     "divergence_limit",
     "real_time",
+    "scenario",
     "isolate",
     "call_timeout",
     "worker_memory",
@@ -544,18 +547,24 @@ fn simulate<'py>(
     let mut warnings: Vec<String> = Vec::new();
     let mut collector = Collector::new(progress, observer);
     let mut pacing = None;
-    let result = match run_request(request).and_then(|r| Ok((r, real_time(request)?))) {
+    let result = match run_request(request)
+        .and_then(|r| Ok((r, real_time(request)?, scenario(request)?)))
+    {
         Err(e) => Err(e),
-        Ok((run_request, real_time)) => py.detach(|| {
+        Ok((run_request, real_time, scenario)) => py.detach(|| {
             let mut prepared = prepare(&run_request, &mut |w| warnings.push(w.to_string()))?;
             collector.start = prepared.system.experiment.start;
             collector.stop = prepared.system.experiment.stop;
+            let player = scenario
+                .map(|s| ScenarioPlayer::new(&prepared.execution, s, collector.start))
+                .transpose()?;
             pacing = real_time;
+            let execution = &mut prepared.execution;
             let stats = match &mut pacing {
                 Some(pacing) => {
-                    run_loop::run(&mut prepared.execution, &mut [&mut collector, pacing])
+                    run_loop::run_with_scenario(execution, player, &mut [&mut collector, pacing])
                 }
-                None => run_loop::run(&mut prepared.execution, &mut [&mut collector]),
+                None => run_loop::run_with_scenario(execution, player, &mut [&mut collector]),
             };
             drop(prepared);
             stats
@@ -602,7 +611,41 @@ pub(crate) fn statistics_dict<'py>(
     s.set_item("wall_seconds", stats.wall_seconds)?;
     s.set_item("corrector_iterations", stats.corrector_iterations)?;
     s.set_item("events", stats.events)?;
+    s.set_item("scenario", scenario_list(py, &stats.scenario)?)?;
     Ok(s)
+}
+
+/// Scenario events that took effect, as a list of dicts (time, event_time, variable, action,
+/// value, location).
+pub(crate) fn scenario_list<'py>(
+    py: Python<'py>,
+    events: &[AppliedEvent],
+) -> PyResult<Bound<'py, PyList>> {
+    let items = events
+        .iter()
+        .map(|e| {
+            let d = PyDict::new(py);
+            d.set_item("time", e.time)?;
+            d.set_item("event_time", e.event_time)?;
+            d.set_item("variable", &e.variable)?;
+            d.set_item("action", &e.action)?;
+            d.set_item("value", &e.value)?;
+            d.set_item("location", &e.location)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// `scenario=PATH`: the scenario file, read and checked as a file (its events are checked
+/// against the system once it is loaded).
+pub(crate) fn scenario(request: &Bound<'_, PyDict>) -> Result<Option<Arc<Scenario>>, Error> {
+    let Some(path) = get::<String>(request, "scenario", "the path of a scenario file")? else {
+        return Ok(None);
+    };
+    Scenario::read(Path::new(&path))
+        .map(|s| Some(Arc::new(s)))
+        .map_err(usage)
 }
 
 /// `real_time=FACTOR` (True: 1) as the pacing observer; `None` without it.

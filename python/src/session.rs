@@ -10,6 +10,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use cosimo::fmu::description::{StartValue, VariableType};
 use cosimo::master::run::Observer;
+use cosimo::master::scenario::ScenarioPlayer;
 use cosimo::master::simulation::{Advanced, Simulation, Snapshot as LibrarySnapshot};
 use cosimo::observe::RealTime;
 use cosimo::request::prepare;
@@ -145,6 +146,7 @@ impl Session {
     ) -> PyResult<Session> {
         let run_request = run_request(request).map_err(raise)?;
         let real_time = crate::real_time(request).map_err(raise)?;
+        let scenario = crate::scenario(request).map_err(raise)?;
         let mut watchers = Watchers {
             collector: Collector::new(None, observer),
             real_time,
@@ -154,8 +156,14 @@ impl Session {
             let prepared = prepare(&run_request, &mut |w| warnings.push(w.to_string()))?;
             watchers.collector.start = prepared.system.experiment.start;
             watchers.collector.stop = prepared.system.experiment.stop;
-            let simulation =
+            let player = scenario
+                .map(|s| ScenarioPlayer::new(&prepared.execution, s, watchers.collector.start))
+                .transpose()?;
+            let mut simulation =
                 watchers.with(|observers| Simulation::start(prepared.execution, observers))?;
+            if let Some(player) = player {
+                simulation.play(player)?;
+            }
             Ok((simulation, prepared.package))
         });
         if let Some(error) = watchers.collector.raised.take() {
@@ -242,6 +250,16 @@ impl Session {
     /// The real-time figures when paced: a dict, else None.
     fn real_time<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         self.inner()?.real_time(py)
+    }
+
+    /// The scenario events that took effect so far.
+    fn scenario_events<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let inner = self.inner()?;
+        let events = inner
+            .simulation
+            .as_ref()
+            .map_or(&[][..], |s| s.scenario_events());
+        crate::scenario_list(py, events)
     }
 
     /// Terminate the FMUs and free them; the run's statistics (None when closed already).

@@ -185,3 +185,26 @@ def test_real_time_paces_a_session():
     assert report["total_factor"] == pytest.approx(1.0, rel=0.1)
     with pytest.raises(cosimo.UsageError, match="real_time"):
         cosimo.Session(fmu("Oscillator", 3), real_time=-1)
+
+
+def test_a_scenario_plays_in_simulate_and_in_a_session_as_on_the_command_line(tmp_path):
+    from conftest import assert_same_as_csv, run_cli
+
+    example = ROOT / "fmus" / "two-mass-force-force.json"
+    scenario = ROOT / "fmus" / "scenarios" / "two-mass-scenario.yaml"
+    out = tmp_path / "cli.csv"
+    code, _, stderr = run_cli("run", example, "--scenario", scenario, "--output-file", out)
+    assert code == 0, stderr
+    assert_same_as_csv(cosimo.simulate(example, scenario=str(scenario)), out)
+    with cosimo.Session(example, scenario=str(scenario)) as session:
+        session.step_until(0.5)
+        assert [e["action"] for e in session.scenario_events] == ["bias", "override"]
+        session.step_until(1.0)
+        assert [e["action"] for e in session.scenario_events] == ["bias", "override", "reset", "end"]
+        assert session.scenario_events[0]["variable"] == "mass1.F"
+        assert session.scenario_events[0]["location"].endswith("two-mass-scenario.yaml:10")
+        assert_same_as_csv(session.result(), out)
+    with pytest.raises(cosimo.UsageError, match="no component"):
+        bad = tmp_path / "bad.json"
+        bad.write_text('{"events": [{"time": 0.1, "model": "x", "variable": "y", "action": "reset"}]}')
+        cosimo.simulate(example, scenario=str(bad))

@@ -12,6 +12,7 @@ use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fs_checks::read_table;
 use cosimo::master::run::{self as run_loop, Observer};
+use cosimo::master::scenario::ScenarioPlayer;
 use cosimo::observe::realtime::check_factor;
 use cosimo::observe::{
     JsonProgress, Progress as ProgressObserver, RateMeter, RealTime, RealTimeReport,
@@ -20,6 +21,7 @@ pub(crate) use cosimo::request::worker_options;
 use cosimo::request::{prepare, PreparedRun, RunRequest};
 use cosimo::results::CsvWriter;
 use cosimo::settings::control::Estimator;
+use cosimo::settings::scenario::Scenario;
 use cosimo::settings::{AlgorithmKind, Experiment, Overrides};
 use cosimo::Error;
 
@@ -216,6 +218,11 @@ pub(crate) struct RunArgs {
     /// Write the progress lines to FILE instead of stderr (implies --progress jsonl).
     #[arg(long, value_name = "FILE")]
     pub(crate) progress_file: Option<PathBuf>,
+    /// Play a scenario: timed events that override, bias or reset variables, in libcosim's
+    /// format (JSON, or YAML for .yaml / .yml), as `cosim run --scenario` reads it. Every event
+    /// is checked before the start; those that took effect are listed in the summary.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) scenario: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -273,6 +280,11 @@ fn progress_lines(args: &RunArgs) -> Result<Option<Box<dyn std::io::Write + Send
 
 pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
     let quiet = args.quiet;
+    let scenario = args
+        .scenario
+        .as_deref()
+        .map(|path| Scenario::read(path).map_err(Error::Usage))
+        .transpose()?;
     let prepared = prepare(&request(args)?, &mut |warning| {
         if !quiet {
             say!("warning: {warning}");
@@ -293,8 +305,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
     let sources: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
     refuse_overwriting(&output_file, &sources, args)?;
     let lines = progress_lines(args)?;
-    let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
     let experiment = &system.experiment;
+    let player = scenario
+        .map(|s| ScenarioPlayer::new(&execution, Arc::new(s), experiment.start))
+        .transpose()?;
+    let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
     let mut pacing = args.real_time.map(RealTime::new).transpose()?;
     let mut json = lines.map(|out| JsonProgress::new(out, experiment.start, experiment.stop));
     // The bar shares stderr with the JSON lines: one or the other.
@@ -310,7 +325,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         observers.push(json);
     }
     observers.push(&mut shown);
-    let result = run_loop::run(&mut execution, &mut observers);
+    let result = run_loop::run_with_scenario(&mut execution, player, &mut observers);
     drop(observers);
     progress.finish();
     let stats = result.inspect_err(|e| {
@@ -330,6 +345,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         print_summary(&what, experiment, &stats, terminated);
         if let Some(pacing) = &pacing {
             print_real_time(&pacing.report());
+        }
+        if args.scenario.is_some() {
+            print_scenario(&stats.scenario);
         }
         say!("results: {}", output_file.display());
     }
@@ -468,6 +486,32 @@ fn print_summary(
 }
 
 /// How a paced run kept pace, after the summary line.
+/// The scenario events that took effect, one line each.
+fn print_scenario(events: &[cosimo::master::scenario::AppliedEvent]) {
+    let changes = events.iter().filter(|e| e.action != "end").count();
+    say!("scenario: {changes} event(s) took effect");
+    for event in events {
+        if event.action == "end" {
+            say!(
+                "  t = {}: the scenario ended; every change undone",
+                event.time
+            );
+        } else {
+            say!(
+                "  t = {}: {} {}{} ({})",
+                event.time,
+                event.action,
+                event.variable,
+                event
+                    .value
+                    .as_ref()
+                    .map_or(String::new(), |v| format!(" with {v}")),
+                event.location
+            );
+        }
+    }
+}
+
 fn print_real_time(report: &RealTimeReport) {
     let late = if report.overruns == 0 {
         "no step finished late".to_owned()

@@ -458,10 +458,17 @@ impl Execution {
         }
         // NaN anywhere is the residual (nalgebra's amax keeps a NaN only when it comes last),
         // so a diverged corrector cannot pass for a converged one.
-        report.residual = g
+        report.residual = g.iter().fold(0.0_f64, |m, x| {
+            if x.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.max(x.abs())
+            }
+        });
+        report.worst = g
             .iter()
-            .fold(0.0_f64, |m, x| if x.is_nan() || m.is_nan() { f64::NAN } else { m.max(x.abs()) });
-        report.worst = g.iter().position(|x| x.is_nan()).unwrap_or_else(|| g.iamax());
+            .position(|x| x.is_nan())
+            .unwrap_or_else(|| g.iamax());
         report.gap = position_gap(g.as_slice(), h);
         let polys = polys_of(&beta);
         state.lambda = polys.iter().map(|p| p.iter().sum()).collect();

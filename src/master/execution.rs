@@ -1088,6 +1088,8 @@ pub struct ExecutionState {
     corrector_iterations: u64,
     events: u64,
     early_returns: u64,
+    /// Each connection's (scale, shift): scenario events change them.
+    transforms: Vec<(f64, f64)>,
 }
 
 impl Execution {
@@ -1108,6 +1110,12 @@ impl Execution {
             corrector_iterations: self.corrector_iterations,
             events: self.events.load(Ordering::Relaxed),
             early_returns: self.early_returns.load(Ordering::Relaxed),
+            transforms: self
+                .resolved
+                .connections
+                .iter()
+                .map(|c| (c.scale, c.shift))
+                .collect(),
         }
     }
 
@@ -1119,7 +1127,8 @@ impl Execution {
             && state.history_values.len() == connections
             && state.history_times.len() == HISTORY
             && state.history_values.iter().all(|v| v.len() == HISTORY)
-            && state.history_len <= HISTORY;
+            && state.history_len <= HISTORY
+            && state.transforms.len() == connections;
         if !fits {
             return Err(Error::Usage(format!(
                 "a snapshot of {} coupling values for a system of {connections} connections",
@@ -1144,7 +1153,41 @@ impl Execution {
         self.early_returns
             .store(state.early_returns, Ordering::Relaxed);
         self.stepped.iter_mut().for_each(|s| *s = false);
+        for (connection, (scale, shift)) in
+            self.resolved.connections.iter_mut().zip(state.transforms)
+        {
+            connection.scale = scale;
+            connection.shift = shift;
+        }
         Ok(())
+    }
+
+    /// Give connection `c` the transform `scale * y + shift` from now on (a scenario event):
+    /// its value, the history its extrapolation reads (the past seen through the new
+    /// transform, or the new value where the old transform kept nothing of the source) and
+    /// the target input are updated at once.
+    pub(crate) fn retransform(&mut self, c: usize, scale: f64, shift: f64) -> Result<()> {
+        let (old_scale, old_shift) = {
+            let connection = &self.resolved.connections[c];
+            (connection.scale, connection.shift)
+        };
+        {
+            let connection = &mut self.resolved.connections[c];
+            connection.scale = scale;
+            connection.shift = shift;
+        }
+        let value = self.read_source(c)?;
+        let len = self.history.len;
+        for past in &mut self.history.values[c][..len] {
+            *past = if old_scale != 0.0 && scale != 0.0 {
+                scale * (*past - old_shift) / old_scale + shift
+            } else {
+                value
+            };
+        }
+        self.values[c] = value;
+        self.after_step[c].store(value.to_bits(), Ordering::Relaxed);
+        self.set_target(c, value)
     }
 
     /// Whether component `i` can save and restore its FMU state.

@@ -24,6 +24,7 @@ pub mod pool;
 pub mod record;
 pub mod rim;
 pub mod run;
+pub mod scenario;
 pub mod simulation;
 pub mod zoh;
 
@@ -104,6 +105,8 @@ pub struct RunStatistics {
     pub control: Option<control::ControlStatistics>,
     /// How a `parallel` run was placed on threads, and why.
     pub parallel: Option<parallel::ParallelPlacement>,
+    /// The scenario events that took effect, in order.
+    pub scenario: Vec<scenario::AppliedEvent>,
 }
 
 impl RunStatistics {

@@ -10,6 +10,7 @@
 
 use super::execution::Execution;
 use super::record::Row;
+use super::scenario::ScenarioPlayer;
 use super::simulation::Simulation;
 use super::RunStatistics;
 use crate::{Error, Result};
@@ -102,7 +103,20 @@ impl<T: Observer + ?Sized> Observer for Box<T> {
 /// [`Simulation`] started, advanced to the stop time and finished. A failure is reported with
 /// the time it happened; every row up to it has been delivered.
 pub fn run(exec: &mut Execution, observers: &mut [&mut dyn Observer]) -> Result<RunStatistics> {
+    run_with_scenario(exec, None, observers)
+}
+
+/// [`run`] playing a scenario's events (checked against the system by
+/// [`ScenarioPlayer::new`]); the events that took effect are in the statistics.
+pub fn run_with_scenario(
+    exec: &mut Execution,
+    scenario: Option<ScenarioPlayer>,
+    observers: &mut [&mut dyn Observer],
+) -> Result<RunStatistics> {
     let mut simulation = Simulation::start(exec, observers)?;
+    if let Some(player) = scenario {
+        simulation.play(player)?;
+    }
     let stop = simulation.grid().stop;
     simulation.advance_to(stop, observers)?;
     simulation.finish(observers)

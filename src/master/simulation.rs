@@ -22,6 +22,7 @@ use super::divergence;
 use super::execution::Execution;
 use super::record::{Cell, Row};
 use super::run::Observer;
+use super::scenario::{AppliedEvent, ScenarioPlayer};
 use super::{RunStatistics, TimeGrid};
 use crate::fmu::description::{Causality, StartValue, Variability, Variable};
 use crate::fmu::values::{element_count, fit_value, get_value, set_value};
@@ -66,6 +67,8 @@ pub struct Simulation<E: BorrowMut<Execution> = Execution> {
     identity: u64,
     /// FMU states of snapshots dropped since the last call, to free.
     released: Arc<Mutex<Vec<Vec<StateId>>>>,
+    /// Scenario events applied as the simulation passes their times.
+    scenario: Option<ScenarioPlayer>,
 }
 
 /// A whole system saved: every FMU state and the master's own history. Restored with
@@ -115,6 +118,7 @@ struct MasterState {
     end_time: f64,
     execution: super::execution::ExecutionState,
     algorithm: Vec<u8>,
+    scenario: Option<super::scenario::ScenarioState>,
 }
 
 /// What a serialised snapshot starts with: a tag and a format version.
@@ -152,6 +156,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             status: Status::Running,
             identity: next_identity(),
             released: Arc::default(),
+            scenario: None,
         };
         if let Err(error) = simulation.initialize(observers) {
             for observer in observers.iter_mut() {
@@ -172,6 +177,24 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         exec.initialize().map_err(at(start))?;
         self.algorithm.start(exec).map_err(at(start))?;
         self.deliver(observers).map_err(at(start))
+    }
+
+    /// Play a scenario (checked against the system by [`ScenarioPlayer::new`]) from the
+    /// start; refused once the simulation has stepped.
+    pub fn play(&mut self, player: ScenarioPlayer) -> Result<()> {
+        if self.stats.steps > 0 || self.scenario.is_some() {
+            return Err(Error::Usage(
+                "a scenario plays from the start of a simulation: give it before the first step"
+                    .into(),
+            ));
+        }
+        self.scenario = Some(player);
+        Ok(())
+    }
+
+    /// The scenario events that took effect so far.
+    pub fn scenario_events(&self) -> &[AppliedEvent] {
+        self.scenario.as_ref().map_or(&[], ScenarioPlayer::applied)
     }
 
     /// The current simulation time.
@@ -295,6 +318,11 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 return Ok(Advanced::Reached);
             }
             let t = exec.time;
+            if let Some(player) = &mut self.scenario {
+                player
+                    .apply_due(exec, t, grid.tolerance(t))
+                    .map_err(at(t))?;
+            }
             let proposed = self.algorithm.proposed_step(exec, &grid);
             let (mut h, mut on_grid) = grid.step_from(t, proposed, self.next_output);
             if passes(&grid, t, h, target) {
@@ -396,6 +424,9 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             stats.events = exec.events.load(Ordering::Relaxed);
             stats.early_returns = exec.early_returns.load(Ordering::Relaxed);
             self.algorithm.finish(stats);
+            if let Some(player) = &self.scenario {
+                stats.scenario = player.applied().to_vec();
+            }
             stats.wall_seconds = self.started.elapsed().as_secs_f64();
             if !failed {
                 for observer in observers.iter_mut() {
@@ -514,6 +545,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             end_time: self.stats.end_time,
             execution: exec.save_master_state(),
             algorithm: self.algorithm.save()?,
+            scenario: self.scenario.as_ref().map(ScenarioPlayer::save),
         };
         let master = postcard::to_allocvec(&master)
             .map_err(|e| Error::Internal(format!("saving the master's state: {e}")))?;
@@ -552,6 +584,14 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         observers: &mut [O],
     ) -> Result<()> {
         let exec = self.exec.borrow_mut();
+        match (&mut self.scenario, master.scenario) {
+            (Some(player), Some(state)) => player.restore(state)?,
+            (None, None) => {}
+            _ => return Err(Error::Usage(
+                "the snapshot was taken with another scenario (or none) than this simulation plays"
+                    .into(),
+            )),
+        }
         exec.restore_master_state(master.time, master.execution)?;
         self.algorithm.restore(&master.algorithm)?;
         self.next_output = master.next_output;

@@ -318,6 +318,22 @@ impl VariableType {
     }
 
     /// True for Float32 and Float64: the types that are interpolated rather than held.
+    /// Whether the type is one of the integer types (enumerations included).
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            VariableType::Int8
+                | VariableType::UInt8
+                | VariableType::Int16
+                | VariableType::UInt16
+                | VariableType::Int32
+                | VariableType::UInt32
+                | VariableType::Int64
+                | VariableType::UInt64
+                | VariableType::Enumeration
+        )
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, VariableType::Float32 | VariableType::Float64)
     }
@@ -357,7 +373,7 @@ pub enum Initial {
 }
 
 /// A start value: scalar variables hold one element, FMI 3 arrays hold many (row-major).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum StartValue {
     Float(Vec<f64>),
     Int(Vec<i64>),
