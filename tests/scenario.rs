@@ -137,7 +137,7 @@ fn a_scenario_takes_effect_at_its_times_in_json_and_yaml_in_process_and_isolated
             "{summary}"
         );
         assert!(
-            summary.contains(": bias a.Int32_output with the integer 3 (")
+            summary.contains(": bias a.Int32_output with 3 (")
                 && summary.contains("scenario.json:6)"),
             "{summary}"
         );
@@ -214,4 +214,35 @@ fn bad_events_are_refused_before_the_start_with_file_and_line() {
             "{text}: refused before the run wrote anything"
         );
     }
+}
+
+#[test]
+fn the_summary_json_lists_the_events_that_took_effect() {
+    let dir = temp_dir();
+    let system = system(dir.path(), 3);
+    let scenario = dir.path().join("scenario.yaml");
+    std::fs::write(&scenario, YAML).expect("written");
+    let summary = dir.path().join("summary.json");
+    let out = dir.path().join("out.csv");
+    run(
+        &system,
+        &scenario,
+        &out,
+        &["--quiet", "--summary-json", &summary.display().to_string()],
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).expect("written")).expect("JSON");
+    assert_eq!(json["status"], "finished");
+    assert_eq!(json["steps"], 10);
+    let events = json["scenario"].as_array().expect("a list");
+    let actions: Vec<&str> = events.iter().filter_map(|e| e["action"].as_str()).collect();
+    assert_eq!(
+        actions,
+        ["override", "bias", "override", "override", "bias", "reset", "end"]
+    );
+    assert_eq!(events[1]["variable"], "a.Int32_output");
+    assert_eq!(events[1]["value"], "3");
+    assert!(events[1]["location"]
+        .as_str()
+        .is_some_and(|l| l.ends_with("scenario.yaml:9")));
 }

@@ -433,3 +433,47 @@ fn a_scenario_cut_or_restored_gives_the_batch_run_bit_for_bit() {
     assert_eq!(difference(&reference.rows, &rows.rows), None);
     assert_eq!(stats.scenario.len(), 4);
 }
+
+#[test]
+fn a_system_with_an_fmu_that_cannot_save_its_state_refuses_snapshots_naming_it() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let stateless = common::unpacked_with_edit(
+        "Oscillator",
+        2,
+        "canGetAndSetFMUstate=\"true\"",
+        "canGetAndSetFMUstate=\"false\"",
+    );
+    let serialisable = common::unpacked_with_edit(
+        "Oscillator",
+        2,
+        "canSerializeFMUstate=\"true\"",
+        "canSerializeFMUstate=\"false\"",
+    );
+    for (dir, needle) in [
+        (&stateless, "canGetAndSetFMUstate"),
+        (&serialisable, "canSerializeFMUstate"),
+    ] {
+        let request = RunRequest {
+            targets: vec![format!("osc={}", dir.path().display())],
+            overrides: Overrides {
+                stop: Some(0.1),
+                step: Some(0.01),
+                ..Overrides::default()
+            },
+            ..RunRequest::default()
+        };
+        let prepared = prepare(&request, &mut |_| {}).expect("prepares");
+        let none: &mut [Rows] = &mut [];
+        let mut simulation = Simulation::start(prepared.execution, none).expect("starts");
+        simulation.advance_to(0.05, none).expect("advances");
+        let error = match simulation.save() {
+            Err(error) => error,
+            Ok(snapshot) => simulation.to_bytes(&snapshot).expect_err("bytes refused"),
+        };
+        assert!(
+            error.to_string().contains("component \"osc\"") && error.to_string().contains(needle),
+            "{error}"
+        );
+        simulation.advance_to(0.1, none).expect("still usable");
+    }
+}

@@ -223,6 +223,11 @@ pub(crate) struct RunArgs {
     /// is checked before the start; those that took effect are listed in the summary.
     #[arg(long, value_name = "FILE")]
     pub(crate) scenario: Option<PathBuf>,
+    /// Write the run's summary as JSON to FILE (what ran, steps, rows, times, the real-time
+    /// figures, the scenario events that took effect), for programs and CI jobs; written also
+    /// for a run that fails, with the error.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) summary_json: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -328,6 +333,16 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
     let result = run_loop::run_with_scenario(&mut execution, player, &mut observers);
     drop(observers);
     progress.finish();
+    if let Some(path) = &args.summary_json {
+        write_summary_json(
+            path,
+            &name,
+            experiment,
+            &result,
+            pacing.as_ref(),
+            &output_file,
+        )?;
+    }
     let stats = result.inspect_err(|e| {
         if let Error::Simulation { time, .. } = e {
             say!("results up to t = {time} are in {}", output_file.display());
@@ -486,6 +501,60 @@ fn print_summary(
 }
 
 /// How a paced run kept pace, after the summary line.
+/// `--summary-json`: the run's figures (or its error) as one JSON object.
+fn write_summary_json(
+    path: &Path,
+    name: &str,
+    experiment: &Experiment,
+    result: &Result<cosimo::master::RunStatistics, Error>,
+    pacing: Option<&RealTime>,
+    output_file: &Path,
+) -> Result<(), Error> {
+    let mut summary = serde_json::json!({
+        "name": name,
+        "results": output_file.display().to_string(),
+        "start_time": experiment.start,
+        "stop_time": experiment.stop,
+    });
+    match result {
+        Ok(stats) => {
+            summary["status"] = "finished".into();
+            summary["end_time"] = stats.end_time.into();
+            summary["steps"] = stats.steps.into();
+            summary["rows"] = stats.rows.into();
+            summary["fmi_calls"] = stats.fmi_calls.into();
+            summary["wall_seconds"] = stats.wall_seconds.into();
+            summary["terminated_early"] = stats.terminated_early.into();
+            summary["real_time_factor"] = stats.real_time_factor(experiment.start).into();
+            summary["scenario"] = serde_json::to_value(&stats.scenario).unwrap_or_default();
+        }
+        Err(error) => {
+            summary["status"] = "failed".into();
+            summary["error"] = error.to_string().into();
+            if let Error::Simulation { time, .. } = error {
+                summary["end_time"] = (*time).into();
+            }
+        }
+    }
+    if let Some(pacing) = pacing {
+        let report = pacing.report();
+        summary["real_time"] = serde_json::json!({
+            "target_factor": report.target_factor,
+            "total_factor": report.total_factor,
+            "rolling_factor": report.rolling_factor,
+            "steps": report.steps,
+            "overruns": report.overruns,
+            "worst_lateness": report.worst_lateness,
+        });
+    }
+    let text = serde_json::to_string_pretty(&summary)
+        .map_err(|e| Error::Internal(format!("the summary as JSON: {e}")))?;
+    std::fs::write(path, text + "\n").map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// The scenario events that took effect, one line each.
 fn print_scenario(events: &[cosimo::master::scenario::AppliedEvent]) {
     let changes = events.iter().filter(|e| e.action != "end").count();

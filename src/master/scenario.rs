@@ -64,7 +64,7 @@ pub struct AppliedEvent {
     pub variable: String,
     /// override, bias, reset, or "end" (the scenario's end undid every change).
     pub action: String,
-    /// The value of an override or a bias, as written.
+    /// The value of an override or a bias, as the file writes it.
     pub value: Option<String>,
     /// `FILE:LINE` of the event.
     pub location: String,
@@ -227,7 +227,7 @@ impl ScenarioPlayer {
                 event_time: planned.event.time,
                 variable: self.names[planned.target].clone(),
                 action: planned.event.action.name().into(),
-                value: planned.event.action.value().map(ToString::to_string),
+                value: planned.event.action.value().map(plain),
                 location: self.scenario.location(&planned.event),
             });
             self.state.next += 1;
@@ -475,6 +475,16 @@ fn typed(
         }
     };
     Ok(repeat(single))
+}
+
+/// A value as the file writes it (`50.0`, `3`, `true`, `text`).
+fn plain(value: &ScenarioValue) -> String {
+    match value {
+        ScenarioValue::Float(x) => format!("{x:?}"),
+        ScenarioValue::Integer(i) => i.to_string(),
+        ScenarioValue::Boolean(b) => b.to_string(),
+        ScenarioValue::String(s) => s.clone(),
+    }
 }
 
 /// An override's value as the master's coupling number (Booleans 0 / 1).
