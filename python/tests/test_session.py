@@ -208,3 +208,17 @@ def test_a_scenario_plays_in_simulate_and_in_a_session_as_on_the_command_line(tm
         bad = tmp_path / "bad.json"
         bad.write_text('{"events": [{"time": 0.1, "model": "x", "variable": "y", "action": "reset"}]}')
         cosimo.simulate(example, scenario=str(bad))
+
+
+def test_the_gymnasium_style_example_runs_and_its_episodes_repeat():
+    import runpy
+
+    example = runpy.run_path(str(ROOT / "docs" / "session-example.py"))
+    env = example["TwoMassDamping"]()
+    try:
+        first = example["episode"](env, lambda _obs: 50.0)
+        again = example["episode"](env, lambda _obs: 50.0)
+        assert first == again, "every reset restores the same snapshot"
+        assert first > example["episode"](env, lambda _obs: 0.0), "damping helps"
+    finally:
+        env.close()
