@@ -477,3 +477,19 @@ fn a_system_with_an_fmu_that_cannot_save_its_state_refuses_snapshots_naming_it()
         simulation.advance_to(0.1, none).expect("still usable");
     }
 }
+
+#[test]
+fn snapshot_bytes_of_another_system_are_refused() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus");
+    let none: &mut [Rows] = &mut [];
+    let mut two_mass = two_mass();
+    two_mass.advance_to(0.1, none).expect("advances");
+    let snapshot = two_mass.save().expect("saves");
+    let bytes = two_mass.to_bytes(&snapshot).expect("serialises");
+    let other = prepared(&root.join("two-mass-force-displacement.json"), &Overrides::default());
+    let mut other = Simulation::start(other.execution, none).expect("starts");
+    let error = other.restore_bytes(&bytes, none).expect_err("another system");
+    assert!(error.to_string().contains("another system"), "{error}");
+    other.advance_to(0.1, none).expect("still usable");
+}

@@ -222,3 +222,13 @@ def test_the_gymnasium_style_example_runs_and_its_episodes_repeat():
         assert first > example["episode"](env, lambda _obs: 0.0), "damping helps"
     finally:
         env.close()
+
+
+def test_arrays_are_set_and_read_whole():
+    with cosimo.Session(fmu("Feedthrough", 3), stop_time=1.0, step_size=0.1) as session:
+        values = np.arange(6, dtype=np.float64) + 0.5
+        session.set({"Float64_array_input": values})
+        session.step()
+        assert session.get("Float64_array_output") == list(values)
+        with pytest.raises(cosimo.UsageError, match="element"):
+            session.set({"Float64_array_input": [1.0, 2.0]})

@@ -489,6 +489,11 @@ pub const MAX_POINTS: usize = 1000;
 
 /// Why `points` per axis are too many, if they are.
 pub fn check_points(points: usize) -> std::result::Result<(), String> {
+    if points < 2 {
+        return Err(format!(
+            "at least 2 points per axis, not {points} (a map or a scan needs both ends of its range)"
+        ));
+    }
     if points > MAX_POINTS {
         return Err(format!(
             "at most {MAX_POINTS} points per axis, not {points} (a map of {MAX_POINTS} x {MAX_POINTS} points is already a million one-step maps); choose fewer points"

@@ -51,6 +51,13 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
             "--y-min and --y-max clip the value axis together: give both or neither".into(),
         ));
     }
+    if let Some((lo, hi)) = args.y_min.zip(args.y_max) {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return Err(Error::Usage(format!(
+                "--y-min {lo} --y-max {hi}: the value axis needs finite bounds with --y-min below --y-max"
+            )));
+        }
+    }
     if args.labels.len() > args.files.len() {
         return Err(Error::Usage(format!(
             "{} --label for {} result files: give one label per file at most",
