@@ -1589,7 +1589,8 @@ fn inspect_and_run_take_an_fmu_with_an_empty_unit_name() {
         1,
         "should warn once with\n  {expected}\nbut said:\n{stderr}"
     );
-    assert!(dir.path().join("Dahlquist_out.csv").is_file());
+    // Named after the FMU's file, as FMPy names it, not after its modelName.
+    assert!(dir.path().join("empty-unit_out.csv").is_file());
 
     // FMI 3, an unpacked folder.
     unpack_edited(

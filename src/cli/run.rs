@@ -156,7 +156,8 @@ pub(crate) struct RunArgs {
     /// space-separated values in one cell.
     #[arg(long)]
     pub(crate) input_file: Option<PathBuf>,
-    /// Where to write the results (default: <model name>_out.csv in the current folder).
+    /// Where to write the results (default: <FMU file name>_out.csv, or <system file
+    /// name>_out.csv, in the current folder, as FMPy names them).
     #[arg(long)]
     pub(crate) output_file: Option<PathBuf>,
     /// Variable to record (repeatable; in systems component.NAME; default: every output).
@@ -306,7 +307,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
     let output_file = args
         .output_file
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{name}_out.csv")));
+        .unwrap_or_else(|| default_output(args, &name, single_fmu));
     let sources: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
     refuse_overwriting(&output_file, &sources, args)?;
     let lines = progress_lines(args)?;
@@ -501,6 +502,19 @@ fn print_summary(
 }
 
 /// How a paced run kept pace, after the summary line.
+/// The default results file: named after the FMU's (or the system's) file, as FMPy does (a
+/// model name may hold spaces or a `/`).
+fn default_output(args: &RunArgs, name: &str, single_fmu: bool) -> PathBuf {
+    let stem = single_fmu
+        .then(|| args.targets.first())
+        .flatten()
+        .map(|target| Path::new(target.trim_end_matches('/')))
+        .and_then(Path::file_stem)
+        .and_then(|s| s.to_str())
+        .unwrap_or(name);
+    PathBuf::from(format!("{stem}_out.csv"))
+}
+
 /// `--summary-json`: the run's figures (or its error) as one JSON object.
 fn write_summary_json(
     path: &Path,
