@@ -126,7 +126,8 @@ fn step_case(dir: &Path, time_tolerance: f64, height: f64) -> PathBuf {
         &fmu("Feedthrough", 3),
         &format!(
             ", \"experiment\": {{ \"startTime\": 0, \"stopTime\": 1, \"stepSize\": 0.01 }}, \
-             \"tolerance\": {{ \"abs\": 0.01, \"time\": {time_tolerance} }}"
+             \"tolerance\": {{ \"abs\": 0.01, \"time\": {time_tolerance} }}, \
+             \"compareAt\": \"all\""
         ),
         &[("input.csv", input), ("reference.csv", reference)],
     )
@@ -176,7 +177,11 @@ fn discrete_signals_match_exactly_with_a_time_tolerance_at_switches() {
     let stair = fmu("Stair", 2);
     // The reference switches 0.1 s late; a 0.15 s time tolerance covers it, 0.05 s does not.
     let late = stair_csv(0.1, None);
-    let settings = |time: f64| format!(", \"signals\": {{ \"counter\": {{ \"time\": {time} }} }}");
+    // The reference is a polyline of the solution (each switch two rows): compared at every
+    // result row too, so that a switch between the reference's rows is seen.
+    let settings = |time: f64| {
+        format!(", \"signals\": {{ \"counter\": {{ \"time\": {time} }} }}, \"compareAt\": \"all\"")
+    };
     let pass = case(
         dir.path(),
         "late-ok",
@@ -242,9 +247,25 @@ fn a_reference_on_another_time_grid_is_interpolated() {
         "--json".as_ref(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let signal = &json_report(&out)["cases"][0]["signals"][0];
-    // Every result row and every reference row is checked.
-    assert_eq!(signal["points"].as_u64(), Some(101 + 35));
+    let case = &json_report(&out)["cases"][0];
+    // At the reference's 37 rows: the run took a communication point at each of the 35 that
+    // are not on its 0.1 s output grid, so none was interpolated.
+    assert_eq!(case["signals"][0]["points"].as_u64(), Some(37));
+    assert_eq!(case["compared"]["at"], "reference");
+    assert_eq!(case["compared"]["times"], 37);
+    assert_eq!(case["compared"]["interpolated"], 0);
+    // The earlier default: every result row and every reference row.
+    let out = cosimo([
+        Path::new("check").as_os_str(),
+        folder.as_os_str(),
+        "--json".as_ref(),
+        "--compare-at".as_ref(),
+        "all".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let case = &json_report(&out)["cases"][0];
+    assert_eq!(case["signals"][0]["points"].as_u64(), Some(101 + 35));
+    assert_eq!(case["compared"]["at"], "all");
 }
 
 #[test]
@@ -262,6 +283,8 @@ fn missing_reference_columns_fail_and_extra_result_columns_are_listed() {
         Path::new("check").as_os_str(),
         folder.as_os_str(),
         "--json".as_ref(),
+        "--stop-time".as_ref(),
+        "10".as_ref(),
         "--time-tol".as_ref(),
         "100".as_ref(),
         "--abs-tol".as_ref(),

@@ -780,6 +780,7 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
         results: path("results")?,
         isolate: flag(request, "isolate")?,
         worker,
+        compare_at: None,
     })
 }
 

@@ -65,7 +65,6 @@ pub(crate) struct CheckArgs {
     /// Keep the simulation results in DIR (default: a temporary folder).
     #[arg(long, value_name = "DIR")]
     pub(crate) results: Option<PathBuf>,
-    /// Print no summary.
     /// Host every FMU in its own worker process: a case whose FMU crashes fails alone, with
     /// the signal in its report, and the other cases run.
     #[arg(long)]
@@ -77,8 +76,24 @@ pub(crate) struct CheckArgs {
     /// Memory limit of each worker process, e.g. 512M or 2G.
     #[arg(long, value_name = "SIZE")]
     pub(crate) worker_memory: Option<String>,
+    /// Where to compare: `reference` (default) at the reference's own time points, the run
+    /// taking a communication point at each one between its output points; `all` at every
+    /// result row against a straight line between the reference's rows, and at every
+    /// reference row (the earlier default, which fails a correct FMU against a coarse reference).
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub(crate) compare_at: Option<CompareAtArg>,
+    /// Print no summary.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+}
+
+/// `--compare-at`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum CompareAtArg {
+    /// At the reference's time points.
+    Reference,
+    /// At every result row and every reference row.
+    All,
 }
 
 pub(crate) fn check_command(args: &CheckArgs) -> ExitCode {
@@ -112,6 +127,10 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
         results: args.results.clone(),
         isolate: args.isolate,
         worker: super::run::worker_options(args.call_timeout, args.worker_memory.as_deref())?,
+        compare_at: args.compare_at.map(|at| match at {
+            CompareAtArg::Reference => cosimo::results::compare::CompareAt::Reference,
+            CompareAtArg::All => cosimo::results::compare::CompareAt::All,
+        }),
     };
     let report = check_targets(&request, &mut |warning| say!("warning: {warning}"))?;
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));

@@ -37,7 +37,11 @@ pub(crate) fn validate_command(args: &ValidateArgs) -> ExitCode {
 fn validate_and_print(args: &ValidateArgs) -> Result<u8, Error> {
     use cosimo::fmu::validate::{has_errors, validate, Severity};
     let findings = match validate(&args.fmu) {
-        Ok(findings) => findings,
+        // The FMI-LS-REF data too: `cosimo check` compares the FMU with it.
+        Ok(mut findings) => {
+            findings.extend(cosimo::results::reference::ls_ref_findings(&args.fmu));
+            findings
+        }
         Err(error) => {
             // Whatever went wrong reading the FMU, it is the input that is bad.
             say!("error: {error}");

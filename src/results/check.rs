@@ -5,17 +5,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::compare::{
-    compare, CompareOptions, Comparison, SignalKind, SignalTable, ToleranceSettings,
+    compare_at, CompareAt, CompareOptions, Comparison, SignalKind, SignalTable, ToleranceSettings,
 };
-use super::reference::{ls_reference, Case, ModelKind};
+use super::reference::{checked_ls_reference, covers, Case, ModelKind};
 use super::report::{CaseReport, CheckReport};
 use super::CsvWriter;
+use crate::fmu::description::StartValue;
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
 use crate::fmu::worker::WorkerOptions;
 use crate::fmu::Fmu;
 use crate::master::execution::{Execution, RunOptions};
-use crate::master::run::run;
+use crate::master::record::{Cell, Row};
+use crate::master::run::Observer;
+use crate::master::simulation::{Advanced, Simulation};
 use crate::settings::{Labels, Overrides};
 use crate::system::ssp::SspPackage;
 use crate::system::{config, Endpoint, System};
@@ -36,6 +39,8 @@ pub struct CaseOptions {
     pub isolate: bool,
     /// How worker processes are started and watched (a call timeout isolates every FMU).
     pub worker: WorkerOptions,
+    /// Where to compare (wins over the case's `compareAt`; default: the reference's times).
+    pub compare_at: Option<CompareAt>,
 }
 
 /// Simulate `case` into `result_file` and compare the result with its reference. When the
@@ -61,6 +66,23 @@ pub fn simulate_and_compare(
         signals: settings.signals.clone(),
         keep_traces: options.keep_traces,
     };
+    let at = options
+        .compare_at
+        .or(settings.compare_at)
+        .unwrap_or_default();
+    // The run must cover what the reference is compared over; a reference that stops early
+    // (or has one row) would leave the rest of the run unchecked and turn CI green.
+    let refuse_short = |shown: &str, reference: &SignalTable, start: f64, stop: f64| {
+        covers(reference.time(), start, stop).map_err(|message| {
+            Error::Usage(format!(
+                "{}: {shown}: {message}: the rest of the run would go unchecked; give a \
+                 reference that covers the run, or narrow the compared span with --start-time \
+                 / --stop-time (or \"experiment\" in {})",
+                case.model.display(),
+                super::reference::SETTINGS_FILE
+            ))
+        })
+    };
     let no_reference = || {
         Error::Usage(format!(
             "{}: no reference results; give --reference, put reference.csv (or *_ref.csv) in \
@@ -74,30 +96,44 @@ pub fn simulate_and_compare(
             let fmu = Arc::new(Fmu::open(&case.model)?);
             let md = fmu.description().clone();
             let mut input = case.input.clone();
-            let reference_path = match &case.reference {
-                Some(path) => path.clone(),
+            let (reference, shown) = match &case.reference {
+                Some(path) => (SignalTable::read(path)?, path.display().to_string()),
                 None => {
-                    let own = ls_reference(fmu.archive().root())?.ok_or_else(no_reference)?;
-                    if input.is_none() {
-                        input = own.inputs.first().cloned();
-                    }
-                    let path = own.results.first().cloned().ok_or_else(|| {
+                    let broken = |e: Error| {
                         Error::Usage(format!(
-                            "{}: the FMU's FMI-LS-REF manifest lists no file with role=\"result\"",
+                            "{}: broken FMI-LS-REF data: {e}",
                             case.model.display()
                         ))
-                    })?;
+                    };
+                    let (_, mut tables) = checked_ls_reference(fmu.archive().root(), &md)
+                        .map_err(broken)?
+                        .ok_or_else(no_reference)?;
+                    let inputs_at = tables
+                        .iter()
+                        .position(|(e, _)| e.role.as_deref() == Some("input"));
+                    if input.is_none() {
+                        input = inputs_at.map(|i| tables[i].0.path.clone());
+                    }
+                    if tables
+                        .first()
+                        .is_none_or(|(e, _)| e.role.as_deref() != Some("result"))
+                    {
+                        return Err(broken(Error::Usage(format!(
+                            "{}/{}: no <Related> entry with role=\"result\"",
+                            super::reference::LS_REF_FOLDER,
+                            super::reference::LS_REF_MANIFEST
+                        ))));
+                    }
+                    let (entry, table) = tables.swap_remove(0);
                     *reference_used = Some(format!(
                         "{} (FMI-LS-REF: {})",
                         case.model.display(),
-                        path.strip_prefix(fmu.archive().root())
-                            .unwrap_or(&path)
-                            .display()
+                        entry.source
                     ));
-                    path
+                    let shown = format!("its FMI-LS-REF reference {entry}");
+                    (table, shown)
                 }
             };
-            let reference = SignalTable::read(&reference_path)?;
 
             let mut start_values = Vec::new();
             for (name, value) in &settings.start_values {
@@ -120,6 +156,22 @@ pub fn simulate_and_compare(
                 }
             }
             let system = System::single_fmu(&case.model, &md, start_values, &overrides)?;
+            refuse_short(
+                &shown,
+                &reference,
+                system.experiment.start,
+                system.experiment.stop,
+            )?;
+            // An FMU's outputs between its communication points are unknown (a straight line
+            // between rows is not the FMU's answer where an output jumps or is sampled): at the
+            // reference's times that fall between output points, the run takes a communication
+            // point and records a row. Input-driven runs are left on their grid (an input set
+            // at a step's start would show in feedthrough outputs read between points).
+            let land: Vec<f64> = if at == CompareAt::Reference && input.is_none() {
+                reference.time().to_vec()
+            } else {
+                Vec::new()
+            };
             let run_options = RunOptions {
                 record,
                 bare_names: true,
@@ -133,14 +185,19 @@ pub fn simulate_and_compare(
                 worker: options.worker.clone(),
                 ..RunOptions::default()
             };
-            simulate(&system, &run_options, result_file)?;
+            simulate(&system, &run_options, result_file, &land)?;
             let result = SignalTable::read(result_file)?;
-            Ok(compare(&reference, &result, &compare_options, &|column| {
-                md.variable(column).map(|v| kind_of_type(v.var_type))
-            }))
+            Ok(compare_at(
+                &reference,
+                &result,
+                &compare_options,
+                at,
+                &|column| md.variable(column).map(|v| kind_of_type(v.var_type)),
+            ))
         }
         ModelKind::System | ModelKind::Ssp => {
-            let reference = SignalTable::read(case.reference.as_ref().ok_or_else(no_reference)?)?;
+            let reference_path = case.reference.as_ref().ok_or_else(no_reference)?;
+            let reference = SignalTable::read(reference_path)?;
             if case.input.is_some() {
                 return Err(Error::Usage(format!(
                     "{}: input files drive single FMUs; a system's inputs come from its \
@@ -168,19 +225,34 @@ pub fn simulate_and_compare(
                 .apply(&system.experiment, labels)
                 .map_err(|m| in_model(Error::Usage(m)))?;
             set_start_values(&mut system, &settings.start_values)?;
+            refuse_short(
+                &reference_path.display().to_string(),
+                &reference,
+                system.experiment.start,
+                system.experiment.stop,
+            )?;
             let run_options = RunOptions {
                 isolate: options.isolate,
                 worker: options.worker.clone(),
                 ..RunOptions::default()
             };
-            let descriptions = simulate(&system, &run_options, result_file).map_err(in_model)?;
+            // A system's communication points stay the system's: extra points would change the
+            // coupling's numerics. Reference times between output points are interpolated.
+            let descriptions =
+                simulate(&system, &run_options, result_file, &[]).map_err(in_model)?;
             let result = SignalTable::read(result_file)?;
-            Ok(compare(&reference, &result, &compare_options, &|column| {
-                descriptions.iter().find_map(|(prefix, md)| {
-                    let name = column.strip_prefix(prefix.as_str())?;
-                    md.variable(name).map(|v| kind_of_type(v.var_type))
-                })
-            }))
+            Ok(compare_at(
+                &reference,
+                &result,
+                &compare_options,
+                at,
+                &|column| {
+                    descriptions.iter().find_map(|(prefix, md)| {
+                        let name = column.strip_prefix(prefix.as_str())?;
+                        md.variable(name).map(|v| kind_of_type(v.var_type))
+                    })
+                },
+            ))
         }
     }
 }
@@ -188,16 +260,117 @@ pub fn simulate_and_compare(
 type Descriptions = Vec<(String, Arc<crate::fmu::ModelDescription>)>;
 
 /// Run `system` into `result_file`; the column prefix and model description per component.
-fn simulate(system: &System, options: &RunOptions, result_file: &Path) -> Result<Descriptions> {
+/// The run also lands on each time of `land` inside it that is not an output point, and
+/// records a row there.
+fn simulate(
+    system: &System,
+    options: &RunOptions,
+    result_file: &Path,
+    land: &[f64],
+) -> Result<Descriptions> {
     let mut execution = Execution::instantiate(system, options)?;
-    let mut writer = CsvWriter::create(result_file, &execution.column_names())?;
-    run(&mut execution, &mut [&mut writer])?;
-    Ok(execution
+    let columns = execution.column_names();
+    let descriptions = execution
         .resolved
         .components
         .iter()
         .map(|c| (format!("{}.", c.name), c.description.clone()))
-        .collect())
+        .collect();
+    let mut writer = CsvWriter::create(result_file, &columns)?;
+    let last_row = std::cell::Cell::new(f64::NAN);
+    let mut last = LastRow(&last_row);
+    let mut observers: [&mut dyn Observer; 2] = [&mut writer, &mut last];
+    let mut simulation = Simulation::start(&mut execution, &mut observers)?;
+    let stop = simulation.grid().stop;
+    let advanced = land_on(&mut simulation, &mut observers, &columns, land, &last_row)
+        .and_then(|()| simulation.advance_to(stop, &mut observers).map(|_| ()));
+    match advanced {
+        Ok(()) => {
+            simulation.finish(&mut observers)?;
+        }
+        Err(error) => {
+            // The error is the news; finishing a failed simulation only tidies up.
+            let _ = simulation.finish(&mut observers);
+            return Err(error);
+        }
+    }
+    Ok(descriptions)
+}
+
+/// Remembers the time of the last row delivered.
+struct LastRow<'a>(&'a std::cell::Cell<f64>);
+
+impl Observer for LastRow<'_> {
+    fn row(&mut self, row: &Row) -> Result<()> {
+        self.0.set(row.time);
+        Ok(())
+    }
+}
+
+/// Advance through the times of `land` (in order; those outside the run are skipped),
+/// recording a row at each one where the output grid did not.
+fn land_on(
+    simulation: &mut Simulation<&mut Execution>,
+    observers: &mut [&mut dyn Observer; 2],
+    columns: &[String],
+    land: &[f64],
+    last_row: &std::cell::Cell<f64>,
+) -> Result<()> {
+    let grid = simulation.grid();
+    let near = |a: f64, b: f64| (a - b).abs() <= grid.tolerance(b);
+    for &t in land {
+        let now = simulation.time();
+        if t <= now || near(t, now) || t >= grid.stop || near(t, grid.stop) {
+            continue;
+        }
+        if simulation.advance_to(t, observers)? == Advanced::Ended {
+            return Ok(());
+        }
+        let now = simulation.time();
+        if near(last_row.get(), now) {
+            continue;
+        }
+        let mut cells = Vec::with_capacity(columns.len());
+        for column in columns {
+            cells.push(cell_of(simulation.get(column)?));
+        }
+        let row = Row { time: now, cells };
+        for observer in observers.iter_mut() {
+            observer.row(&row)?;
+        }
+    }
+    Ok(())
+}
+
+/// A value read by name as the cell a recorded row holds.
+fn cell_of(value: StartValue) -> Cell {
+    fn one<T: Copy + ToString>(values: &[T], scalar: impl Fn(T) -> Cell) -> Cell {
+        match values {
+            [x] => scalar(*x),
+            _ => Cell::Text(
+                values
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+        }
+    }
+    match value {
+        StartValue::Float(v) if v.len() == 1 => Cell::Float(v[0]),
+        StartValue::Float(v) => Cell::Floats(v),
+        StartValue::Int(v) => one(&v, Cell::Int),
+        StartValue::UInt(v) => one(&v, Cell::UInt),
+        StartValue::Bool(v) => one(&v, Cell::Bool),
+        StartValue::String(v) => Cell::Text(v.join(" ")),
+        StartValue::Binary(mut v) if v.len() == 1 => Cell::Bytes(v.remove(0)),
+        StartValue::Binary(v) => Cell::Text(
+            v.iter()
+                .map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    }
 }
 
 /// The case's `startValues` (`component.NAME`) on top of the system's.
@@ -265,6 +438,9 @@ pub struct CheckRequest {
     pub isolate: bool,
     /// How worker processes are started and watched.
     pub worker: WorkerOptions,
+    /// Where to compare, for every case (default: each case's own, else the reference's
+    /// time points).
+    pub compare_at: Option<CompareAt>,
 }
 
 /// Collect the cases of `request`, run and compare each: the report of all of them (a case
@@ -368,6 +544,7 @@ fn check_case(
         keep_traces: args.plot.is_some(),
         isolate: args.isolate,
         worker: worker.clone(),
+        compare_at: args.compare_at,
     };
     let simulated = simulate_and_compare(case, &options, &result_file, &mut reference_used);
     match simulated {

@@ -18,9 +18,19 @@
 //! convex / concave in `s`, so the extremes over the window lie at its ends or at rows. A
 //! step that comes up to `dt` earlier or later stays inside; a wrong amplitude does not.
 //!
-//! The result is checked at its own rows and, linearly interpolated, at the reference's rows,
-//! so neither grid has to match the other. A discrete result value at `t` must equal one of
-//! the values the (held) reference takes in `[t - dt, t + dt]`.
+//! # Where
+//!
+//! By default ([`CompareAt::Reference`]) the result is checked at the reference's own time
+//! points: a vendor's reference with 1 s rows says nothing about the values between its rows,
+//! so a straight line between them is no yardstick for a result with 0.01 s rows. At each
+//! reference time the result's row at that time is taken (`cosimo check` makes the run write
+//! one there); a result without such a row is interpolated (linearly; discrete values held),
+//! and the comparison counts those points. [`CompareAt::All`] also checks every result row
+//! against the reference's polyline (the behaviour before the default changed), for
+//! references whose rows are dense enough to be a polyline of the solution.
+//!
+//! A discrete result value at `t` must equal one of the values the (held) reference takes in
+//! `[t - dt, t + dt]`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,6 +72,81 @@ pub struct CompareOptions {
     pub signals: BTreeMap<String, SignalSettings>,
     /// Keep the tube of failing signals for plotting.
     pub keep_traces: bool,
+}
+
+/// Where a result is compared with its reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompareAt {
+    /// At the reference's time points inside the result (the default).
+    #[default]
+    Reference,
+    /// At every result row against the reference's polyline, and at every reference row.
+    All,
+}
+
+/// The time points a comparison checked.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComparedPoints {
+    /// Where it compared.
+    pub at: CompareAt,
+    /// Distinct times checked.
+    pub times: usize,
+    /// Of those, reference times without a result row there (the result interpolated).
+    pub interpolated: usize,
+    /// The first time checked.
+    pub start: f64,
+    /// The last time checked.
+    pub end: f64,
+}
+
+impl std::fmt::Display for ComparedPoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.times == 1 { "" } else { "s" };
+        match self.at {
+            CompareAt::Reference => write!(
+                f,
+                "compared at the reference's {} time point{s}",
+                self.times
+            )?,
+            CompareAt::All => write!(
+                f,
+                "compared at {} time point{s} (every result row and every reference row)",
+                self.times
+            )?,
+        }
+        if self.times > 0 {
+            write!(
+                f,
+                ", t = {} to {}",
+                super::report::short(self.start),
+                super::report::short(self.end)
+            )?;
+        }
+        if self.interpolated > 0 {
+            write!(
+                f,
+                "; {} of them between result rows (the result interpolated)",
+                self.interpolated
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// How much of its tolerance a signal used at its closest point to the limit.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToleranceShare {
+    /// |result - reference| over the tolerance there (1: on the edge; above 1: outside).
+    pub share: f64,
+    /// |result - reference| at that point.
+    pub deviation: f64,
+    /// The tolerance there: the tube's half-width on the result's side of the reference.
+    pub tolerance: f64,
+    /// When [s].
+    pub time: f64,
 }
 
 /// How a signal is compared.
@@ -322,6 +407,9 @@ pub struct SignalComparison {
     pub max_deviation_time: Option<f64>,
     /// Largest distance outside the tube (0 when inside everywhere).
     pub max_excess: f64,
+    /// The point where the signal came closest to (or went furthest beyond) its tolerance, as a
+    /// share of it (continuous signals).
+    pub tolerance_share: Option<ToleranceShare>,
     /// The signal's value scale `max(abs, rel max|r|, range (r_max - r_min))`, for ranking.
     pub scale: f64,
     /// Why the signal failed besides values (e.g. the result ends early).
@@ -363,6 +451,8 @@ pub struct Comparison {
     pub missing: Vec<String>,
     /// Result columns the reference does not have (not compared).
     pub extra: Vec<String>,
+    /// The time points checked.
+    pub points: Option<ComparedPoints>,
 }
 
 impl Comparison {
@@ -379,10 +469,13 @@ impl Comparison {
         if let Some(worst) = failing.max_by(by) {
             return Some(worst);
         }
-        self.signals.iter().max_by(|a, b| {
-            (a.max_deviation / a.scale.max(f64::MIN_POSITIVE))
-                .total_cmp(&(b.max_deviation / b.scale.max(f64::MIN_POSITIVE)))
-        })
+        let used = |s: &SignalComparison| match s.tolerance_share {
+            Some(share) => share.share,
+            None => s.max_deviation / s.scale.max(f64::MIN_POSITIVE),
+        };
+        self.signals
+            .iter()
+            .max_by(|a, b| used(a).total_cmp(&used(b)))
     }
 
     /// The earliest violation of any signal.
@@ -394,16 +487,32 @@ impl Comparison {
     }
 }
 
-/// Compare `result` with `reference`. `kind_of(column)` says how a result column is to be
-/// compared when the caller knows (from the variable's type); otherwise numbers are
-/// continuous and Booleans / text discrete; per-signal settings override both.
+/// Compare `result` with `reference` at every result row and every reference row
+/// ([`CompareAt::All`]); see [`compare_at`].
 pub fn compare(
     reference: &SignalTable,
     result: &SignalTable,
     options: &CompareOptions,
     kind_of: &dyn Fn(&str) -> Option<SignalKind>,
 ) -> Comparison {
-    let mut comparison = Comparison::default();
+    compare_at(reference, result, options, CompareAt::All, kind_of)
+}
+
+/// Compare `result` with `reference` at the points `at` chooses. `kind_of(column)` says how a
+/// result column is to be compared when the caller knows (from the variable's type);
+/// otherwise numbers are continuous and Booleans / text discrete; per-signal settings
+/// override both.
+pub fn compare_at(
+    reference: &SignalTable,
+    result: &SignalTable,
+    options: &CompareOptions,
+    at: CompareAt,
+    kind_of: &dyn Fn(&str) -> Option<SignalKind>,
+) -> Comparison {
+    let mut comparison = Comparison {
+        points: compared_points(reference.time(), result.time(), at),
+        ..Comparison::default()
+    };
     for r in reference.signals() {
         let settings = options
             .signals
@@ -434,6 +543,7 @@ pub fn compare(
             &tolerance,
             (reference.time(), &r.values),
             (result.time(), &y.values),
+            at,
             options.keep_traces,
         ));
     }
@@ -452,6 +562,7 @@ pub fn compare_signal(
     settings: &ToleranceSettings,
     reference: (&[f64], &Values),
     result: (&[f64], &Values),
+    at: CompareAt,
     keep_trace: bool,
 ) -> SignalComparison {
     let (rt, rv) = reference;
@@ -477,6 +588,7 @@ pub fn compare_signal(
         max_deviation: 0.0,
         max_deviation_time: None,
         max_excess: 0.0,
+        tolerance_share: None,
         scale: tolerance.abs,
         message: None,
         trace: None,
@@ -490,18 +602,7 @@ pub fn compare_signal(
         out.message = Some("the result has no rows".into());
         return out;
     };
-    let mut checks: Vec<(f64, Probe)> = Vec::new();
-    for (k, &t) in yt.iter().enumerate() {
-        if t >= start - eps && t <= end + eps {
-            checks.push((t, Probe::Row(k)));
-        }
-    }
-    for &t in rt {
-        if t >= y_first - eps && t <= y_last + eps && !near_any(yt, t, eps) {
-            checks.push((t, Probe::Interpolate));
-        }
-    }
-    checks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let checks = checked_points(rt, yt, at, eps);
 
     if y_last < end - tolerance.time - eps || y_first > start + tolerance.time + eps {
         out.passed = false;
@@ -551,6 +652,25 @@ pub fn compare_signal(
                 {
                     out.max_deviation = deviation;
                     out.max_deviation_time = Some(t);
+                }
+                let allowed = if value >= reference {
+                    upper - reference
+                } else {
+                    reference - lower
+                };
+                let share = match deviation {
+                    d if d.is_nan() => f64::INFINITY,
+                    0.0 => 0.0,
+                    d if allowed > 0.0 => d / allowed,
+                    _ => f64::INFINITY,
+                };
+                if out.tolerance_share.is_none_or(|s| share > s.share) {
+                    out.tolerance_share = Some(ToleranceShare {
+                        share,
+                        deviation,
+                        tolerance: allowed.max(0.0),
+                        time: t,
+                    });
                 }
                 let excess = (value - upper).max(lower - value).max(0.0);
                 let outside = !(value >= lower && value <= upper);
@@ -671,8 +791,75 @@ enum Probe {
 }
 
 fn near_any(sorted: &[f64], t: f64, eps: f64) -> bool {
-    let i = sorted.partition_point(|&s| s < t - eps);
-    i < sorted.len() && sorted[i] <= t + eps
+    row_at(sorted, t, eps).is_some()
+}
+
+/// The last row within `eps` of `t` (after an event, the row after it).
+fn row_at(sorted: &[f64], t: f64, eps: f64) -> Option<usize> {
+    let after = sorted.partition_point(|&s| s <= t + eps);
+    (after > 0 && sorted[after - 1] >= t - eps).then(|| after - 1)
+}
+
+/// The times checked and where each value comes from, in time order.
+fn checked_points(rt: &[f64], yt: &[f64], at: CompareAt, eps: f64) -> Vec<(f64, Probe)> {
+    let (Some(&start), Some(&end), Some(&y_first), Some(&y_last)) =
+        (rt.first(), rt.last(), yt.first(), yt.last())
+    else {
+        return Vec::new();
+    };
+    let mut checks: Vec<(f64, Probe)> = Vec::new();
+    let inside_result = |t: f64| t >= y_first - eps && t <= y_last + eps;
+    match at {
+        CompareAt::All => {
+            for (k, &t) in yt.iter().enumerate() {
+                if t >= start - eps && t <= end + eps {
+                    checks.push((t, Probe::Row(k)));
+                }
+            }
+            for &t in rt {
+                if inside_result(t) && !near_any(yt, t, eps) {
+                    checks.push((t, Probe::Interpolate));
+                }
+            }
+            checks.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        CompareAt::Reference => {
+            for (i, &t) in rt.iter().enumerate() {
+                // A repeated time (an event) is one point: the tube holds both sides.
+                if (i > 0 && rt[i - 1] >= t - eps) || !inside_result(t) {
+                    continue;
+                }
+                let probe = row_at(yt, t, eps).map_or(Probe::Interpolate, Probe::Row);
+                checks.push((t, probe));
+            }
+        }
+    }
+    checks
+}
+
+/// The points a comparison of tables with these time columns checks.
+fn compared_points(rt: &[f64], yt: &[f64], at: CompareAt) -> Option<ComparedPoints> {
+    let duration = rt.last()? - rt.first()?;
+    let eps = 1e-9 * duration.abs().max(1.0);
+    let checks = checked_points(rt, yt, at, eps);
+    let mut times = 0;
+    let mut previous = f64::NEG_INFINITY;
+    for &(t, _) in &checks {
+        if t > previous + eps {
+            times += 1;
+            previous = t;
+        }
+    }
+    Some(ComparedPoints {
+        at,
+        times,
+        interpolated: checks
+            .iter()
+            .filter(|(_, p)| matches!(p, Probe::Interpolate))
+            .count(),
+        start: checks.first().map_or(f64::NAN, |c| c.0),
+        end: checks.last().map_or(f64::NAN, |c| c.0),
+    })
 }
 
 fn min_max(values: &[f64]) -> (f64, f64) {

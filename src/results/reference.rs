@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::compare::{SignalSettings, ToleranceSettings};
+use super::compare::{CompareAt, SignalSettings, SignalTable, ToleranceSettings};
 use crate::error::{Error, Result};
 
 /// The folder of FMI-LS-REF inside an FMU.
@@ -24,22 +24,52 @@ pub struct LsReference {
     pub results: Vec<PathBuf>,
     /// Files with `role="input"`.
     pub inputs: Vec<PathBuf>,
+    /// Every `<Related>` entry, in the manifest's order.
+    pub entries: Vec<LsEntry>,
 }
 
-/// The FMI-LS-REF reference inside the FMU unpacked at `root`, if it has one.
+/// One `<Related>` entry of an FMI-LS-REF manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LsEntry {
+    /// The `source` attribute: a path inside the FMI-LS-REF folder.
+    pub source: String,
+    /// The `role` attribute (`result`, `input`, ...).
+    pub role: Option<String>,
+    /// The file on disk.
+    pub path: PathBuf,
+}
+
+impl std::fmt::Display for LsEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<Related source=\"{}\"", self.source)?;
+        if let Some(role) = &self.role {
+            write!(f, " role=\"{role}\"")?;
+        }
+        write!(f, ">")
+    }
+}
+
+/// The FMI-LS-REF reference inside the FMU unpacked at `root`, if it has one. Errors name the
+/// manifest inside the FMU (`extra/...`), not the folder it was unpacked into.
 pub fn ls_reference(root: &Path) -> Result<Option<LsReference>> {
     let folder = root.join(LS_REF_FOLDER);
     let manifest = folder.join(LS_REF_MANIFEST);
     if !manifest.is_file() {
         return Ok(None);
     }
-    let text = crate::fs_checks::read_to_string(&manifest, "an FMI-LS-REF manifest")?;
-    let bad = |message: String| Error::Usage(format!("{}: {message}", manifest.display()));
+    let text = std::fs::read_to_string(&manifest).map_err(|e| {
+        Error::Usage(format!(
+            "{LS_REF_FOLDER}/{LS_REF_MANIFEST}: cannot be read: {e}"
+        ))
+    })?;
+    let bad =
+        |message: String| Error::Usage(format!("{LS_REF_FOLDER}/{LS_REF_MANIFEST}: {message}"));
     let mut reader = quick_xml::Reader::from_str(&text);
     let mut reference = LsReference {
         manifest: manifest.clone(),
         results: Vec::new(),
         inputs: Vec::new(),
+        entries: Vec::new(),
     };
     let mut root_seen = false;
     loop {
@@ -86,9 +116,14 @@ pub fn ls_reference(root: &Path) -> Result<Option<LsReference>> {
             )));
         }
         let path = folder.join(&source);
+        let entry = LsEntry {
+            source: source.clone(),
+            role: role.clone(),
+            path: path.clone(),
+        };
         if !path.is_file() {
             return Err(bad(format!(
-                "source \"{source}\" names no file in {LS_REF_FOLDER}"
+                "{entry} names no file: the FMU has no {LS_REF_FOLDER}/{source}"
             )));
         }
         match role.as_deref() {
@@ -96,8 +131,174 @@ pub fn ls_reference(root: &Path) -> Result<Option<LsReference>> {
             Some("input") => reference.inputs.push(path),
             _ => {}
         }
+        reference.entries.push(entry);
     }
     Ok(Some(reference))
+}
+
+/// The tables an FMI-LS-REF manifest names, with their entries.
+pub type LsTables = Vec<(LsEntry, SignalTable)>;
+
+/// The FMI-LS-REF data of the FMU unpacked at `root`, checked against its model description:
+/// every file the manifest names with role `result` or `input` exists, reads as a CSV table
+/// and has only columns that are variables of the model (an FMI 3 array also as `name[i]`).
+/// An error is one headline naming the manifest entry (the caller adds the FMU); the CSV
+/// tables are returned with the entries, results first.
+pub fn checked_ls_reference(
+    root: &Path,
+    md: &crate::fmu::ModelDescription,
+) -> Result<Option<(LsReference, LsTables)>> {
+    let Some(reference) = ls_reference(root)? else {
+        return Ok(None);
+    };
+    let mut tables = Vec::new();
+    let manifest = format!("{LS_REF_FOLDER}/{LS_REF_MANIFEST}");
+    for entry in &reference.entries {
+        if !matches!(entry.role.as_deref(), Some("result" | "input")) {
+            continue;
+        }
+        let shown = PathBuf::from(format!("{LS_REF_FOLDER}/{}", entry.source));
+        let table = std::fs::read_to_string(&entry.path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| SignalTable::parse(&text, &shown).map_err(|e| e.to_string()))
+            .map_err(|e| Error::Usage(format!("{manifest}: {entry}: {e}")))?;
+        let columns = table.column_names();
+        let unknown: Vec<&str> = columns
+            .iter()
+            .copied()
+            .filter(|c| !names_variable(md, c))
+            .collect();
+        if !unknown.is_empty() {
+            let shown: Vec<String> = unknown.iter().take(5).map(|c| format!("\"{c}\"")).collect();
+            let more = unknown.len() - shown.len();
+            let list = format!(
+                "{}{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            );
+            let version = match md.fmi_version {
+                crate::fmu::description::FmiVersion::Fmi2 => "FMI 2",
+                crate::fmu::description::FmiVersion::Fmi3 => "FMI 3",
+            };
+            let verdict = if unknown.len() == columns.len() {
+                format!(
+                    "none of its {} columns is a variable of the model \"{}\" ({version}): the file \
+                     belongs to another model or to the other FMI version",
+                    columns.len(),
+                    md.model_name
+                )
+            } else {
+                format!(
+                    "{} of its {} columns name no variable of the model \"{}\" ({version})",
+                    unknown.len(),
+                    columns.len(),
+                    md.model_name
+                )
+            };
+            return Err(Error::Usage(format!(
+                "{manifest}: {entry}: {verdict}: {list}"
+            )));
+        }
+        tables.push((entry.clone(), table));
+    }
+    tables.sort_by_key(|(entry, _)| entry.role.as_deref() != Some("result"));
+    Ok(Some((reference, tables)))
+}
+
+/// Whether `column` names a variable of `md`: by name, or an element `name[i]` of an array.
+fn names_variable(md: &crate::fmu::ModelDescription, column: &str) -> bool {
+    if md.variable(column).is_some() {
+        return true;
+    }
+    column
+        .strip_suffix(']')
+        .and_then(|c| c.rsplit_once('['))
+        .and_then(|(base, _)| md.variable(base))
+        .is_some_and(|v| !v.dimensions.is_empty())
+}
+
+/// The findings of `cosimo validate` about the FMI-LS-REF data of the FMU at `fmu`: a broken
+/// manifest, a missing file, a file of another model, a reference that does not cover the
+/// default experiment. Nothing when the FMU has no FMI-LS-REF data (or cannot be opened: the
+/// other checks say why).
+pub fn ls_ref_findings(fmu: &Path) -> Vec<crate::fmu::validate::Finding> {
+    use crate::fmu::validate::{Finding, Severity};
+    let finding = |severity, message: String| Finding {
+        severity,
+        rule: "fmi-ls-ref",
+        line: None,
+        message,
+    };
+    let Ok(opened) = crate::fmu::Fmu::open(fmu) else {
+        return Vec::new();
+    };
+    let md = opened.description();
+    let (reference, tables) = match checked_ls_reference(opened.archive().root(), md) {
+        Ok(Some(found)) => found,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![finding(Severity::Error, e.to_string())],
+    };
+    let mut findings = Vec::new();
+    if reference.results.is_empty() {
+        findings.push(finding(
+            Severity::Error,
+            format!(
+                "{LS_REF_FOLDER}/{LS_REF_MANIFEST}: no <Related> entry with role=\"result\": \
+                 `cosimo check` finds no reference in it"
+            ),
+        ));
+    }
+    if let Some(experiment) = &md.default_experiment {
+        let start = experiment.start_time.unwrap_or(0.0);
+        for (entry, table) in tables
+            .iter()
+            .filter(|(e, _)| e.role.as_deref() == Some("result"))
+        {
+            if let Some(stop) = experiment.stop_time {
+                if let Err(message) = covers(table.time(), start, stop) {
+                    findings.push(finding(
+                        Severity::Warning,
+                        format!(
+                            "{LS_REF_FOLDER}/{LS_REF_MANIFEST}: {entry}: {message} of the default \
+                             experiment: `cosimo check` refuses it unless told a shorter span"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    findings
+}
+
+/// Whether a reference with these times covers the run from `start` to `stop` (to a
+/// thousandth of the run); otherwise what it covers and what the run does.
+pub fn covers(time: &[f64], start: f64, stop: f64) -> std::result::Result<(), String> {
+    let (Some(&first), Some(&last)) = (time.first(), time.last()) else {
+        return Err("the reference has no rows".into());
+    };
+    let slack = 1e-3 * (stop - start).abs() + 1e-12 * start.abs().max(stop.abs());
+    if first <= start + slack && last >= stop - slack {
+        return Ok(());
+    }
+    let short = super::report::short;
+    let what = if time.len() == 1 {
+        format!("the reference has a single row (t = {})", short(first))
+    } else {
+        format!(
+            "the reference covers t = {} to {} s",
+            short(first),
+            short(last)
+        )
+    };
+    Err(format!(
+        "{what}, the run t = {} to {} s",
+        short(start),
+        short(stop)
+    ))
 }
 
 /// The manifest text of FMI-LS-REF for files given as (source, role, description).
@@ -165,6 +366,9 @@ pub struct CheckSettings {
     /// Per-signal tolerances, `discrete` and `ignore`.
     #[serde(default)]
     pub signals: BTreeMap<String, SignalSettings>,
+    /// Where to compare: `"reference"` (its time points, the default) or `"all"` (every
+    /// result row and every reference row).
+    pub compare_at: Option<CompareAt>,
 }
 
 impl CheckSettings {

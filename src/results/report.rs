@@ -5,7 +5,7 @@ use std::io::Write;
 
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
-use super::compare::{Comparison, SignalComparison};
+use super::compare::{ComparedPoints, Comparison, SignalComparison, SignalKind, Tolerance};
 
 /// How a case ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -50,6 +50,8 @@ pub struct CaseReport {
     pub missing: Vec<String>,
     /// Result columns without a reference (not compared).
     pub extra: Vec<String>,
+    /// The time points compared (how the comparison was made).
+    pub compared: Option<ComparedPoints>,
     /// Every compared signal.
     pub signals: Vec<SignalReport>,
 }
@@ -94,6 +96,7 @@ impl CaseReport {
             first_violation: comparison.first_violation(),
             missing: comparison.missing,
             extra: comparison.extra,
+            compared: comparison.points,
             signals: comparison
                 .signals
                 .into_iter()
@@ -128,6 +131,7 @@ impl CaseReport {
             first_violation: None,
             missing: Vec::new(),
             extra: Vec::new(),
+            compared: None,
             signals: Vec::new(),
         }
     }
@@ -222,11 +226,15 @@ impl CheckReport {
                         if compared == 1 { "" } else { "s" },
                         case.duration
                     ));
-                    if let (Some(worst), Some(deviation)) = (&case.worst_signal, case.max_deviation)
+                    if let Some(worst) = case
+                        .worst_signal
+                        .as_ref()
+                        .and_then(|w| case.signals.iter().find(|s| &s.comparison.name == w))
                     {
                         out.push_str(&format!(
-                            ": worst {worst}, max deviation {}",
-                            short(deviation)
+                            ": worst {}, {}",
+                            worst.comparison.name,
+                            deviation_text(&worst.comparison)
                         ));
                     }
                     if let Some(t) = case.first_violation {
@@ -235,26 +243,54 @@ impl CheckReport {
                     out.push('\n');
                 }
             }
+            if let Some(points) = &case.compared {
+                out.push_str(&format!("      {points}\n"));
+            }
             for name in &case.missing {
                 out.push_str(&format!(
                     "      missing: the result has no column \"{name}\"\n"
                 ));
             }
+            let passing: Vec<&SignalComparison> = case
+                .signals
+                .iter()
+                .map(|s| &s.comparison)
+                .filter(|s| s.passed)
+                .collect();
+            let listed = if case.signals.len() > 1 {
+                SHOWN_PASSING
+            } else {
+                0
+            };
+            for s in passing.iter().take(listed) {
+                out.push_str(&format!("      {}: {}\n", s.name, deviation_text(s)));
+            }
+            if listed > 0 && passing.len() > listed {
+                out.push_str(&format!(
+                    "      and {} more signals inside their tolerance (the JSON report has them all)\n",
+                    passing.len() - listed
+                ));
+            }
             for signal in case.signals.iter().filter(|s| !s.comparison.passed) {
                 let s = &signal.comparison;
                 out.push_str(&format!(
-                    "      {}: {} of {} points outside the tolerance, first at t = {}, max deviation {} at t = {}{}{}\n",
+                    "      {}: {} of {} points outside the tolerance, first at t = {}; {}{}{}\n",
                     s.name,
                     s.violations,
                     s.points,
                     s.first_violation.map_or("-".into(), short),
-                    short(s.max_deviation),
-                    s.max_deviation_time.map_or("-".into(), short),
-                    s.message.as_deref().map_or(String::new(), |m| format!("; {m}")),
+                    deviation_text(s),
+                    s.message
+                        .as_deref()
+                        .map_or(String::new(), |m| format!("; {m}")),
                     signal
                         .plot
                         .as_deref()
                         .map_or(String::new(), |p| format!("; plot: {p}")),
+                ));
+                out.push_str(&format!(
+                    "        tolerances: {}\n",
+                    tolerance_text(&s.tolerance, s.kind)
                 ));
             }
             if !case.extra.is_empty() && case.status != Status::Passed {
@@ -291,6 +327,76 @@ impl CheckReport {
         // Writing to a Vec cannot fail; errors are ignored.
         let _ = write_junit(self, &mut writer);
         String::from_utf8(writer.into_inner()).unwrap_or_default()
+    }
+}
+
+/// Passing signals listed by name in the summary of one case.
+const SHOWN_PASSING: usize = 20;
+
+/// A share of a tolerance for people: "38 %", "0.52 %", "2.1e5 %".
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if !p.is_finite() {
+        "far beyond 100 %".into()
+    } else if p == 0.0 || (10.0..1e6).contains(&p) {
+        format!("{p:.0} %")
+    } else if (1.0..10.0).contains(&p) {
+        format!("{p:.1} %")
+    } else if p < 0.01 {
+        "< 0.01 %".into()
+    } else if p < 1.0 {
+        format!("{p:.2} %")
+    } else {
+        format!("{p:.1e} %")
+    }
+}
+
+/// One signal's deviation, as a share of its tolerance where it came closest to its limit:
+/// "max deviation 0.0378 (38 % of the tolerance 0.1)".
+pub(crate) fn deviation_text(s: &SignalComparison) -> String {
+    let Some(share) = s.tolerance_share else {
+        return match (s.kind, s.violations) {
+            (SignalKind::Discrete, 0) => format!("all {} values equal", s.points),
+            (SignalKind::Discrete, n) => {
+                format!(
+                    "{n} values differ, max deviation {}",
+                    short(s.max_deviation)
+                )
+            }
+            _ => format!("max deviation {}", short(s.max_deviation)),
+        };
+    };
+    let same_point = share.deviation == s.max_deviation || s.max_deviation.is_nan();
+    if same_point {
+        format!(
+            "max deviation {} ({} of the tolerance {})",
+            short(share.deviation),
+            percent(share.share),
+            short(share.tolerance)
+        )
+    } else {
+        format!(
+            "max deviation {} at t = {}; at most {} of the tolerance ({} at t = {})",
+            short(s.max_deviation),
+            s.max_deviation_time.map_or("-".into(), short),
+            percent(share.share),
+            short(share.tolerance),
+            short(share.time)
+        )
+    }
+}
+
+/// The tolerances of a signal for people.
+pub(crate) fn tolerance_text(t: &Tolerance, kind: SignalKind) -> String {
+    match kind {
+        SignalKind::Continuous => format!(
+            "relative {} (of |reference|), absolute {}, range {} (of the reference's max - min), time {} s",
+            short(t.rel),
+            short(t.abs),
+            short(t.range),
+            short(t.time)
+        ),
+        SignalKind::Discrete => format!("exact values, time {} s", short(t.time)),
     }
 }
 
@@ -371,11 +477,11 @@ fn write_junit(report: &CheckReport, w: &mut XmlWriter) -> std::io::Result<()> {
             }
             w.write_event(Event::Start(tc))?;
             let message = format!(
-                "{} of {} points outside the tolerance (first at t = {}), max deviation {}",
+                "{} of {} points outside the tolerance (first at t = {}), {}",
                 s.violations,
                 s.points,
                 s.first_violation.map_or("-".into(), short),
-                short(s.max_deviation)
+                deviation_text(s)
             );
             let mut f = BytesStart::new("failure");
             f.push_attribute(("message", message.as_str()));
