@@ -179,7 +179,7 @@ fn claim(record: &CallRecord) {
     STACK_LOWS[index].store(stack_low(), Ordering::Relaxed);
     // Registers the release at thread exit (a thread past its destructors records nothing).
     let registered = RELEASE.try_with(|release| {
-        if INSTALLED.load(Ordering::Acquire) {
+        if INSTALLED.load(Ordering::Acquire) && release.stack.get().is_none() {
             release.stack.set(alternate_stack());
         }
     });
