@@ -78,6 +78,11 @@ fn main() -> ExitCode {
         }
     };
     init_logging(quiet, log_calls, debug);
+    // A crash inside an FMU call says which component, call and time (a worker's crash is
+    // reported by its master instead).
+    cosimo::fmu::crash::install(
+        "run with --isolate to host each FMU in a worker process, where a crash ends the run with this report instead of ending cosimo",
+    );
     if let Command::Sweep(args) = &cli.command {
         // A sweep handles Ctrl-C itself: it stops its runs and keeps the finished rows.
         return sweep_command(args);

@@ -13,7 +13,9 @@ fn stability_refuses_fewer_than_two_points() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{points}: {stderr}");
         assert!(
-            stderr.contains(&format!("--points: at least 2 points per axis, not {points}")),
+            stderr.contains(&format!(
+                "--points: at least 2 points per axis, not {points}"
+            )),
             "{points}: {stderr}"
         );
     }

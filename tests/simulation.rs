@@ -487,9 +487,14 @@ fn snapshot_bytes_of_another_system_are_refused() {
     two_mass.advance_to(0.1, none).expect("advances");
     let snapshot = two_mass.save().expect("saves");
     let bytes = two_mass.to_bytes(&snapshot).expect("serialises");
-    let other = prepared(&root.join("two-mass-force-displacement.json"), &Overrides::default());
+    let other = prepared(
+        &root.join("two-mass-force-displacement.json"),
+        &Overrides::default(),
+    );
     let mut other = Simulation::start(other.execution, none).expect("starts");
-    let error = other.restore_bytes(&bytes, none).expect_err("another system");
+    let error = other
+        .restore_bytes(&bytes, none)
+        .expect_err("another system");
     assert!(error.to_string().contains("another system"), "{error}");
     other.advance_to(0.1, none).expect("still usable");
 }

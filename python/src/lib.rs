@@ -942,6 +942,10 @@ fn _cosimo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     if log::set_logger(&LOGGER).is_ok() {
         log::set_max_level(log::LevelFilter::Warn);
     }
+    // A crash inside an FMU call is reported on stderr before the interpreter ends.
+    cosimo::fmu::crash::install(
+        "pass isolate=True to host each FMU in a worker process, where a crash raises an error instead of ending Python",
+    );
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;

@@ -316,6 +316,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         .map(|s| ScenarioPlayer::new(&execution, Arc::new(s), experiment.start))
         .transpose()?;
     let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
+    cosimo::fmu::crash::run_started();
+    cosimo::fmu::crash::results_file(&output_file);
+    let mut writer = OnDisk {
+        writer: &mut writer,
+        last_row: None,
+    };
     let mut pacing = args.real_time.map(RealTime::new).transpose()?;
     let mut json = lines.map(|out| JsonProgress::new(out, experiment.start, experiment.stop));
     // The bar shares stderr with the JSON lines: one or the other.
@@ -333,6 +339,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
     observers.push(&mut shown);
     let result = run_loop::run_with_scenario(&mut execution, player, &mut observers);
     drop(observers);
+    if result.is_ok() {
+        // Every row is flushed: a crash freeing or unloading an FMU from here on is a warning.
+        cosimo::fmu::crash::run_finished(0);
+    }
     progress.finish();
     if let Some(path) = &args.summary_json {
         write_summary_json(
@@ -676,6 +686,49 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// The result writer, telling the crash handler the time of the last row on disk.
+struct OnDisk<'a, W: std::io::Write> {
+    writer: &'a mut CsvWriter<W>,
+    /// The last row written, flushed or not.
+    last_row: Option<f64>,
+}
+
+impl<W: std::io::Write> OnDisk<'_, W> {
+    fn note(&self) {
+        if let Some(t) = self.last_row.filter(|_| !self.writer.pending()) {
+            cosimo::fmu::crash::row_on_disk(t);
+        }
+    }
+}
+
+impl<W: std::io::Write> Observer for OnDisk<'_, W> {
+    fn started(&mut self, columns: &[String]) -> Result<(), Error> {
+        self.writer.started(columns)
+    }
+    fn row(&mut self, row: &cosimo::master::record::Row) -> Result<(), Error> {
+        self.writer.row(row)?;
+        self.last_row = Some(row.time);
+        self.note();
+        Ok(())
+    }
+    fn stepped(&mut self, time: f64) {
+        self.writer.stepped(time);
+        self.note();
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.writer.stop_requested()
+    }
+    fn finished(&mut self, stats: &cosimo::master::RunStatistics) -> Result<(), Error> {
+        self.writer.finished(stats)
+    }
+    fn failed(&mut self, error: &Error) {
+        self.writer.failed(error)
+    }
+    fn restored(&mut self, rows: u64, time: f64) {
+        self.writer.restored(rows, time)
     }
 }
 

@@ -37,8 +37,22 @@ pub struct FmuLibrary {
     live_instances: AtomicUsize,
     /// Which instance and call returned Fatal first, e.g. `fmi2DoStep of instance "a"`.
     fatal: OnceLock<String>,
-    // Declared last so it is dropped (unloaded) after everything else.
-    _library: libloading::Library,
+    /// `FMU "Model" (path)`: names the FMU in a report of a crash while it is unloaded.
+    label: String,
+    // Unloaded last, in `Drop`, after everything else.
+    library: std::mem::ManuallyDrop<libloading::Library>,
+}
+
+impl Drop for FmuLibrary {
+    /// Unload the library (its finalisers run: a crash in them is reported as one of this FMU).
+    fn drop(&mut self) {
+        let record = super::crash::CallRecord::labelled(std::mem::take(&mut self.label));
+        record.enter("the unloading of its library (dlclose)");
+        // SAFETY: dropped exactly once, here; the function pointers of the table are not used
+        // after this (every instance, which holds an `Arc` of this library, is gone).
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.library) };
+        super::crash::leave();
+    }
 }
 
 impl std::fmt::Debug for FmuLibrary {
@@ -104,6 +118,12 @@ impl FmuLibrary {
                 interface,
             )?)),
         };
+        let label = format!(
+            "FMU \"{}\" ({})",
+            description.model_name,
+            binary_path.display()
+        );
+        super::crash::loaded(label.clone());
         Ok(Arc::new(FmuLibrary {
             path: binary_path.to_path_buf(),
             interface,
@@ -112,7 +132,8 @@ impl FmuLibrary {
             only_once_per_process: cs.can_be_instantiated_only_once_per_process,
             live_instances: AtomicUsize::new(0),
             fatal: OnceLock::new(),
-            _library: library,
+            label,
+            library: std::mem::ManuallyDrop::new(library),
         }))
     }
 

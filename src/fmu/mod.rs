@@ -5,6 +5,7 @@
 //! and shared by every instance of the same FMU (DESIGN.md decision 8).
 
 pub mod archive;
+pub mod crash;
 pub mod description;
 pub mod extract_dir;
 pub mod ffi;

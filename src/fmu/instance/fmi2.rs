@@ -89,6 +89,7 @@ impl Fmi2Instance {
         } else {
             (fmi2CoSimulation, "fmi2CoSimulation")
         };
+        core.enter("fmi2Instantiate");
         // SAFETY: all strings are NUL-terminated and live across the call; the callbacks and
         // the environment they point to outlive the component.
         let component = unsafe {
@@ -153,6 +154,7 @@ impl Fmi2Instance {
             .map(|c| c_string(&self.core.name, "a log category", c))
             .collect::<Result<Vec<_>>>()?;
         let pointers: Vec<fmi2String> = c_categories.iter().map(|c| c.as_ptr()).collect();
+        self.core.enter(F);
         // SAFETY: valid component, pointers live across the call.
         let raw = unsafe {
             (set)(
@@ -187,6 +189,7 @@ impl Fmi2Instance {
     fn set_real_raw(&mut self, vrs: &[ValueReference], values: &[f64]) -> Result<()> {
         const F: &str = "fmi2SetReal";
         self.core.check_len(F, "values", vrs.len(), values.len())?;
+        self.core.enter(F);
         // SAFETY: valid component, slices of matching length.
         let raw =
             unsafe { (self.f.set_real)(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr()) };
@@ -211,6 +214,7 @@ impl Fmi2Instance {
         self.int_scratch.clear();
         self.int_scratch
             .resize(vrs.len(), c_int::try_from(order).unwrap_or(c_int::MAX));
+        self.core.enter(F);
         // SAFETY: valid component, three slices of the same length.
         let raw = unsafe {
             set(
@@ -281,6 +285,8 @@ impl Fmi2Instance {
             .f
             .do_step
             .ok_or_else(|| self.core.missing_function("fmi2DoStep"))?;
+        self.core.crash.set_time(t);
+        self.core.enter(F);
         // SAFETY: valid component.
         let raw = unsafe { do_step(self.component, t, h, fmi2False) };
         let status = self.core.record(F, raw, || {
@@ -330,6 +336,7 @@ impl Fmi2Instance {
             return Ok(None);
         };
         let mut value = 0.0;
+        self.core.enter(F);
         // SAFETY: valid component and out pointer.
         let raw = unsafe { get(self.component, kind, &mut value) };
         let status = self.core.record(F, raw, || {
@@ -349,6 +356,7 @@ impl Fmi2Instance {
             return Ok(None);
         };
         let mut value: fmi2Boolean = fmi2False;
+        self.core.enter(F);
         // SAFETY: valid component and out pointer.
         let raw = unsafe { get(self.component, kind, &mut value) };
         let status = self.core.record(F, raw, || {
@@ -432,6 +440,7 @@ macro_rules! me_call {
         let Some(function) = $self.f.$field.filter(|_| $self.model_exchange) else {
             return Err($self.core.missing_function(F));
         };
+        $self.core.enter(F);
         // SAFETY: valid component; the slices' pointers and lengths go together.
         let raw = unsafe { function($self.component, $($arg),*) };
         $self.core.check(F, raw, $show)
@@ -459,6 +468,7 @@ impl super::ModelExchangeInstance for Fmi2Instance {
     }
 
     fn set_time(&mut self, time: f64) -> Result<()> {
+        self.core.crash.set_time(time);
         me_call!(
             self,
             "fmi2SetTime",
@@ -592,6 +602,8 @@ impl Slave for Fmi2Instance {
         self.core.require(SETUP, &[SlaveState::Instantiated])?;
         let (tol_defined, tol) = (tolerance.is_some(), tolerance.unwrap_or(0.0));
         let (stop_defined, stop) = (stop_time.is_some(), stop_time.unwrap_or(0.0));
+        self.core.crash.set_time(start_time);
+        self.core.enter(SETUP);
         // SAFETY: valid component.
         let raw = unsafe {
             (self.f.setup_experiment)(
@@ -609,6 +621,7 @@ impl Slave for Fmi2Instance {
                  stopTimeDefined={stop_defined}, stopTime={stop}"
             )
         })?;
+        self.core.enter(ENTER);
         // SAFETY: valid component.
         let raw = unsafe { (self.f.enter_initialization_mode)(self.component) };
         self.core.check(ENTER, raw, String::new)?;
@@ -619,6 +632,7 @@ impl Slave for Fmi2Instance {
     fn exit_initialization_mode(&mut self) -> Result<()> {
         const F: &str = "fmi2ExitInitializationMode";
         self.core.require(F, &[SlaveState::InitializationMode])?;
+        self.core.enter(F);
         // SAFETY: valid component.
         let raw = unsafe { (self.f.exit_initialization_mode)(self.component) };
         self.core.check(F, raw, String::new)?;
@@ -638,6 +652,9 @@ impl Slave for Fmi2Instance {
             self.core.known.forget();
         }
         let result = self.do_step_inner(current_time, step_size);
+        if let Ok(step) = &result {
+            self.core.crash.set_time(step.reached_time);
+        }
         self.sub_step_inputs.clear();
         self.derivative_inputs.clear();
         result
@@ -651,6 +668,7 @@ impl Slave for Fmi2Instance {
                 .unsupported("enter_event_mode: FMI 2 Co-Simulation has no event mode"));
         };
         self.core.require(F, &[SlaveState::ContinuousTimeMode])?;
+        self.core.enter(F);
         // SAFETY: valid component.
         let raw = unsafe { enter(self.component) };
         self.core.check(F, raw, String::new)?;
@@ -668,6 +686,7 @@ impl Slave for Fmi2Instance {
         };
         self.core.require(F, &[SlaveState::EventMode])?;
         let mut info = fmi2EventInfo::default();
+        self.core.enter(F);
         // SAFETY: valid component, a valid fmi2EventInfo to fill.
         let raw = unsafe { new_discrete_states(self.component, &mut info) };
         let update = DiscreteStatesUpdate {
@@ -698,6 +717,7 @@ impl Slave for Fmi2Instance {
                 SlaveState::ContinuousTimeMode,
             ],
         )?;
+        self.core.enter(F);
         // SAFETY: valid component.
         let raw = unsafe { (self.f.terminate)(self.component) };
         self.core.check(F, raw, String::new)?;
@@ -708,6 +728,7 @@ impl Slave for Fmi2Instance {
     fn reset(&mut self) -> Result<()> {
         const F: &str = "fmi2Reset";
         self.core.require(F, ANY_STATE)?;
+        self.core.enter(F);
         // SAFETY: valid component.
         let raw = unsafe { (self.f.reset)(self.component) };
         self.core.known.forget();
@@ -723,6 +744,7 @@ impl Slave for Fmi2Instance {
         const F: &str = "fmi2GetReal";
         self.core.require(F, GET_STATES)?;
         self.core.check_len(F, "values", vrs.len(), values.len())?;
+        self.core.enter(F);
         // SAFETY: valid component, slices of matching length.
         let raw = unsafe {
             (self.f.get_real)(self.component, vrs.as_ptr(), vrs.len(), values.as_mut_ptr())
@@ -756,6 +778,7 @@ impl Slave for Fmi2Instance {
         const F: &str = "fmi2GetInteger";
         self.core.require(F, GET_STATES)?;
         self.core.check_len(F, "values", vrs.len(), values.len())?;
+        self.core.enter(F);
         // SAFETY: valid component, slices of matching length (fmi2Integer is i32).
         let raw = unsafe {
             (self.f.get_integer)(self.component, vrs.as_ptr(), vrs.len(), values.as_mut_ptr())
@@ -768,6 +791,7 @@ impl Slave for Fmi2Instance {
         const F: &str = "fmi2SetInteger";
         self.core.require(F, SET_STATES)?;
         self.core.check_len(F, "values", vrs.len(), values.len())?;
+        self.core.enter(F);
         // SAFETY: valid component, slices of matching length.
         let raw = unsafe {
             (self.f.set_integer)(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr())
@@ -782,6 +806,7 @@ impl Slave for Fmi2Instance {
         self.core.check_len(F, "values", vrs.len(), values.len())?;
         self.int_scratch.clear();
         self.int_scratch.resize(vrs.len(), fmi2False);
+        self.core.enter(F);
         // SAFETY: valid component, scratch buffer of the right length.
         let raw = unsafe {
             (self.f.get_boolean)(
@@ -805,6 +830,7 @@ impl Slave for Fmi2Instance {
         self.int_scratch.clear();
         self.int_scratch
             .extend(values.iter().map(|&b| fmi2_bool(b)));
+        self.core.enter(F);
         // SAFETY: valid component, scratch buffer of the right length.
         let raw = unsafe {
             (self.f.set_boolean)(
@@ -822,6 +848,7 @@ impl Slave for Fmi2Instance {
         const F: &str = "fmi2GetString";
         self.core.require(F, GET_STATES)?;
         let mut pointers: Vec<fmi2String> = vec![std::ptr::null(); vrs.len()];
+        self.core.enter(F);
         // SAFETY: valid component, pointer buffer of the right length.
         let raw = unsafe {
             (self.f.get_string)(
@@ -850,6 +877,7 @@ impl Slave for Fmi2Instance {
             .map(|s| c_string(&self.core.name, "a String value", s))
             .collect::<Result<Vec<_>>>()?;
         let pointers: Vec<fmi2String> = strings.iter().map(|s| s.as_ptr()).collect();
+        self.core.enter(F);
         // SAFETY: valid component, pointers live across the call.
         let raw = unsafe {
             (self.f.set_string)(self.component, vrs.as_ptr(), vrs.len(), pointers.as_ptr())
@@ -880,6 +908,7 @@ impl Slave for Fmi2Instance {
         self.core.require(F, ANY_STATE)?;
         let (get, _, _) = self.state_functions(F)?;
         let mut pointer: fmi2FMUstate = std::ptr::null_mut();
+        self.core.enter(F);
         // SAFETY: valid component; a null state asks the FMU for a new one.
         let raw = unsafe { get(self.component, &mut pointer) };
         self.core
@@ -899,6 +928,7 @@ impl Slave for Fmi2Instance {
         let Some((mut pointer, _)) = self.states.get(state) else {
             return Err(unknown_state(&self.core.name, state));
         };
+        self.core.enter(F);
         // SAFETY: valid component; the FMU overwrites the state it allocated.
         let raw = unsafe { get(self.component, &mut pointer) };
         self.states.set(state, pointer, Some(self.core.state));
@@ -913,6 +943,7 @@ impl Slave for Fmi2Instance {
             return Err(unknown_state(&self.core.name, state));
         };
         self.core.known.forget();
+        self.core.enter(F);
         // SAFETY: valid component and a state this FMU produced.
         let raw = unsafe { set(self.component, pointer) };
         self.core
@@ -936,6 +967,7 @@ impl Slave for Fmi2Instance {
             return Err(unknown_state(&self.core.name, state));
         };
         let shown = pointer;
+        self.core.enter(F);
         // SAFETY: valid component and a state this FMU produced, freed once (taken out).
         let raw = unsafe { free_state(self.component, &mut pointer) };
         self.core.check(F, raw, || format!("FMUstate={shown:?}"))
@@ -962,11 +994,13 @@ impl Slave for Fmi2Instance {
             return Err(unknown_state(&self.core.name, state));
         };
         let mut size = 0usize;
+        self.core.enter(SIZE);
         // SAFETY: valid component, state and out pointer.
         let raw = unsafe { size_of(self.component, pointer, &mut size) };
         self.core
             .check(SIZE, raw, || format!("FMUstate={pointer:?}, size={size}"))?;
         let mut bytes = vec![0u8; size];
+        self.core.enter(F);
         // SAFETY: buffer of `size` bytes.
         let raw = unsafe {
             serialize(
@@ -994,6 +1028,7 @@ impl Slave for Fmi2Instance {
             ));
         };
         let mut pointer: fmi2FMUstate = std::ptr::null_mut();
+        self.core.enter(F);
         // SAFETY: valid component, byte buffer of the given size.
         let raw = unsafe {
             deserialize(
@@ -1042,6 +1077,7 @@ impl Slave for Fmi2Instance {
             .check_len(F, "seed values", knowns.len(), seed.len())?;
         self.core
             .check_len(F, "sensitivity values", unknowns.len(), sensitivity.len())?;
+        self.core.enter(F);
         // SAFETY: valid component, slices of matching lengths.
         let raw = unsafe {
             get(
@@ -1095,6 +1131,7 @@ impl Slave for Fmi2Instance {
         self.int_scratch.clear();
         self.int_scratch
             .resize(vrs.len(), c_int::try_from(order).unwrap_or(c_int::MAX));
+        self.core.enter(F);
         // SAFETY: valid component, slices of matching length.
         let raw = unsafe {
             get(
@@ -1207,6 +1244,7 @@ impl Drop for Fmi2Instance {
                 if !self.core.clean_up_allowed() {
                     break;
                 }
+                self.core.enter("fmi2FreeFMUstate");
                 // SAFETY: a state this FMU produced, freed once (drained).
                 let raw = unsafe { free_state(self.component, &mut pointer) };
                 if let Err(e) = self.core.check("fmi2FreeFMUstate", raw, String::new) {
@@ -1219,6 +1257,7 @@ impl Drop for Fmi2Instance {
             self.core.leak("fmi2FreeInstance");
             return;
         }
+        self.core.enter("fmi2FreeInstance");
         // SAFETY: the component is valid and freed exactly once; the callbacks and the
         // environment are freed only after this.
         unsafe { (self.f.free_instance)(self.component) };

@@ -76,6 +76,7 @@ macro_rules! fmi3_numeric {
                 self.core.require(F, GET_STATES)?;
                 let get = self.need(self.f.$get, F)?;
                 self.check_values(F, vrs, values.len())?;
+                self.core.enter(F);
                 // SAFETY: valid instance; nValues is the length of the buffer.
                 let raw = unsafe {
                     get(self.instance, vrs.as_ptr(), vrs.len(), values.as_mut_ptr(), values.len())
@@ -87,6 +88,7 @@ macro_rules! fmi3_numeric {
                 self.core.require(F, SET_STATES)?;
                 let set = self.need(self.f.$set, F)?;
                 self.check_values(F, vrs, values.len())?;
+                self.core.enter(F);
                 // SAFETY: valid instance; nValues is the length of the buffer.
                 let raw = unsafe {
                     set(self.instance, vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len())
@@ -166,6 +168,7 @@ impl Fmi3Instance {
             let instantiate = f
                 .instantiate_model_exchange
                 .ok_or_else(|| core.missing_function("fmi3InstantiateModelExchange"))?;
+            core.enter("fmi3InstantiateModelExchange");
             // SAFETY: strings live across the call; the environment outlives the instance.
             let instance = unsafe {
                 instantiate(
@@ -191,6 +194,7 @@ impl Fmi3Instance {
             let instantiate = f
                 .instantiate_co_simulation
                 .ok_or_else(|| core.missing_function("fmi3InstantiateCoSimulation"))?;
+            core.enter("fmi3InstantiateCoSimulation");
             // SAFETY: strings live across the call; the environment outlives the instance.
             let instance = unsafe {
                 instantiate(
@@ -269,6 +273,7 @@ impl Fmi3Instance {
             .map(|c| c_string(&self.core.name, "a log category", c))
             .collect::<Result<Vec<_>>>()?;
         let pointers: Vec<fmi3String> = c_categories.iter().map(|c| c.as_ptr()).collect();
+        self.core.enter(F);
         // SAFETY: valid instance, pointers live across the call.
         let raw = unsafe { set(self.instance, logging_on, pointers.len(), pointers.as_ptr()) };
         self.core.check(F, raw, || {
@@ -299,6 +304,7 @@ impl Fmi3Instance {
         self.core.check_len(F, "values", vrs.len(), values.len())?;
         self.bool_scratch.clear();
         self.bool_scratch.resize(vrs.len(), 0);
+        self.core.enter(F);
         // SAFETY: valid instance; the FMU writes one C bool (a byte) per clock.
         let raw = unsafe {
             get(
@@ -321,6 +327,7 @@ impl Fmi3Instance {
         self.core.require(F, SET_STATES)?;
         let set = self.need(self.f.set_clock, F)?;
         self.core.check_len(F, "values", vrs.len(), values.len())?;
+        self.core.enter(F);
         // SAFETY: valid instance; Rust bool has the layout of C bool.
         let raw = unsafe { set(self.instance, vrs.as_ptr(), vrs.len(), values.as_ptr()) };
         self.core
@@ -350,6 +357,7 @@ impl Fmi3Instance {
     fn set_float64_raw(&mut self, vrs: &[ValueReference], values: &[f64]) -> Result<()> {
         const F: &str = "fmi3SetFloat64";
         self.check_values(F, vrs, values.len())?;
+        self.core.enter(F);
         // SAFETY: valid instance; nValues is the length of the buffer.
         let raw = unsafe {
             (self.f.set_float64)(
@@ -389,6 +397,8 @@ impl Fmi3Instance {
         let do_step = self.need(self.f.do_step, F)?;
         let (mut event, mut terminate, mut early) = (0u8, 0u8, 0u8);
         let mut last = t;
+        self.core.crash.set_time(t);
+        self.core.enter(F);
         // SAFETY: valid instance; the out pointers point to bytes (C bool) and a double.
         let raw = unsafe {
             do_step(
@@ -517,6 +527,7 @@ impl Fmi3Instance {
         function: Option<unsafe extern "C" fn(fmi3Instance) -> fmi3Status>,
     ) -> Result<()> {
         let call = self.need(function, name)?;
+        self.core.enter(name);
         // SAFETY: valid instance.
         let raw = unsafe { call(self.instance) };
         self.core.check(name, raw, String::new)
@@ -531,6 +542,7 @@ macro_rules! me_call {
         let Some(function) = $self.f.$field.filter(|_| $self.model_exchange) else {
             return Err($self.core.missing_function(F));
         };
+        $self.core.enter(F);
         // SAFETY: valid instance; the slices' pointers and lengths go together.
         let raw = unsafe { function($self.instance, $($arg),*) };
         $self.core.check(F, raw, $show)
@@ -565,6 +577,7 @@ impl super::ModelExchangeInstance for Fmi3Instance {
     }
 
     fn set_time(&mut self, time: f64) -> Result<()> {
+        self.core.crash.set_time(time);
         me_call!(
             self,
             "fmi3SetTime",
@@ -705,6 +718,8 @@ impl Slave for Fmi3Instance {
         self.core.require(F, &[SlaveState::Instantiated])?;
         let (tol_defined, tol) = (tolerance.is_some(), tolerance.unwrap_or(0.0));
         let (stop_defined, stop) = (stop_time.is_some(), stop_time.unwrap_or(0.0));
+        self.core.crash.set_time(start_time);
+        self.core.enter(F);
         // SAFETY: valid instance.
         let raw = unsafe {
             (self.f.enter_initialization_mode)(
@@ -729,6 +744,7 @@ impl Slave for Fmi3Instance {
     fn exit_initialization_mode(&mut self) -> Result<()> {
         const F: &str = "fmi3ExitInitializationMode";
         self.core.require(F, &[SlaveState::InitializationMode])?;
+        self.core.enter(F);
         // SAFETY: valid instance.
         let raw = unsafe { (self.f.exit_initialization_mode)(self.instance) };
         self.core.check(F, raw, String::new)?;
@@ -749,6 +765,9 @@ impl Slave for Fmi3Instance {
             self.core.known.forget();
         }
         let result = self.do_step_inner(current_time, step_size);
+        if let Ok(step) = &result {
+            self.core.crash.set_time(step.reached_time);
+        }
         self.clear_polynomials();
         result
     }
@@ -780,6 +799,7 @@ impl Slave for Fmi3Instance {
         let mut flags = [0u8; 5];
         let mut next_event_time = 0.0;
         let p = flags.as_mut_ptr().cast::<bool>();
+        self.core.enter(F);
         // SAFETY: valid instance; five distinct byte-sized out flags and a double.
         let raw = unsafe {
             update(
@@ -846,6 +866,7 @@ impl Slave for Fmi3Instance {
         const F: &str = "fmi3GetFloat64";
         self.core.require(F, GET_STATES)?;
         self.check_values(F, vrs, values.len())?;
+        self.core.enter(F);
         // SAFETY: valid instance; nValues is the length of the buffer.
         let raw = unsafe {
             (self.f.get_float64)(
@@ -888,6 +909,7 @@ impl Slave for Fmi3Instance {
         self.check_values(F, vrs, values.len())?;
         self.bool_scratch.clear();
         self.bool_scratch.resize(values.len(), 0);
+        self.core.enter(F);
         // SAFETY: valid instance; the FMU writes one C bool (a byte) per value into the
         // scratch buffer, read back as bytes.
         let raw = unsafe {
@@ -911,6 +933,7 @@ impl Slave for Fmi3Instance {
         self.core.require(F, SET_STATES)?;
         let set = self.need(self.f.set_boolean, F)?;
         self.check_values(F, vrs, values.len())?;
+        self.core.enter(F);
         // SAFETY: valid instance; Rust bool has the layout of C bool.
         let raw = unsafe {
             set(
@@ -931,6 +954,7 @@ impl Slave for Fmi3Instance {
         let get = self.need(self.f.get_string, F)?;
         let n = self.expected_values(vrs);
         let mut pointers: Vec<fmi3String> = vec![std::ptr::null(); n];
+        self.core.enter(F);
         // SAFETY: valid instance; pointer buffer of nValues entries.
         let raw = unsafe {
             get(
@@ -961,6 +985,7 @@ impl Slave for Fmi3Instance {
             .map(|s| c_string(&self.core.name, "a String value", s))
             .collect::<Result<Vec<_>>>()?;
         let pointers: Vec<fmi3String> = strings.iter().map(|s| s.as_ptr()).collect();
+        self.core.enter(F);
         // SAFETY: valid instance; pointers live across the call.
         let raw = unsafe {
             set(
@@ -982,6 +1007,7 @@ impl Slave for Fmi3Instance {
         let n = self.expected_values(vrs);
         let mut sizes = vec![0usize; n];
         let mut pointers: Vec<fmi3Binary> = vec![std::ptr::null(); n];
+        self.core.enter(F);
         // SAFETY: valid instance; size and pointer buffers of nValues entries.
         let raw = unsafe {
             get(
@@ -1029,6 +1055,7 @@ impl Slave for Fmi3Instance {
         self.check_values(F, vrs, values.len())?;
         let sizes: Vec<usize> = values.iter().map(|v| v.len()).collect();
         let pointers: Vec<fmi3Binary> = values.iter().map(|v| v.as_ptr()).collect();
+        self.core.enter(F);
         // SAFETY: valid instance; sizes and pointers describe live slices.
         let raw = unsafe {
             set(
@@ -1059,6 +1086,7 @@ impl Slave for Fmi3Instance {
         self.core.require(F, ANY_STATE)?;
         let (get, _, _) = self.state_functions(F)?;
         let mut pointer: fmi3FMUState = std::ptr::null_mut();
+        self.core.enter(F);
         // SAFETY: valid instance; a null state asks the FMU for a new one.
         let raw = unsafe { get(self.instance, &mut pointer) };
         self.core
@@ -1078,6 +1106,7 @@ impl Slave for Fmi3Instance {
         let Some((mut pointer, _)) = self.states.get(state) else {
             return Err(unknown_state(&self.core.name, state));
         };
+        self.core.enter(F);
         // SAFETY: valid instance; the FMU overwrites the state it allocated.
         let raw = unsafe { get(self.instance, &mut pointer) };
         self.states.set(state, pointer, Some(self.core.state));
@@ -1092,6 +1121,7 @@ impl Slave for Fmi3Instance {
             return Err(unknown_state(&self.core.name, state));
         };
         self.core.known.forget();
+        self.core.enter(F);
         // SAFETY: valid instance and a state this FMU produced.
         let raw = unsafe { set(self.instance, pointer) };
         self.core
@@ -1112,6 +1142,7 @@ impl Slave for Fmi3Instance {
             return Err(unknown_state(&self.core.name, state));
         };
         let shown = pointer;
+        self.core.enter(F);
         // SAFETY: valid instance and a state this FMU produced, freed once (taken out).
         let raw = unsafe { free_state(self.instance, &mut pointer) };
         self.core.check(F, raw, || format!("FMUState={shown:?}"))
@@ -1138,11 +1169,13 @@ impl Slave for Fmi3Instance {
             return Err(unknown_state(&self.core.name, state));
         };
         let mut size = 0usize;
+        self.core.enter(SIZE);
         // SAFETY: valid instance, state and out pointer.
         let raw = unsafe { size_of(self.instance, pointer, &mut size) };
         self.core
             .check(SIZE, raw, || format!("FMUState={pointer:?}, size={size}"))?;
         let mut bytes = vec![0u8; size];
+        self.core.enter(F);
         // SAFETY: buffer of `size` bytes.
         let raw = unsafe { serialize(self.instance, pointer, bytes.as_mut_ptr(), size) };
         self.core
@@ -1163,6 +1196,7 @@ impl Slave for Fmi3Instance {
             ));
         };
         let mut pointer: fmi3FMUState = std::ptr::null_mut();
+        self.core.enter(F);
         // SAFETY: valid instance, byte buffer of the given size.
         let raw = unsafe { deserialize(self.instance, bytes.as_ptr(), bytes.len(), &mut pointer) };
         let size = bytes.len();
@@ -1208,6 +1242,7 @@ impl Slave for Fmi3Instance {
             self.expected_values(unknowns),
             sensitivity.len(),
         )?;
+        self.core.enter(F);
         // SAFETY: valid instance; every count is the length of its buffer.
         let raw = unsafe {
             get(
@@ -1263,6 +1298,7 @@ impl Slave for Fmi3Instance {
         self.int_scratch.clear();
         self.int_scratch
             .resize(vrs.len(), i32::try_from(order).unwrap_or(i32::MAX));
+        self.core.enter(F);
         // SAFETY: valid instance; one order per value reference, nValues is the buffer length.
         let raw = unsafe {
             get(
@@ -1354,6 +1390,7 @@ impl Drop for Fmi3Instance {
                 if !self.core.clean_up_allowed() {
                     break;
                 }
+                self.core.enter("fmi3FreeFMUState");
                 // SAFETY: a state this FMU produced, freed once (drained).
                 let raw = unsafe { free_state(self.instance, &mut pointer) };
                 if let Err(e) = self.core.check("fmi3FreeFMUState", raw, String::new) {
@@ -1365,6 +1402,7 @@ impl Drop for Fmi3Instance {
             self.core.leak("fmi3FreeInstance");
             return;
         }
+        self.core.enter("fmi3FreeInstance");
         // SAFETY: the instance is valid and freed exactly once; the environment is dropped only
         // after this (a field, dropped after Drop::drop).
         unsafe { (self.f.free_instance)(self.instance) };

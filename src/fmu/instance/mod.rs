@@ -53,6 +53,7 @@ use std::ffi::{c_int, c_void, CString};
 use std::path::Path;
 use std::sync::Arc;
 
+use super::crash::{self, CallRecord};
 use super::description::{FmiVersion, ModelDescription, ValueReference};
 use super::library::FmuLibrary;
 use super::slave::{Slave, SlaveState, StateId};
@@ -406,6 +407,8 @@ struct Core {
     slot: InstanceSlot,
     /// The Float64 values the FMU holds because cosimo set them.
     known: KnownFloat64,
+    /// What the crash handler reports if the FMU crashes in a call.
+    crash: Box<CallRecord>,
     /// Last: its `keep_alive` (e.g. the extracted folder) goes after the library reference.
     options: InstanceOptions,
 }
@@ -449,7 +452,15 @@ impl Core {
             env,
             slot,
             known: KnownFloat64::default(),
+            crash: CallRecord::component(name),
         })
+    }
+
+    /// The FMU's `function` is about to be called: a crash until the call is recorded
+    /// ([`Core::record`], [`Core::trace_plain`]) is reported as a crash in it.
+    #[inline]
+    fn enter(&self, function: &'static str) {
+        self.crash.enter(function);
     }
 
     fn env(&self) -> &Environment {
@@ -560,6 +571,7 @@ impl Core {
         raw: c_int,
         args: impl FnOnce() -> String,
     ) -> FmiStatus {
+        crash::leave();
         self.calls += 1;
         let status = status_from_raw(raw, self.version());
         let seq = self.env().log_seq();
@@ -635,6 +647,7 @@ impl Core {
 
     /// Trace a call that returns no status (instantiate, free).
     fn trace_plain(&mut self, line: impl FnOnce() -> String) {
+        crash::leave();
         self.calls += 1;
         if self.trace {
             self.env().emit_call(&line());

@@ -36,6 +36,9 @@ pub fn serve(fd: RawFd) -> Result<()> {
             "cosimo worker: {e}; the worker is started by cosimo itself (--isolate), not by hand"
         ))
     })?;
+    // A crash kills the worker by its signal, which the master reports (the Python module,
+    // imported by a worker, installed the in-process report).
+    crate::fmu::crash::uninstall();
     // The master handles Ctrl-C and ends its workers; a worker must not die first of it.
     // SAFETY: setting a signal disposition to "ignore" is always sound.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };

@@ -587,19 +587,7 @@ fn died_of_memory(status: std::process::ExitStatus) -> bool {
 }
 
 fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGSEGV => "SIGSEGV, a memory access violation",
-        libc::SIGABRT => "SIGABRT, the FMU aborted",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE, an arithmetic exception",
-        libc::SIGILL => "SIGILL, an illegal instruction",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGPIPE => "SIGPIPE",
-        _ => "a signal",
-    }
+    crate::fmu::crash::signal_name(signal)
 }
 
 impl Drop for WorkerSlave {

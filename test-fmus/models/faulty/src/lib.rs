@@ -19,7 +19,9 @@
 //! (SIGABRT), 7 calls `exit(3)`, 8 never returns (a busy loop), 11 recurses until the stack
 //! overflows (SIGSEGV on the guard page; Rust's handler reports it and aborts). 9 makes the
 //! output x NaN from `fail_at` on (the step returns OK); 10 leaks 64 MiB (touched, so resident)
-//! in every step from `fail_at` on.
+//! in every step from `fail_at` on. 12 dereferences a null pointer when the instance is freed
+//! (`fmi*FreeInstance`, after a run that went well), 13 in the library's finaliser (when it is
+//! unloaded, or at process exit), as FMUs exported from Python do.
 
 use fmu_kit::{Context, Experiment, Model, Status, StepFailure, Values, Variable};
 
@@ -28,7 +30,8 @@ pub const X: u32 = 1;
 /// der(x).
 pub const DER_X: u32 = 2;
 /// Which failure to simulate (0 none, 1 Discard, 2 Error, 3 Fatal, 4 request termination,
-/// 5 segfault, 6 abort, 7 exit, 8 endless loop, 9 NaN output, 10 leak, 11 stack overflow).
+/// 5 segfault, 6 abort, 7 exit, 8 endless loop, 9 NaN output, 10 leak, 11 stack overflow,
+/// 12 segfault in `fmi*FreeInstance`, 13 segfault in the library's finaliser).
 pub const FAILURE: u32 = 3;
 /// When to fail.
 pub const FAIL_AT: u32 = 4;
@@ -46,13 +49,40 @@ pub mod mode {
     pub const NAN: i32 = 9;
     pub const LEAK: i32 = 10;
     pub const STACK_OVERFLOW: i32 = 11;
+    pub const SEGFAULT_ON_FREE: i32 = 12;
+    pub const SEGFAULT_ON_UNLOAD: i32 = 13;
 }
 
 /// Bytes leaked per step by the leak mode.
 pub const LEAK_PER_STEP: usize = 64 << 20;
-/// The faulty model.
+/// The faulty model; remembers whether it is to crash when freed.
 #[derive(Default)]
-pub struct Faulty;
+pub struct Faulty {
+    crash_on_free: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for Faulty {
+    /// Runs inside `fmi*FreeInstance`.
+    fn drop(&mut self) {
+        if *self.crash_on_free.get_mut() {
+            crash::segfault();
+        }
+    }
+}
+
+/// Set by an instance with `failure = 13`: the library's finaliser crashes.
+static CRASH_ON_UNLOAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The library's finaliser (run by `dlclose` or at process exit).
+extern "C" fn finalise() {
+    if CRASH_ON_UNLOAD.load(std::sync::atomic::Ordering::SeqCst) {
+        crash::segfault();
+    }
+}
+
+#[used]
+#[link_section = ".fini_array"]
+static FINALISE: extern "C" fn() = finalise;
 
 impl Model for Faulty {
     const NAME: &'static str = "Faulty";
@@ -79,11 +109,12 @@ impl Model for Faulty {
                 .parameter()
                 .start(0i32)
                 .min(0.0)
-                .max(11.0)
+                .max(13.0)
                 .description(
                     "Failure to simulate: 0 none, 1 Discard, 2 Error, 3 Fatal, \
                      4 request termination, 5 segfault, 6 abort, 7 exit, 8 endless loop, \
-                     9 NaN output, 10 leak 64 MiB per step, 11 stack overflow",
+                     9 NaN output, 10 leak 64 MiB per step, 11 stack overflow, \
+                     12 segfault in fmi*FreeInstance, 13 segfault in the library's finaliser",
                 ),
             Variable::float64(FAIL_AT, "fail_at")
                 .parameter()
@@ -93,7 +124,13 @@ impl Model for Faulty {
         ]
     }
 
-    fn initialize(&self, _v: &mut Values, _cx: &Context) -> Result<(), String> {
+    fn initialize(&self, v: &mut Values, _cx: &Context) -> Result<(), String> {
+        use std::sync::atomic::Ordering::SeqCst;
+        match v.i32(FAILURE) {
+            mode::SEGFAULT_ON_FREE => self.crash_on_free.store(true, SeqCst),
+            mode::SEGFAULT_ON_UNLOAD => CRASH_ON_UNLOAD.store(true, SeqCst),
+            _ => {}
+        }
         Ok(())
     }
 

@@ -18,7 +18,7 @@ const TERMINATED: c_int = 3;
 const REQUEST_TERMINATION: i32 = 4;
 
 fn token() -> CString {
-    let table = Table::new(Faulty::NAME, Faulty.variables()).expect("valid table");
+    let table = Table::new(Faulty::NAME, Faulty::default().variables()).expect("valid table");
     CString::new(table.token).expect("token")
 }
 
@@ -508,7 +508,16 @@ fn failure_is_range_checked() {
             OK
         );
         assert_eq!(
-            fmi2SetInteger(c, [FAILURE].as_ptr(), 1, [12].as_ptr()),
+            fmi2SetInteger(
+                c,
+                [FAILURE].as_ptr(),
+                1,
+                [mode::SEGFAULT_ON_UNLOAD].as_ptr()
+            ),
+            OK
+        );
+        assert_eq!(
+            fmi2SetInteger(c, [FAILURE].as_ptr(), 1, [14].as_ptr()),
             ERROR
         );
         fmi2FreeInstance(c);
