@@ -1,5 +1,6 @@
 //! `cosimo sweep`: the runs of a study on this machine's cores (or one shard of them), their
-//! summary table in CSV and Parquet; `--merge` joins the tables of shards. Under `mpirun -n K`
+//! summary table in CSV (written row by row as runs finish) and Parquet; `--resume` continues
+//! a sweep that was stopped or killed; `--merge` joins the tables of shards. Under `mpirun -n K`
 //! (built with the feature `mpi`) the runs go to the ranks, and rank 0 writes the table.
 //!
 //! Exit codes: 0 done (failed runs are rows of the table), 2 a refused study or usage, 3 a

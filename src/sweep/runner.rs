@@ -479,6 +479,9 @@ impl Runner {
             // Runs side by side: their workers must not spin for each other's cores.
             options.worker.worker_spin = Some(std::time::Duration::ZERO);
             options.worker.call_timeout = self.call_timeout;
+            // One worker process per run (not per component): a crash still fails that run
+            // only, and a run starts one process instead of one per component.
+            options.worker_processes = Some(1);
         }
         let system = match &self.prepared {
             Prepared::Fmu { fmu, path } => {
