@@ -496,7 +496,16 @@ fn ctrl_c_stops_the_sweep_and_keeps_the_finished_rows() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", show(&output));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("stopped: "));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("stopped: "), "{stderr}");
+    assert!(
+        stderr.contains(&format!("--resume {}", out.display())),
+        "the command that continues it: {stderr}"
+    );
+    assert!(
+        out.join("summary.parquet").is_file(),
+        "Ctrl-C writes the Parquet file"
+    );
     let (_, rows) = table(&out);
     assert!(
         !rows.is_empty() && rows.len() < 100_000,

@@ -382,16 +382,28 @@ def sweep(
     ``index``, the parameters, the summaries (NaN where a run gave none), ``status`` and
     ``error``, a row per run in index order. With ``output_dir`` the table (CSV, Parquet) and
     the kept results are written there too; ``shard=(i, n)`` or ``"i/n"`` makes only every
-    n-th run from run i. Ctrl-C stops the sweep (looked at as runs finish) and raises
-    :class:`Interrupted` with the finished rows in ``.result``."""
+    n-th run from run i. A study with a ``check`` adds the columns ``check``,
+    ``check_signal`` and ``check_message`` (text) and ``check_deviation`` and ``check_time``
+    (numbers). Each run hosts its FMUs in worker processes (a crash, an abort or a hang fails
+    that run only) unless the study says ``"isolate": false``. Ctrl-C stops the sweep (looked
+    at as runs finish) and raises :class:`Interrupted` with the finished rows in ``.result``."""
     if isinstance(shard, tuple):
         shard = f"{shard[0]}/{shard[1]}"
-    out = _cosimo.sweep(
-        os.fspath(study),
-        os.fspath(output_dir) if output_dir is not None else None,
-        0 if workers is None else int(workers),
-        shard,
-    )
+    # Runs host their FMUs in worker processes unless the study says "isolate": false; this
+    # process is Python, so the workers are the program _worker_program finds.
+    given = os.environ.get("COSIMO_WORKER")
+    if not given:
+        os.environ["COSIMO_WORKER"] = _worker_program()
+    try:
+        out = _cosimo.sweep(
+            os.fspath(study),
+            os.fspath(output_dir) if output_dir is not None else None,
+            0 if workers is None else int(workers),
+            shard,
+        )
+    finally:
+        if not given:
+            os.environ.pop("COSIMO_WORKER", None)
     _warn_or_raise([], out["error"])
     table = _summary_table(out["columns"], out["rows"])
     if out["raised"] is not None:
@@ -401,23 +413,42 @@ def sweep(
     return table
 
 
+# The text columns of a summary table (all others but ``index`` are numbers).
+_SUMMARY_TEXT = ("status", "error", "check", "check_signal", "check_message")
+# The columns after the summaries, without and with a check.
+_SUMMARY_TAIL = ["status", "error"]
+_SUMMARY_CHECKED_TAIL = _SUMMARY_TAIL + ["check", "check_signal", "check_deviation",
+                                         "check_time", "check_message"]
+
+
 def _summary_table(columns: List[str], rows: List[tuple]) -> Any:
-    """A sweep's rows as a DataFrame (pandas installed) or a structured array."""
+    """A sweep's rows as a DataFrame (pandas installed) or a structured array: ``index`` an
+    integer, the parameters, summaries and check numbers floats (NaN where a run gave none),
+    the status, error and check texts strings (None where empty)."""
+    tail = (_SUMMARY_CHECKED_TAIL if columns[-len(_SUMMARY_CHECKED_TAIL):] == _SUMMARY_CHECKED_TAIL
+            else _SUMMARY_TAIL)
+    # Parameters and summaries by position (a parameter may be named like a text column).
+    first_tail = len(columns) - len(tail)
+    text = {k for k in range(first_tail, len(columns)) if columns[k] in _SUMMARY_TEXT}
+    numeric = [k for k in range(1, len(columns)) if k not in text]
     try:
         import pandas
     except ImportError:
         pandas = None
     if pandas is not None:
         frame = pandas.DataFrame.from_records(rows, columns=columns)
-        numeric = columns[1:-2]
-        frame[numeric] = frame[numeric].astype("float64")
+        if hasattr(frame, "isetitem"):  # pandas 1.5 and later: by position
+            for k in numeric:
+                frame.isetitem(k, frame.iloc[:, k].astype("float64"))
+        else:
+            names = [columns[k] for k in numeric]
+            frame[names] = frame[names].astype("float64")
         return frame
-    dtype = [(columns[0], np.int64)]
-    dtype += [(name, np.float64) for name in columns[1:-2]]
-    dtype += [(columns[-2], object), (columns[-1], object)]
+    dtype = [(name, np.int64 if k == 0 else object if k in text else np.float64)
+             for k, name in enumerate(columns)]
     table = np.empty(len(rows), dtype=dtype)
     for i, row in enumerate(rows):
-        table[i] = tuple(np.nan if cell is None and 0 < k < len(columns) - 2 else cell
+        table[i] = tuple(np.nan if cell is None and k in numeric else cell
                          for k, cell in enumerate(row))
     return table
 

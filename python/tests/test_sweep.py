@@ -1,5 +1,7 @@
 """cosimo.sweep gives the command line's summary table (cosimo sweep) for the example study."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,8 @@ import cosimo
 from conftest import ROOT, read_csv, run_cli
 
 STUDY = ROOT / "fmus" / "two-mass-study.json"
+# The text columns of a summary table (the others are numbers).
+TEXT = ("status", "error", "check", "check_signal", "check_message")
 
 
 def as_array(table):
@@ -26,7 +30,7 @@ def assert_same_table(table, path):
     for j, name in enumerate(header):
         texts = [row[j] for row in rows]
         column = table[name]
-        if name in ("status", "error"):
+        if name in TEXT:
             assert [c or "" for c in column] == texts, name
         else:
             expected = np.array([float(t) if t else np.nan for t in texts])
@@ -75,3 +79,32 @@ def test_a_bad_study_raises_the_command_lines_message(tmp_path):
     assert str(raised.value) in stderr
     with pytest.raises(cosimo.UsageError, match="shard"):
         cosimo.sweep(STUDY, shard="3/3")
+
+
+def test_a_study_with_a_check_keeps_its_text_columns(tmp_path):
+    fmu = ROOT / "target" / "fmus" / "Faulty-fmi2.fmu"
+    code, _, stderr = run_cli("run", fmu, "--output-file", tmp_path / "reference.csv", "-q")
+    assert code == 0, stderr
+    study = tmp_path / "checked.json"
+    study.write_text(json.dumps({
+        "system": str(fmu),
+        "grid": [{"name": "failure", "values": [0, 2, 0]}],
+        "keep": {"summaries": [{"variable": "x", "statistics": ["final"]}]},
+        "check": {"reference": "reference.csv"},
+    }))
+    code, _, stderr = run_cli("sweep", study, "--output-dir", tmp_path / "cli", "-q")
+    assert code == 3, stderr  # run 1 failed: its check is an error
+    table = cosimo.sweep(study, output_dir=tmp_path / "py", workers=2)
+    assert_same_table(table, tmp_path / "cli" / "summary.csv")
+    table = as_array(table)
+    assert list(table.dtype.names) == [
+        "index", "failure", "final(x)", "status", "error",
+        "check", "check_signal", "check_deviation", "check_time", "check_message"]
+    assert list(table["status"]) == ["ok", "failed", "ok"]
+    assert list(table["check"]) == ["pass", "error", "pass"]
+    assert "not compared" in table["check_message"][1]
+    assert table["check_deviation"].dtype == np.float64
+    assert np.isnan(table["check_deviation"][1])
+    assert table["check_deviation"][0] == 0.0
+    for name in ("summary.csv", "summary.parquet"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name

@@ -1,5 +1,6 @@
 //! `cosimo sweep`: the runs of a study on this machine's cores (or one shard of them), their
-//! summary table in CSV and Parquet; `--merge` joins the tables of shards. Under `mpirun -n K`
+//! summary table in CSV (written row by row as runs finish) and Parquet; `--resume` continues
+//! a sweep that was stopped or killed; `--merge` joins the tables of shards. Under `mpirun -n K`
 //! (built with the feature `mpi`) the runs go to the ranks, and rank 0 writes the table.
 //!
 //! Exit codes: 0 done (failed runs are rows of the table), 2 a refused study or usage, 3 a
@@ -16,7 +17,7 @@ use clap::Args;
 use super::{exit_code, out, say};
 
 use cosimo::settings::study::Study;
-use cosimo::sweep::table::{Shard, SummaryTable, TableMeta};
+use cosimo::sweep::table::{Shard, SummaryTable, TableMeta, TableWriter};
 use cosimo::sweep::{run_local, Plan, RunRecord, RunStatus, Runner, Verdict};
 use cosimo::Error;
 
@@ -59,8 +60,13 @@ pub(crate) struct SweepArgs {
     pub(crate) study: Option<PathBuf>,
     /// Where to write summary.csv, summary.parquet, sweep.json and (when the study keeps them)
     /// runs/ with each run's results.
-    #[arg(long, value_name = "DIR", required_unless_present = "dry_run")]
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["dry_run", "resume"])]
     pub(crate) output_dir: Option<PathBuf>,
+    /// Continue the sweep of this study that was stopped or killed with its output in DIR:
+    /// make only the runs missing from DIR's table and write the table there, as the sweep
+    /// would have had it had it not been stopped.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["output_dir", "merge", "dry_run"])]
+    pub(crate) resume: Option<PathBuf>,
     /// Runs made side by side (default: one per core). Refused under mpirun, where each rank
     /// but rank 0 makes one run at a time: start more ranks instead.
     #[arg(
@@ -85,6 +91,20 @@ pub(crate) struct SweepArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+}
+
+/// What the table of this sweep says of itself (`complete` set when it is finished).
+fn meta_of(study_file: &Path, study: &Study, runner: &Runner, shard: Option<Shard>) -> TableMeta {
+    TableMeta {
+        study: study_file.display().to_string(),
+        fingerprint: study.fingerprint.clone(),
+        runs: runner.plan().len(),
+        shard,
+        parameters: runner.plan().parameters.clone(),
+        summaries: runner.summary_columns(),
+        check: runner.checker().is_some(),
+        complete: false,
+    }
 }
 
 /// Exit code of a sweep stopped by Ctrl-C or kill (the shell's 128 + SIGINT).
@@ -180,13 +200,13 @@ fn prepare(args: &SweepArgs, lead: bool) -> Result<Prepared, Error> {
         Some(shard) => shard.indices(plan.len()),
         None => (0..plan.len()).collect(),
     };
-    let results = match (&args.output_dir, study.keep.results) {
-        (Some(dir), true) if !args.dry_run => Some(dir.join("runs")),
+    let results = match (output_dir(args), study.keep.results) {
+        (Ok(dir), true) if !args.dry_run => Some(dir.join("runs")),
         _ => None,
     };
     let runner = Runner::prepare(&study, plan, results.clone())?;
     if !args.dry_run {
-        let dir = args.output_dir.as_deref().expect("clap requires it");
+        let dir = output_dir(args)?;
         if lead {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
@@ -201,6 +221,66 @@ fn prepare(args: &SweepArgs, lead: bool) -> Result<Prepared, Error> {
         indices,
         runner,
     })
+}
+
+/// Where the table goes: `--output-dir`, or the folder `--resume` continues.
+fn output_dir(args: &SweepArgs) -> Result<&Path, Error> {
+    args.output_dir
+        .as_deref()
+        .or(args.resume.as_deref())
+        .ok_or_else(|| Error::Usage("name the output folder: --output-dir DIR".into()))
+}
+
+/// The table a sweep stopped or killed left in `dir`, checked to be of this study and shard:
+/// the runs it holds are not made again.
+fn earlier_table(
+    dir: &Path,
+    study: &Study,
+    runner: &Runner,
+    shard: Option<Shard>,
+) -> Result<SummaryTable, Error> {
+    let table = SummaryTable::read_partial(dir)
+        .map_err(|e| Error::Usage(format!("--resume {}: {e}", dir.display())))?;
+    let meta = &table.meta;
+    let refuse = |why: String| {
+        Error::Usage(format!(
+            "--resume {}: {why}; resume with the study and --shard the sweep was started with, or start afresh with --output-dir",
+            dir.display()
+        ))
+    };
+    if meta.fingerprint != study.fingerprint
+        || meta.runs != runner.plan().len()
+        || meta.parameters != runner.plan().parameters
+        || meta.summaries != runner.summary_columns()
+        || meta.check != runner.checker().is_some()
+    {
+        return Err(refuse(format!(
+            "its table is of another study ({}), or of this study before it was changed",
+            meta.study
+        )));
+    }
+    if meta.shard != shard {
+        let name = |s: Option<Shard>| s.map_or("every run".to_string(), |s| format!("shard {s}"));
+        return Err(refuse(format!(
+            "its table holds {}, not {}",
+            name(meta.shard),
+            name(shard)
+        )));
+    }
+    let mut seen = vec![false; meta.runs];
+    for record in &table.records {
+        let wanted = shard.is_none_or(|s| record.index % s.count == s.index);
+        match seen.get_mut(record.index) {
+            Some(seen) if wanted && !*seen => *seen = true,
+            _ => {
+                return Err(refuse(format!(
+                    "run {} is in its table twice or is not a run of this sweep",
+                    record.index
+                )))
+            }
+        }
+    }
+    Ok(table)
 }
 
 /// Under MPI, whether every rank is ready: `Ok(Ok(prepared))` when all are, `Ok(Err(code))`
@@ -297,13 +377,62 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
         }
         return Ok(0);
     }
-    let dir = args.output_dir.as_deref().expect("clap requires it");
+    let dir = output_dir(args)?;
+    // The runs a stopped sweep made already (`--resume`): kept, not made again. Rank 0
+    // reads them and starts the table; every rank learns whether that went well.
+    let start_table = || -> Result<Option<TableWriter>, Error> {
+        if !lead {
+            return Ok(None);
+        }
+        let meta = meta_of(&study_file, &study, &runner, shard);
+        let (meta, earlier) = match &args.resume {
+            Some(dir) => {
+                let earlier = earlier_table(dir, &study, &runner, shard)?;
+                // The study as the sweep that is resumed named it: the table is that sweep's.
+                let meta = TableMeta {
+                    study: earlier.meta.study,
+                    ..meta
+                };
+                (meta, earlier.records)
+            }
+            None => (meta, Vec::new()),
+        };
+        TableWriter::create(dir, meta, earlier).map(Some)
+    };
+    let mut writer = match agree(ranks, start_table())? {
+        Ok(writer) => writer,
+        Err(code) => return Ok(code),
+    };
+    let resumed = writer.as_ref().map_or(0, |w| w.records().len());
+    let mut done = vec![false; runner.plan().len()];
+    for record in writer.iter().flat_map(|w| w.records()) {
+        done[record.index] = true;
+    }
+    let indices: Vec<usize> = indices.into_iter().filter(|&i| !done[i]).collect();
+    let wanted = resumed + indices.len();
+    if resumed > 0 && !args.quiet {
+        say!(
+            "resuming: {resumed} of {wanted} runs are in {}; making the other {}",
+            dir.join(cosimo::sweep::table::CSV_FILE).display(),
+            indices.len()
+        );
+    }
     let cancel = stop_on_signals()?;
     let bar = progress_bar(args.quiet || !lead, indices.len());
     let started = std::time::Instant::now();
     let mut failed = 0usize;
     let mut unchecked = 0usize;
+    let mut unwritten: Option<Error> = None;
     let mut progress = |record: &RunRecord| {
+        if let Some(writer) = &mut writer {
+            if unwritten.is_none() {
+                if let Err(error) = writer.add(record.clone()) {
+                    // The table cannot grow: stop rather than make runs nobody keeps.
+                    unwritten = Some(error);
+                    cancel.store(true, Ordering::Relaxed);
+                }
+            }
+        }
         if record.status == RunStatus::Failed {
             failed += 1;
         }
@@ -326,10 +455,12 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
             bar.set_message(message);
         }
     };
-    let records = match ranks {
-        None => run_local(&runner, &indices, args.workers, &cancel, &mut progress),
+    match ranks {
+        None => {
+            run_local(&runner, &indices, args.workers, &cancel, &mut progress);
+        }
         Some(ranks) => match ranks.run(&runner, &indices, &cancel, &mut progress) {
-            Ok(Some(records)) => records,
+            Ok(Some(_)) => {}
             // A worker: rank 0 writes the table.
             Ok(None) if cancel.load(Ordering::Relaxed) => return Ok(STOPPED),
             Ok(None) => return Ok(0),
@@ -339,41 +470,44 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
                 ranks.abort(i32::from(exit_code(&error)))
             }
         },
-    };
+    }
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let stopped = cancel.load(Ordering::Relaxed);
-    let table = SummaryTable {
-        meta: TableMeta {
-            study: study_file.display().to_string(),
-            fingerprint: study.fingerprint.clone(),
-            runs: runner.plan().len(),
-            shard,
-            parameters: runner.plan().parameters.clone(),
-            summaries: runner.summary_columns(),
-            check: runner.checker().is_some(),
-            complete: !stopped && records.len() == indices.len(),
-        },
-        records,
+    let Some(writer) = writer else {
+        return Ok(0);
     };
-    table.write(dir)?;
+    if let Some(error) = unwritten {
+        return Err(error);
+    }
+    let stopped = cancel.load(Ordering::Relaxed);
+    let complete = !stopped && writer.records().len() == wanted;
+    let table = writer.finish(complete)?;
     let made = table.records.len();
     if stopped {
         say!(
-            "stopped: {made} of {} runs finished; their rows are in {}",
-            indices.len(),
-            dir.join(cosimo::sweep::table::CSV_FILE).display()
+            "stopped: {made} of {wanted} runs finished; their rows are in {}; continue with: cosimo sweep {} --resume {}{}",
+            dir.join(cosimo::sweep::table::CSV_FILE).display(),
+            study_file.display(),
+            dir.display(),
+            shard.map_or(String::new(), |s| format!(" --shard {s}"))
         );
         return Ok(STOPPED);
     }
     if !args.quiet {
         let seconds = started.elapsed().as_secs_f64();
+        let new = made - resumed;
+        let failed = table
+            .records
+            .iter()
+            .filter(|r| r.status == RunStatus::Failed)
+            .count();
         say!(
-            "{made} runs{}{} in {seconds:.2} s ({:.1} runs/s): {} ok, {failed} failed{}; table: {}, {}",
+            "{made} runs{}{}{} in {seconds:.2} s ({:.1} runs/s): {} ok, {failed} failed{}; table: {}, {}",
+            if resumed > 0 { format!(" ({resumed} resumed, {new} made)") } else { String::new() },
             shard.map_or(String::new(), |s| format!(" (shard {s})")),
             ranks.map_or(String::new(), |r| format!(" on {} MPI ranks", r.size() - 1)),
-            made as f64 / seconds.max(1e-9),
+            new as f64 / seconds.max(1e-9),
             made - failed,
             if runner.isolates() {
                 " (FMUs in worker processes)"

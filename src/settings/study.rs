@@ -21,6 +21,9 @@ use super::AlgorithmKind;
 /// The most runs one study may make (the plan is kept in memory).
 pub const MAX_RUNS: u64 = 10_000_000;
 
+/// The hang limit of an isolated study's runs: seconds an FMI call may take (`callTimeout`).
+pub const DEFAULT_CALL_TIMEOUT: f64 = 120.0;
+
 /// A study, read and checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Study {
@@ -34,8 +37,13 @@ pub struct Study {
     pub samples: Option<Samples>,
     /// Changes to the system's experiment.
     pub overrides: Overrides,
-    /// Host every FMU of every run in a worker process (a crash fails that run only).
+    /// Host every FMU of every run in a worker process, so that a crash, an abort or a hang
+    /// fails that run only (the default; `"isolate": false` runs the FMUs in this process).
     pub isolate: bool,
+    /// The longest an FMI call of an isolated run may take before its worker is killed and
+    /// the run fails (`callTimeout`, default [`DEFAULT_CALL_TIMEOUT`] s; `None` with
+    /// `"isolate": false`).
+    pub call_timeout: Option<f64>,
     /// What each run leaves behind.
     pub keep: Keep,
     /// The reference every run's result is compared with, and the tolerances.
@@ -288,8 +296,8 @@ struct StudyFile {
     samples: Option<SamplesFile>,
     #[serde(default)]
     experiment: ExperimentFile,
-    #[serde(default)]
-    isolate: bool,
+    isolate: Option<bool>,
+    call_timeout: Option<f64>,
     #[serde(default)]
     keep: KeepFile,
     check: Option<CheckFile>,
@@ -716,13 +724,28 @@ impl Study {
                 })
             }
         };
+        let isolate = file.isolate.unwrap_or(true);
+        let call_timeout = match (file.call_timeout, isolate) {
+            (Some(_), false) => {
+                return Err(at(
+                    "callTimeout is enforced by killing a run's worker process, but isolate is false: drop one of them".into(),
+                ))
+            }
+            (Some(seconds), true) => {
+                super::call_timeout(seconds).map_err(|m| at(format!("callTimeout {seconds}: {m}")))?;
+                Some(seconds)
+            }
+            (None, true) => Some(DEFAULT_CALL_TIMEOUT),
+            (None, false) => None,
+        };
         Ok(Study {
             file: path.to_path_buf(),
             system,
             grid,
             samples,
             overrides,
-            isolate: file.isolate,
+            isolate,
+            call_timeout,
             keep: Keep {
                 results: file.keep.results,
                 variables: file.keep.variables,

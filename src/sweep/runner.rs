@@ -107,6 +107,8 @@ pub struct Runner {
     /// Compares each run with its reference.
     checker: Option<Checker>,
     isolate: bool,
+    /// The call timeout of isolated runs (their hang limit).
+    call_timeout: Option<std::time::Duration>,
     /// Per-run result files go here (`run-000042.csv`).
     results: Option<PathBuf>,
     study_file: PathBuf,
@@ -264,6 +266,21 @@ impl Runner {
             .as_ref()
             .map(|check| Checker::new(check, file))
             .transpose()?;
+        let call_timeout = match study.call_timeout {
+            Some(seconds) if isolate => Some(
+                crate::settings::call_timeout(seconds)
+                    .map_err(|m| at(format!("callTimeout {seconds}: {m}")))?,
+            ),
+            _ => None,
+        };
+        if isolate {
+            // Found before the first run rather than failing every run.
+            crate::fmu::worker::worker_program().map_err(|e| {
+                at(format!(
+                    "the runs are isolated (each hosts its FMUs in worker processes, so that a crash fails one run only), but {e}; or say \"isolate\": false in the study to run the FMUs in this process"
+                ))
+            })?;
+        }
         Ok(Runner {
             plan,
             prepared,
@@ -273,6 +290,7 @@ impl Runner {
             record,
             checker,
             isolate,
+            call_timeout,
             results,
             study_file: study.file.clone(),
         })
@@ -460,6 +478,10 @@ impl Runner {
         if self.isolate {
             // Runs side by side: their workers must not spin for each other's cores.
             options.worker.worker_spin = Some(std::time::Duration::ZERO);
+            options.worker.call_timeout = self.call_timeout;
+            // One worker process per run (not per component): a crash still fails that run
+            // only, and a run starts one process instead of one per component.
+            options.worker_processes = Some(1);
         }
         let system = match &self.prepared {
             Prepared::Fmu { fmu, path } => {

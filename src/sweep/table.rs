@@ -3,6 +3,7 @@
 //! partial tables of shards can be checked and merged into the table one machine would give).
 
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -90,17 +91,7 @@ impl SummaryTable {
     /// The CSV header: index, parameters, summaries, status, error and, with a check, check,
     /// check_signal, check_deviation, check_time, check_message.
     pub fn header(&self) -> Vec<String> {
-        let check = if self.meta.check {
-            &CHECK_COLUMNS[..5]
-        } else {
-            &[]
-        };
-        std::iter::once("index".to_string())
-            .chain(self.meta.parameters.iter().cloned())
-            .chain(self.meta.summaries.iter().cloned())
-            .chain(["status".to_string(), "error".to_string()])
-            .chain(check.iter().map(|c| c.to_string()))
-            .collect()
+        header(&self.meta)
     }
 
     /// How many runs' checks passed, failed and could not be made (all 0 without a check).
@@ -122,46 +113,28 @@ impl SummaryTable {
     /// temporary file, so a reader never sees half a table).
     pub fn write(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let meta = serde_json::to_string_pretty(&self.meta)
-            .map_err(|e| Error::Internal(format!("the sweep's description: {e}")))?;
-        replace(&dir.join(META_FILE), |path| {
-            std::fs::write(path, meta.as_bytes()).map_err(|e| Error::io(path, e))
-        })?;
+        self.write_meta(dir)?;
         replace(&dir.join(CSV_FILE), |path| self.write_csv(path))?;
         replace(&dir.join(PARQUET_FILE), |path| self.write_parquet(path))
     }
 
+    /// Write `sweep.json` into `dir`.
+    fn write_meta(&self, dir: &Path) -> Result<()> {
+        let meta = serde_json::to_string_pretty(&self.meta)
+            .map_err(|e| Error::Internal(format!("the sweep's description: {e}")))?;
+        replace(&dir.join(META_FILE), |path| {
+            std::fs::write(path, meta.as_bytes()).map_err(|e| Error::io(path, e))
+        })
+    }
+
     fn write_csv(&self, path: &Path) -> Result<()> {
-        let failed = |e: csv::Error| Error::Usage(format!("{}: {e}", path.display()));
-        let mut out = csv::WriterBuilder::new()
-            .quote_style(csv::QuoteStyle::Necessary)
-            .from_path(path)
-            .map_err(failed)?;
-        out.write_record(self.header()).map_err(failed)?;
-        let mut cells: Vec<String> = Vec::new();
+        let mut file = File::create(path).map_err(|e| Error::io(path, e))?;
+        let mut bytes = csv_line(&header(&self.meta), path)?;
         for r in &self.records {
-            cells.clear();
-            cells.push(r.index.to_string());
-            cells.extend(r.parameters.iter().map(|v| value_text(*v)));
-            cells.extend(
-                r.summaries
-                    .iter()
-                    .map(|v| v.map(value_text).unwrap_or_default()),
-            );
-            cells.push(r.status.name().to_string());
-            cells.push(r.error.clone().unwrap_or_default());
-            if self.meta.check {
-                let check = r.check.as_ref();
-                cells.push(check.map_or("", |c| c.verdict.name()).to_string());
-                cells.push(check.and_then(|c| c.signal.clone()).unwrap_or_default());
-                for value in [check.and_then(|c| c.deviation), check.and_then(|c| c.time)] {
-                    cells.push(value.map(value_text).unwrap_or_default());
-                }
-                cells.push(check.map(|c| c.message.clone()).unwrap_or_default());
-            }
-            out.write_record(&cells).map_err(failed)?;
+            bytes.extend(csv_line(&cells(&self.meta, r), path)?);
         }
-        out.flush().map_err(|e| Error::io(path, e))
+        file.write_all(&bytes).map_err(|e| Error::io(path, e))?;
+        file.flush().map_err(|e| Error::io(path, e))
     }
 
     fn write_parquet(&self, path: &Path) -> Result<()> {
@@ -230,6 +203,17 @@ impl SummaryTable {
 
     /// Read the table an output folder holds (its `sweep.json` and `summary.csv`).
     pub fn read(dir: &Path) -> Result<SummaryTable> {
+        SummaryTable::read_rows(dir, false)
+    }
+
+    /// Read what a stopped or killed sweep left in `dir`: its `sweep.json` and the rows of
+    /// `summary.csv` in the order they were written; a last row cut short by the kill is
+    /// left out (its run is made again), and a missing `summary.csv` holds no rows.
+    pub fn read_partial(dir: &Path) -> Result<SummaryTable> {
+        SummaryTable::read_rows(dir, true)
+    }
+
+    fn read_rows(dir: &Path, partial: bool) -> Result<SummaryTable> {
         let meta_path = dir.join(META_FILE);
         let text = std::fs::read_to_string(&meta_path).map_err(|e| {
             Error::Usage(format!(
@@ -241,13 +225,24 @@ impl SummaryTable {
             .map_err(|e| Error::Usage(format!("{}: {e}", meta_path.display())))?;
         let path = dir.join(CSV_FILE);
         let bad = |line: usize, m: String| Error::Usage(format!("{}:{line}: {m}", path.display()));
-        let mut reader = csv::ReaderBuilder::new()
-            .from_path(&path)
-            .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
         let mut table = SummaryTable {
             meta,
             records: Vec::new(),
         };
+        let mut bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if partial && e.kind() == std::io::ErrorKind::NotFound => return Ok(table),
+            Err(e) => return Err(Error::Usage(format!("{}: {e}", path.display()))),
+        };
+        if partial {
+            // Rows are written whole and end with a line break outside quotes: what follows
+            // the last such break is a row the kill cut short.
+            bytes.truncate(whole_rows(&bytes));
+            if bytes.is_empty() {
+                return Ok(table);
+            }
+        }
+        let mut reader = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
         let header: Vec<String> = reader
             .headers()
             .map_err(|e| bad(1, e.to_string()))?
@@ -376,6 +371,142 @@ impl SummaryTable {
             meta,
             records: rows.into_iter().flatten().collect(),
         })
+    }
+}
+
+/// The CSV header of a table described by `meta`: index, parameters, summaries, status,
+/// error and, with a check, check, check_signal, check_deviation, check_time, check_message.
+fn header(meta: &TableMeta) -> Vec<String> {
+    let check = if meta.check { &CHECK_COLUMNS[..5] } else { &[] };
+    std::iter::once("index".to_string())
+        .chain(meta.parameters.iter().cloned())
+        .chain(meta.summaries.iter().cloned())
+        .chain(["status".to_string(), "error".to_string()])
+        .chain(check.iter().map(|c| c.to_string()))
+        .collect()
+}
+
+/// The CSV cells of one run's row.
+fn cells(meta: &TableMeta, r: &RunRecord) -> Vec<String> {
+    let mut cells: Vec<String> = Vec::with_capacity(meta.parameters.len() + 8);
+    cells.push(r.index.to_string());
+    cells.extend(r.parameters.iter().map(|v| value_text(*v)));
+    cells.extend(
+        r.summaries
+            .iter()
+            .map(|v| v.map(value_text).unwrap_or_default()),
+    );
+    cells.push(r.status.name().to_string());
+    cells.push(r.error.clone().unwrap_or_default());
+    if meta.check {
+        let check = r.check.as_ref();
+        cells.push(check.map_or("", |c| c.verdict.name()).to_string());
+        cells.push(check.and_then(|c| c.signal.clone()).unwrap_or_default());
+        for value in [check.and_then(|c| c.deviation), check.and_then(|c| c.time)] {
+            cells.push(value.map(value_text).unwrap_or_default());
+        }
+        cells.push(check.map(|c| c.message.clone()).unwrap_or_default());
+    }
+    cells
+}
+
+/// The length of the whole rows at the start of CSV `bytes`: up to the last line break
+/// outside a quoted cell.
+fn whole_rows(bytes: &[u8]) -> usize {
+    let mut quoted = false;
+    let mut end = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'"' => quoted = !quoted,
+            b'\n' if !quoted => end = i + 1,
+            _ => {}
+        }
+    }
+    end
+}
+
+/// One CSV record with its line break, quoted where it must be (`path` names the file in an
+/// error).
+fn csv_line(cells: &[String], path: &Path) -> Result<Vec<u8>> {
+    let failed = |e: &dyn std::fmt::Display| Error::Usage(format!("{}: {e}", path.display()));
+    let mut out = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Necessary)
+        .from_writer(Vec::new());
+    out.write_record(cells).map_err(|e| failed(&e))?;
+    out.into_inner().map_err(|e| failed(&e))
+}
+
+/// The summary table of a sweep in progress, written as its runs finish: `sweep.json`
+/// (incomplete) and the header at once, then `summary.csv` a row per finished run (in the
+/// order they finish, each row written whole and flushed), so that a sweep killed at any
+/// moment leaves every finished run on disk; [`TableWriter::finish`] writes the table in index
+/// order, `summary.parquet` and the final `sweep.json`.
+pub struct TableWriter {
+    dir: PathBuf,
+    table: SummaryTable,
+    csv_path: PathBuf,
+    csv: File,
+}
+
+impl TableWriter {
+    /// Start the table of `meta` in `dir` with the `earlier` rows (of the sweep this one
+    /// resumes; none for a new sweep). A `summary.parquet` from before is removed: until
+    /// the end, the CSV file is the table.
+    pub fn create(dir: &Path, meta: TableMeta, earlier: Vec<RunRecord>) -> Result<TableWriter> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let mut table = SummaryTable {
+            meta: TableMeta {
+                complete: false,
+                ..meta
+            },
+            records: earlier,
+        };
+        table.records.sort_by_key(|r| r.index);
+        table.write_meta(dir)?;
+        let parquet = dir.join(PARQUET_FILE);
+        match std::fs::remove_file(&parquet) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io(&parquet, e))
+            }
+            _ => {}
+        }
+        let csv_path = dir.join(CSV_FILE);
+        replace(&csv_path, |path| table.write_csv(path))?;
+        let csv = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&csv_path)
+            .map_err(|e| Error::io(&csv_path, e))?;
+        Ok(TableWriter {
+            dir: dir.to_path_buf(),
+            table,
+            csv_path,
+            csv,
+        })
+    }
+
+    /// The rows so far.
+    pub fn records(&self) -> &[RunRecord] {
+        &self.table.records
+    }
+
+    /// Append the row of a finished run to `summary.csv`, written whole and flushed.
+    pub fn add(&mut self, record: RunRecord) -> Result<()> {
+        let line = csv_line(&cells(&self.table.meta, &record), &self.csv_path)?;
+        self.csv
+            .write_all(&line)
+            .and_then(|()| self.csv.flush())
+            .map_err(|e| Error::io(&self.csv_path, e))?;
+        self.table.records.push(record);
+        Ok(())
+    }
+
+    /// Write the whole table in index order (`summary.csv`, `summary.parquet`, and
+    /// `sweep.json` saying whether it is `complete`) and return it.
+    pub fn finish(mut self, complete: bool) -> Result<SummaryTable> {
+        self.table.records.sort_by_key(|r| r.index);
+        self.table.meta.complete = complete;
+        self.table.write(&self.dir)?;
+        Ok(self.table)
     }
 }
 
