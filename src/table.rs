@@ -236,6 +236,11 @@ impl Table {
         }
     }
 
+    /// The position in the file (1 is time) of column `column` of [`Table::columns`].
+    pub fn column_number(column: usize) -> usize {
+        column + 2
+    }
+
     /// The file line of row `row` (1 is the header).
     pub fn line_of_row(row: usize) -> usize {
         row + 2

@@ -146,3 +146,91 @@ fn a_cell_that_does_not_fit_its_input_is_named_by_line_and_column() {
         "line 3, column \"Float64_array_input\": 2 values, but input \"Float64_array_input\" takes 6 space-separated values",
     );
 }
+
+/// Two columns for one input are refused with both positions (issue 33): by the same name, or
+/// by a name and an alias of the same variable.
+#[test]
+fn two_columns_for_one_input_are_refused_with_both_positions() {
+    for version in [2u8, 3] {
+        let (code, stderr) = run(
+            version,
+            "time,Int32_input,Float64_continuous_input,Int32_input\n0,1,0,2\n1,1,0,2\n",
+            &[],
+        )
+        .expect_err("refused");
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains(
+                "in.csv: line 1: columns 2 and 4 are both named \"Int32_input\"; an input takes one column: remove or rename one"
+            ),
+            "FMI {version}: {stderr}"
+        );
+    }
+    // "u" is an FMI 3 <Alias> of Float64_continuous_input.
+    let (code, stderr) =
+        run(3, "time,Float64_continuous_input,u\n0,1,2\n", &[]).expect_err("refused");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "in.csv: line 1: columns 2 and 3 (\"Float64_continuous_input\" and \"u\") both drive input \"Float64_continuous_input\""
+        ),
+        "{stderr}"
+    );
+}
+
+/// A value that its input's type cannot hold is refused with the file, line and column (issue
+/// 33): it used to be rounded or wrapped without a word.
+#[test]
+fn a_value_that_does_not_fit_the_inputs_type_is_refused() {
+    let refused = |version: u8, inputs: &str, message: &str| {
+        let (code, stderr) = run(version, inputs, &[]).expect_err("refused");
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains(message), "FMI {version}: {stderr}");
+    };
+    for version in [2u8, 3] {
+        refused(
+            version,
+            "time,Int32_input\n0,1\n1,1.5\n",
+            "in.csv: line 3, column \"Int32_input\": 1.5 is not a whole number: input \"Int32_input\" takes one Int32 value",
+        );
+        refused(
+            version,
+            "time,Int32_input\n0,3000000000\n",
+            "in.csv: line 2, column \"Int32_input\": 3000000000 is out of range for Int32 (-2147483648 to 2147483647)",
+        );
+        refused(
+            version,
+            "time,Boolean_input\n0,true\n1,2\n",
+            "in.csv: line 3, column \"Boolean_input\": 2 is not a Boolean (true, false, 1 or 0)",
+        );
+        refused(
+            version,
+            "time,Float64_continuous_input\n0,1\n1,text\n",
+            "in.csv: line 3, column \"Float64_continuous_input\": \"text\" is not a number",
+        );
+    }
+    refused(
+        3,
+        "time,UInt8_input\n0,255\n1,300\n",
+        "in.csv: line 3, column \"UInt8_input\": 300 is out of range for UInt8 (0 to 255)",
+    );
+    refused(
+        3,
+        "time,UInt8_input\n0,-1\n",
+        "in.csv: line 2, column \"UInt8_input\": -1 is out of range for UInt8 (0 to 255)",
+    );
+    refused(
+        3,
+        "time,Float32_continuous_input\n0,1e39\n",
+        "in.csv: line 2, column \"Float32_continuous_input\": 1e39 is beyond the largest Float32",
+    );
+    // What fits runs: whole numbers written with a fraction, the ends of the range.
+    let table = run(
+        3,
+        "time,UInt8_input,Int32_input,Boolean_input\n0,255,2.0,1\n1,0,-2147483648,false\n",
+        &["UInt8_output", "Int32_output"],
+    )
+    .unwrap_or_else(|(c, e)| panic!("{c:?} {e}"));
+    assert_eq!(column(&table, "UInt8_output")[1], 255.0);
+    assert_eq!(column(&table, "Int32_output")[1], 2.0);
+}

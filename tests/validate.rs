@@ -260,15 +260,233 @@ fn default_experiment() {
     assert_eq!(errors_of(&f), ["default-experiment"]);
 }
 
+/// The one finding of `rule` in `findings`, as (severity, line, message).
+fn one_of_rule<'a>(findings: &'a [Finding], rule: &str) -> (Severity, Option<usize>, &'a str) {
+    let found = of_rule(findings, rule);
+    assert_eq!(found.len(), 1, "{rule}: {findings:#?}");
+    found[0]
+}
+
+/// Every value of `<DefaultExperiment>` the standard does not allow is an error on its line
+/// that says what to write (issue 33: NaN, zero or negative steps, an infinite stop time).
 #[test]
-fn a_start_value_outside_its_bounds_is_a_warning() {
-    let f = broken(
-        FMI2,
-        "<Real start=\"1\" min=\"0\"/>",
-        "<Real start=\"-1\" min=\"0\"/>",
+fn every_default_experiment_value_the_standard_does_not_allow_is_an_error() {
+    let cases = [
+        ("stepSize=\"0.01\"", "stepSize=\"NaN\"", "stepSize=\"NaN\" is NaN, not a finite number: write a positive communication step"),
+        ("stepSize=\"0.01\"", "stepSize=\"0\"", "stepSize 0 must be positive: write the communication step"),
+        ("stepSize=\"0.01\"", "stepSize=\"-0.5\"", "stepSize -0.5 must be positive"),
+        ("stepSize=\"0.01\"", "stepSize=\"fast\"", "stepSize=\"fast\" is not a number (e.g. 1.5 or 2e-3); write a positive communication step"),
+        ("stopTime=\"1\"", "stopTime=\"INF\"", "stopTime=\"INF\" is inf, not a finite number: write the time the experiment ends"),
+        ("stopTime=\"1\"", "stopTime=\"1e400\"", "stopTime=\"1e400\" is beyond the largest Float64"),
+        ("stopTime=\"1\"", "stopTime=\"inf\"", "stopTime=\"inf\" is not how XML writes infinity or not-a-number: write INF, -INF or NaN"),
+        ("startTime=\"0\"", "startTime=\"-INF\"", "startTime=\"-INF\" is -inf, not a finite number"),
+        ("startTime=\"0\"", "startTime=\"2\"", "stopTime 1 is not after startTime 2: write a stopTime larger than the startTime"),
+        ("stepSize=\"0.01\"", "stepSize=\"0.01\" tolerance=\"0\"", "tolerance 0 must be positive: write a relative tolerance"),
+        ("stepSize=\"0.01\"", "stepSize=\"0.01\" tolerance=\"-1e-6\"", "tolerance -0.000001 must be positive"),
+        ("stepSize=\"0.01\"", "stepSize=\"0.01\" tolerance=\"NaN\"", "tolerance=\"NaN\" is NaN, not a finite number"),
+    ];
+    for (from, to, message) in cases {
+        let f = broken(FMI2, from, to);
+        let (severity, line, text) = one_of_rule(&f, "default-experiment");
+        assert_eq!(severity, Severity::Error, "{to}");
+        assert_eq!(line, Some(4), "{to}: the line of <DefaultExperiment>");
+        assert!(text.contains(message), "{to}: {text}");
+        assert_eq!(errors_of(&f), ["default-experiment"], "{to}: {f:#?}");
+    }
+    // What the standard allows stays quiet: no stop time, a stop far away, a tiny step.
+    for (from, to) in [
+        (" stopTime=\"1\"", ""),
+        ("stopTime=\"1\"", "stopTime=\"1e300\""),
+        (
+            "stepSize=\"0.01\"",
+            "stepSize=\"1e-300\" tolerance=\"1e-12\"",
+        ),
+    ] {
+        assert_eq!(broken(FMI2, from, to), [], "{to}");
+    }
+}
+
+/// Start values, minimums and maximums that are not values of their type are errors naming the
+/// line, the variable, the attribute and what to write (issue 33).
+#[test]
+fn values_that_are_not_of_their_type_or_out_of_its_range_are_errors() {
+    const INT2: &str = "causality=\"local\" variability=\"discrete\"><Integer/>";
+    const COUNT: &str = "<Int32 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\"/>";
+    let uint8 = |attributes: &str| {
+        format!("<UInt8 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\" initial=\"exact\" {attributes}/>")
+    };
+    let int2 = |attributes: &str| {
+        format!("causality=\"local\" variability=\"discrete\" initial=\"exact\"><Integer {attributes}/>")
+    };
+    let x3 = |start: &str| format!("initial=\"exact\" start=\"{start}\"");
+    const X3: &str = "initial=\"exact\" start=\"1\"";
+    let cases: Vec<(&str, &str, String, usize, &str)> = vec![
+        // text in a Float64
+        (FMI3, X3, x3("one"), 6, "\"x\": start=\"one\" is not a number (e.g. 1.5 or 2e-3)"),
+        (FMI2, "<Real start=\"1\"/>", "<Real start=\"1,5\"/>".into(), 7, "\"x\": start=\"1,5\" is not a number"),
+        // a number a double cannot hold
+        (FMI3, X3, x3("1e400"), 6,
+         "\"x\": start=\"1e400\" is beyond the largest Float64 (±1.7976931348623157e308) and would be read as infinity: write a smaller number, or INF if infinity is meant"),
+        (FMI3, X3, x3("-Infinity"), 6, "is not how XML writes infinity or not-a-number: write INF, -INF or NaN"),
+        // 1.5 in an Integer
+        (FMI2, INT2, int2("start=\"1.5\""), 11,
+         "\"n\": start=\"1.5\" is not an integer: Integer takes whole numbers (e.g. 1 or 2)"),
+        (FMI2, INT2, int2("start=\"2.0\""), 11, "\"n\": start=\"2.0\" is not an integer as XML writes it: write 2"),
+        (FMI2, INT2, int2("start=\"3000000000\""), 11,
+         "\"n\": start=\"3000000000\" is out of range for Integer (-2147483648 to 2147483647)"),
+        // 300 in a UInt8, and its bounds
+        (FMI3, COUNT, uint8("start=\"300\""), 9,
+         "\"count\": start=\"300\" is out of range for UInt8 (0 to 255): write a value in that range, or declare a wider type"),
+        (FMI3, COUNT, uint8("start=\"-1\""), 9, "start=\"-1\" is out of range for UInt8"),
+        (FMI3, COUNT, uint8("start=\"1\" max=\"256\""), 9, "\"count\": max=\"256\" is out of range for UInt8"),
+        (FMI3, COUNT, uint8("start=\"1\" min=\"low\""), 9, "\"count\": min=\"low\" is not an integer: UInt8 takes whole numbers"),
+        (FMI3, COUNT, uint8("start=\"99999999999999999999999999999999999999999\""), 9, "is out of range for UInt8"),
+        // a Boolean, a scalar with two values, an empty start
+        (FMI3, "start=\"true\"", "start=\"yes\"".into(), 10, "\"b\": start=\"yes\" is not a Boolean: write true or false"),
+        (FMI3, X3, x3("1 2"), 6, "\"x\": start=\"1 2\" has 2 values: write one Float64 value"),
+        (FMI3, X3, x3(""), 6, "\"x\": start=\"\" is empty: write one Float64 value"),
+    ];
+    for (base, from, to, line, message) in &cases {
+        let f = broken(base, from, to);
+        let (severity, at, text) = one_of_rule(&f, "values");
+        assert_eq!(severity, Severity::Error, "{to}");
+        assert_eq!(at, Some(*line), "{to}: {text}");
+        assert!(text.contains(message), "{to}: {text}");
+    }
+    // A Float32 takes what a float holds.
+    let float32 = FMI3.replacen("<Float64 name=\"x\"", "<Float32 name=\"x\"", 1);
+    assert_eq!(validate_xml(&float32), []);
+    let f = broken(&float32, X3, &x3("1e39"));
+    let (_, _, text) = one_of_rule(&f, "values");
+    assert!(
+        text.contains("start=\"1e39\" is beyond the largest Float32"),
+        "{text}"
     );
-    assert_eq!(errors_of(&f), Vec::<&str>::new());
-    assert_eq!(f[0].rule, "bounds");
+    // Array elements: each one of the type, the offending one named.
+    let array = FMI3.replacen(
+        COUNT,
+        "<UInt8 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\" initial=\"exact\" start=\"1 2 300\"><Dimension start=\"3\"/></UInt8>",
+        1,
+    );
+    let f = validate_xml(&array);
+    let (_, _, text) = one_of_rule(&f, "values");
+    assert!(
+        text.contains("start=\"1 2 300\" \"300\" is out of range for UInt8"),
+        "{text}"
+    );
+    // What the standard allows stays quiet: infinite bounds, NaN and signed starts.
+    for (from, to) in [
+        (
+            "<Real start=\"1\" min=\"0\"/>",
+            "<Real start=\"+1.5E2\" min=\"-INF\" max=\"INF\"/>".to_string(),
+        ),
+        ("<Real start=\"1\"/>", "<Real start=\"NaN\"/>".to_string()),
+        (
+            INT2,
+            int2("start=\"-2147483648\" min=\"-2147483648\" max=\"+2147483647\""),
+        ),
+    ] {
+        assert_eq!(broken(FMI2, from, &to), [], "{to}");
+    }
+}
+
+/// min above max, and a start outside [min, max] (its own bounds or its declared type's), are
+/// errors: no value fits, or the start value is one the variable must not take.
+#[test]
+fn min_above_max_and_a_start_outside_min_max_are_errors() {
+    let k = "<Real start=\"1\" min=\"0\"/>";
+    let cases = [
+        (
+            "<Real start=\"1\" min=\"2\" max=\"0\"/>",
+            "\"k\": min 2 is greater than max 0, so no value fits: write a min at most the max",
+        ),
+        (
+            "<Real start=\"-1\" min=\"0\"/>",
+            "\"k\": start -1 is below min 0: write a start value within [min, max], or lower min",
+        ),
+        (
+            "<Real start=\"5\" min=\"0\" max=\"2\"/>",
+            "\"k\": start 5 is above max 2: write a start value within [min, max], or raise max",
+        ),
+    ];
+    for (to, message) in cases {
+        let f = broken(FMI2, k, to);
+        assert_eq!(errors_of(&f), ["bounds"], "{to}: {f:#?}");
+        let (_, line, text) = one_of_rule(&f, "bounds");
+        assert_eq!(line, Some(10), "{to}");
+        assert!(text.contains(message), "{to}: {text}");
+    }
+    // The declared type's bounds apply; its own min above max is the type's finding.
+    let typed = FMI2.replacen(
+        "  <ModelVariables>",
+        "  <TypeDefinitions>\n    <SimpleType name=\"Positive\"><Real min=\"0\"/></SimpleType>\n    <SimpleType name=\"Empty\"><Real min=\"1\" max=\"0\"/></SimpleType>\n  </TypeDefinitions>\n  <ModelVariables>",
+        1,
+    );
+    let f = broken(&typed, k, "<Real declaredType=\"Positive\" start=\"-1\"/>");
+    let found = of_rule(&f, "bounds");
+    assert_eq!(found.len(), 2, "{f:#?}");
+    assert_eq!(found[0].1, Some(7), "the type's line");
+    assert!(
+        found[0]
+            .2
+            .contains("type \"Empty\": min 1 is greater than max 0"),
+        "{}",
+        found[0].2
+    );
+    assert_eq!(found[1].1, Some(14));
+    assert!(
+        found[1]
+            .2
+            .contains("\"k\": start -1 is below min 0 (of its type \"Positive\")"),
+        "{}",
+        found[1].2
+    );
+    // Integers compare exactly; a start on a bound is inside.
+    let int = FMI3.replacen(
+        "<Int32 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\"/>",
+        "<Int64 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\" initial=\"exact\" start=\"9007199254740993\" max=\"9007199254740992\"/>",
+        1,
+    );
+    let f = validate_xml(&int);
+    let (_, _, text) = one_of_rule(&f, "bounds");
+    assert!(
+        text.contains("start 9007199254740993 is above max 9007199254740992"),
+        "{text}"
+    );
+    assert_eq!(
+        broken(FMI2, k, "<Real start=\"0\" min=\"0\" max=\"0\"/>"),
+        []
+    );
+}
+
+/// Through the command line: a value finding fails validation (exit 2), with its line.
+#[test]
+fn the_cli_reports_a_start_value_out_of_its_types_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("modelDescription.xml");
+    std::fs::write(
+        &bad,
+        FMI3.replacen(
+            "<Int32 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\"/>",
+            "<UInt8 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\" initial=\"exact\" start=\"300\"/>",
+            1,
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(["validate"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "error [values] line 9: \"count\": start=\"300\" is out of range for UInt8 (0 to 255)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("modelDescription.xml: 1 error"), "{text}");
 }
 
 #[test]

@@ -302,28 +302,7 @@ pub fn validate_xml(xml: &str) -> Vec<Finding> {
         }
     }
     if let Some(de) = root.child("DefaultExperiment") {
-        let num = |n: &str| de.attr(n).and_then(|v| v.trim().parse::<f64>().ok());
-        let start = num("startTime").unwrap_or(0.0);
-        if let Some(stop) = num("stopTime") {
-            if stop <= start {
-                f.error(
-                    "default-experiment",
-                    de.line,
-                    format!("stopTime {stop} is not after startTime {start}"),
-                );
-            }
-        }
-        for n in ["stepSize", "tolerance"] {
-            if let Some(v) = num(n) {
-                if v <= 0.0 || !v.is_finite() {
-                    f.error(
-                        "default-experiment",
-                        de.line,
-                        format!("{n} {v} must be positive"),
-                    );
-                }
-            }
-        }
+        default_experiment(de, &mut f);
     }
 
     let vars = variables(&root, version, &mut f);
@@ -334,6 +313,7 @@ pub fn validate_xml(xml: &str) -> Vec<Finding> {
     for v in &vars {
         combinations(v, version, &mut f);
     }
+    values(&root, &vars, version, &mut f);
     references(&root, &vars, version, &mut f);
     f.finish()
 }
@@ -932,30 +912,394 @@ fn combinations(v: &Var<'_>, version: FmiVersion, f: &mut Findings) {
             ),
         );
     }
-    // start within [min, max] for scalar numbers.
-    let num = |a: &str| v.typed.attr(a).and_then(|x| x.trim().parse::<f64>().ok());
-    let start = match version {
-        FmiVersion::Fmi2 => num("start"),
-        FmiVersion::Fmi3 => v
-            .node
-            .attr("start")
-            .filter(|s| s.split_whitespace().count() == 1)
-            .and_then(|s| s.trim().parse().ok()),
+}
+
+/// `<DefaultExperiment>`: every time a finite number, the stop after the start, the step size
+/// and the tolerance positive (an importer takes them as they are; `cosimo run` refuses them).
+fn default_experiment(de: &Node, f: &mut Findings) {
+    let number = |name: &str, f: &mut Findings| -> Option<f64> {
+        let text = de.attr(name)?;
+        let what = match name {
+            "startTime" => "the time the experiment starts, e.g. 0",
+            "stopTime" => "the time the experiment ends, e.g. 10",
+            "stepSize" => "a positive communication step, e.g. 0.01",
+            _ => "a positive relative tolerance, e.g. 1e-6",
+        };
+        match parse_double(text.trim(), "Float64") {
+            Ok(v) if v.is_finite() => Some(v),
+            Ok(v) => {
+                f.error(
+                    "default-experiment",
+                    de.line,
+                    format!("{name}=\"{text}\" is {v}, not a finite number: write {what}"),
+                );
+                None
+            }
+            Err(problem) => {
+                f.error(
+                    "default-experiment",
+                    de.line,
+                    format!("{name}=\"{text}\" {problem}; write {what}"),
+                );
+                None
+            }
+        }
     };
-    if let Some(start) = start {
-        if let Some(min) = num("min").filter(|m| start < *m) {
-            f.warning(
-                "bounds",
-                line,
-                format!("\"{name}\": start {start} is below min {min}"),
+    let start = number("startTime", f);
+    let stop = number("stopTime", f);
+    let step = number("stepSize", f);
+    let tolerance = number("tolerance", f);
+    if let Some(stop) = stop {
+        let start = start.unwrap_or(0.0);
+        if stop <= start {
+            f.error(
+                "default-experiment",
+                de.line,
+                format!(
+                    "stopTime {stop} is not after startTime {start}: write a stopTime larger than the startTime"
+                ),
             );
         }
-        if let Some(max) = num("max").filter(|m| start > *m) {
-            f.warning(
-                "bounds",
-                line,
-                format!("\"{name}\": start {start} is above max {max}"),
+    }
+    for (name, value) in [("stepSize", step), ("tolerance", tolerance)] {
+        if let Some(v) = value.filter(|v| *v <= 0.0) {
+            f.error(
+                "default-experiment",
+                de.line,
+                format!(
+                    "{name} {v} must be positive: write {}, or leave the attribute out",
+                    if name == "stepSize" {
+                        "the communication step (e.g. 0.01)"
+                    } else {
+                        "a relative tolerance (e.g. 1e-6)"
+                    }
+                ),
             );
+        }
+    }
+}
+
+/// A number of a start value, minimum or maximum: Float types as f64, integer types exactly.
+#[derive(Clone, Copy, PartialEq)]
+enum Number {
+    Float(f64),
+    Int(i128),
+}
+
+impl PartialOrd for Number {
+    /// Numbers of one kind in their order; a Float and an integer (a variable whose declared
+    /// type is of another kind, reported elsewhere) are not compared.
+    fn partial_cmp(&self, other: &Number) -> Option<std::cmp::Ordering> {
+        match (self, other) {
+            (Number::Float(a), Number::Float(b)) => a.partial_cmp(b),
+            (Number::Int(a), Number::Int(b)) => a.partial_cmp(b),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Number::Float(x) => write!(f, "{x}"),
+            Number::Int(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// Parse an `xs:double` (`INF`, `-INF` and `NaN` included) as a value of a Float type; `Err`
+/// says what is wrong. Text that Rust would read but XML does not (`inf`, `nan`) and numbers
+/// beyond the type's largest value (which would be read as infinity) are refused.
+fn parse_double(token: &str, type_name: &str) -> std::result::Result<f64, String> {
+    match token {
+        "INF" | "+INF" => return Ok(f64::INFINITY),
+        "-INF" => return Ok(f64::NEG_INFINITY),
+        "NaN" => return Ok(f64::NAN),
+        _ => {}
+    }
+    let x: f64 = token
+        .parse()
+        .map_err(|_| "is not a number (e.g. 1.5 or 2e-3)".to_string())?;
+    if !x.is_finite() {
+        let lower = token.to_ascii_lowercase();
+        return Err(if lower.contains("inf") || lower.contains("nan") {
+            "is not how XML writes infinity or not-a-number: write INF, -INF or NaN".to_string()
+        } else {
+            format!(
+                "is beyond the largest {type_name} (±{:e}) and would be read as infinity: write a \
+                 smaller number, or INF if infinity is meant",
+                f64::MAX
+            )
+        });
+    }
+    if type_name == "Float32" && x.abs() > f64::from(f32::MAX) {
+        return Err(format!(
+            "is beyond the largest Float32 (±{:e}) and would be infinity as a Float32: write a \
+             smaller number, INF if infinity is meant, or declare the variable Float64",
+            f32::MAX
+        ));
+    }
+    Ok(x)
+}
+
+/// The range of an integer type (FMI 2 `Integer` and `Enumeration` are 32-bit, FMI 3
+/// `Enumeration` 64-bit); `None` for the other types.
+fn integer_range(type_name: &str, version: FmiVersion) -> Option<(i128, i128)> {
+    Some(match type_name {
+        "Int8" => (i8::MIN.into(), i8::MAX.into()),
+        "UInt8" => (0, u8::MAX.into()),
+        "Int16" => (i16::MIN.into(), i16::MAX.into()),
+        "UInt16" => (0, u16::MAX.into()),
+        "Integer" | "Int32" => (i32::MIN.into(), i32::MAX.into()),
+        "UInt32" => (0, u32::MAX.into()),
+        "Int64" => (i64::MIN.into(), i64::MAX.into()),
+        "UInt64" => (0, u64::MAX.into()),
+        "Enumeration" if version == FmiVersion::Fmi2 => (i32::MIN.into(), i32::MAX.into()),
+        "Enumeration" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    })
+}
+
+/// One token of a value of `type_name`: `Ok(None)` for types without an order (Boolean,
+/// String, Binary, Clock), `Err` saying what is wrong and what to write.
+fn parse_token(
+    token: &str,
+    type_name: &str,
+    version: FmiVersion,
+) -> std::result::Result<Option<Number>, String> {
+    if matches!(type_name, "Real" | "Float64" | "Float32") {
+        let name = if type_name == "Real" {
+            "Float64"
+        } else {
+            type_name
+        };
+        return parse_double(token, name).map(|x| Some(Number::Float(x)));
+    }
+    if let Some((lo, hi)) = integer_range(type_name, version) {
+        return match token.parse::<i128>() {
+            Ok(n) if (lo..=hi).contains(&n) => Ok(Some(Number::Int(n))),
+            Ok(_) => Err(format!(
+                "is out of range for {type_name} ({lo} to {hi}): write a value in that range{}",
+                if type_name == "Enumeration" {
+                    ""
+                } else {
+                    ", or declare a wider type"
+                }
+            )),
+            Err(_) => match token.parse::<f64>() {
+                Ok(x) if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e18 => Err(format!(
+                    "is not an integer as XML writes it: write {}",
+                    x as i64
+                )),
+                Ok(x) if x.is_finite() && x.abs() < 1e18 => Err(format!(
+                    "is not an integer: {type_name} takes whole numbers (e.g. {} or {})",
+                    x.floor() as i64,
+                    x.ceil() as i64
+                )),
+                Ok(_) if token.trim_start_matches(['-', '+']).bytes().all(|b| b.is_ascii_digit()) => {
+                    Err(format!(
+                        "is out of range for {type_name} ({lo} to {hi}): write a value in that range"
+                    ))
+                }
+                _ => Err(format!("is not an integer: {type_name} takes whole numbers")),
+            },
+        };
+    }
+    match type_name {
+        "Boolean" if matches!(token, "true" | "false" | "1" | "0") => Ok(None),
+        "Boolean" => Err("is not a Boolean: write true or false".into()),
+        "Binary" if crate::fmu::values::parse_hex(token).is_some() => Ok(None),
+        "Binary" => {
+            Err("is not hexadecimal binary data: write pairs of hex digits, e.g. 0a1b".into())
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The numbers of attribute `attribute` of `element` for a variable or type of `type_name`,
+/// with a finding for each token that is not a value of the type (`None` then, or when the
+/// attribute is absent or of a type without an order). `scalar`: exactly one value allowed.
+#[allow(clippy::too_many_arguments)]
+fn attribute_values(
+    element: &Node,
+    attribute: &str,
+    line: usize,
+    owner: &str,
+    type_name: &str,
+    version: FmiVersion,
+    scalar: bool,
+    f: &mut Findings,
+) -> Option<Vec<Number>> {
+    if matches!(type_name, "String" | "Clock") {
+        return None;
+    }
+    let text = element.attr(attribute)?;
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    if tokens.is_empty() || (scalar && tokens.len() > 1) {
+        f.error(
+            "values",
+            line,
+            format!(
+                "{owner}: {attribute}=\"{text}\" {}: write one {type_name} value",
+                if tokens.is_empty() {
+                    "is empty".to_string()
+                } else {
+                    format!("has {} values", tokens.len())
+                }
+            ),
+        );
+        return None;
+    }
+    let mut numbers = Vec::with_capacity(tokens.len());
+    let mut ok = true;
+    for token in tokens {
+        if f.full() {
+            return None;
+        }
+        match parse_token(token, type_name, version) {
+            Ok(Some(n)) => numbers.push(n),
+            Ok(None) => ok = false,
+            Err(problem) => {
+                ok = false;
+                let of = if text.trim() == token {
+                    String::new()
+                } else {
+                    format!(" \"{token}\"")
+                };
+                f.error(
+                    "values",
+                    line,
+                    format!("{owner}: {attribute}=\"{text}\"{of} {problem}"),
+                );
+            }
+        }
+    }
+    ok.then_some(numbers)
+}
+
+/// Start values, minimums and maximums of variables and types: each a value of its type and
+/// in its range, `min` not above `max`, and the start within `[min, max]` (the type's `min` and
+/// `max` apply to a variable that declares it and gives none of its own).
+fn values(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) {
+    let mut type_bounds: HashMap<&str, (Option<Number>, Option<Number>)> = HashMap::new();
+    for (definition, typed) in type_definitions(root, version) {
+        let type_name = match version {
+            FmiVersion::Fmi2 => typed.name.as_str(),
+            FmiVersion::Fmi3 => definition.name.strip_suffix("Type").unwrap_or_default(),
+        };
+        let name = definition.attr("name").unwrap_or_default();
+        let owner = format!("type \"{name}\"");
+        let line = definition.line;
+        let bound = |a: &str, f: &mut Findings| {
+            attribute_values(typed, a, line, &owner, type_name, version, true, f)
+                .and_then(|v| v.first().copied())
+        };
+        let (min, max) = (bound("min", f), bound("max", f));
+        if let (Some(lo), Some(hi)) = (min, max) {
+            if lo > hi {
+                f.error(
+                    "bounds",
+                    line,
+                    format!("{owner}: min {lo} is greater than max {hi}, so no value fits: write a min at most the max"),
+                );
+            }
+        }
+        type_bounds.insert(name, (min, max));
+    }
+    for v in vars {
+        if f.full() {
+            return;
+        }
+        let line = v.node.line;
+        let owner = format!("\"{}\"", v.name);
+        let type_name = v.type_name.as_str();
+        let is_array = version == FmiVersion::Fmi3 && v.node.child("Dimension").is_some();
+        let start_element = match version {
+            FmiVersion::Fmi2 => v.typed,
+            FmiVersion::Fmi3 => v.node,
+        };
+        let start = attribute_values(
+            start_element,
+            "start",
+            line,
+            &owner,
+            type_name,
+            version,
+            !is_array,
+            f,
+        );
+        if type_name == "Binary" {
+            for s in v.node.children_named("Start") {
+                attribute_values(s, "value", s.line, &owner, type_name, version, true, f);
+            }
+        }
+        let own = |a: &str, f: &mut Findings| {
+            attribute_values(v.typed, a, line, &owner, type_name, version, true, f)
+                .map(|values| values.first().copied())
+        };
+        let (own_min, own_max) = (own("min", f), own("max", f));
+        let inherited = v
+            .typed
+            .attr("declaredType")
+            .and_then(|t| type_bounds.get(t).copied());
+        let bound = |a: &str, own: Option<Option<Number>>, from_type: Option<Number>| match (
+            v.typed.attr(a),
+            own,
+        ) {
+            (Some(_), Some(value)) => value.map(|n| (n, String::new())),
+            (Some(_), None) => None,
+            (None, _) => from_type.map(|n| {
+                (
+                    n,
+                    format!(
+                        " (of its type \"{}\")",
+                        v.typed.attr("declaredType").unwrap_or_default()
+                    ),
+                )
+            }),
+        };
+        let min = bound("min", own_min, inherited.and_then(|b| b.0));
+        let max = bound("max", own_max, inherited.and_then(|b| b.1));
+        if let (Some((lo, lo_from)), Some((hi, hi_from))) = (&min, &max) {
+            if lo > hi {
+                // (both from the type: reported with the type)
+                if lo_from.is_empty() || hi_from.is_empty() {
+                    f.error(
+                        "bounds",
+                        line,
+                        format!("{owner}: min {lo}{lo_from} is greater than max {hi}{hi_from}, so no value fits: write a min at most the max"),
+                    );
+                }
+                continue;
+            }
+        }
+        let Some(start) = start else {
+            continue;
+        };
+        let element = |i: usize| {
+            if start.len() > 1 {
+                format!(" (element {})", i + 1)
+            } else {
+                String::new()
+            }
+        };
+        if let Some((lo, from)) = &min {
+            if let Some((i, s)) = start.iter().enumerate().find(|(_, s)| *s < lo) {
+                f.error(
+                    "bounds",
+                    line,
+                    format!("{owner}: start {s}{} is below min {lo}{from}: write a start value within [min, max], or lower min", element(i)),
+                );
+            }
+        }
+        if let Some((hi, from)) = &max {
+            if let Some((i, s)) = start.iter().enumerate().find(|(_, s)| *s > hi) {
+                f.error(
+                    "bounds",
+                    line,
+                    format!("{owner}: start {s}{} is above max {hi}{from}: write a start value within [min, max], or raise max", element(i)),
+                );
+            }
         }
     }
 }

@@ -50,7 +50,7 @@ impl TableInputs {
         table: &Arc<Table>,
         columns: &[(usize, &str)],
     ) -> Result<TableInputs> {
-        let mut bindings = Vec::with_capacity(columns.len());
+        let mut bindings: Vec<Binding> = Vec::with_capacity(columns.len());
         for &(column, name) in columns {
             let column_name = &table.columns()[column];
             let variable = description
@@ -82,6 +82,27 @@ impl TableInputs {
                     "{}: input \"{name}\" is of type {:?}, which an input file cannot drive (numbers, Booleans, Strings and their arrays can)",
                     table.path().display(),
                     variable.var_type
+                )));
+            }
+            // Two columns for one input: which would win is anyone's guess.
+            if let Some(first) = bindings.iter().find(|b| {
+                b.variable.value_reference == variable.value_reference
+                    && b.variable.var_type == variable.var_type
+            }) {
+                let first_name = &table.columns()[first.column];
+                return Err(Error::Usage(format!(
+                    "{}: line 1: columns {} and {} {}; an input takes one column: remove or rename one",
+                    table.path().display(),
+                    Table::column_number(first.column),
+                    Table::column_number(column),
+                    if first_name == column_name {
+                        format!("are both named \"{column_name}\"")
+                    } else {
+                        format!(
+                            "(\"{first_name}\" and \"{column_name}\") both drive input \"{}\"",
+                            first.variable.name
+                        )
+                    }
                 )));
             }
             let elements = if variable.is_array() {
@@ -185,16 +206,47 @@ fn check_cells(table: &Table, column: usize, variable: &Variable, elements: usiz
         };
     }
     match table.data(column) {
-        Column::Numbers(_) if elements <= 1 => Ok(()),
+        Column::Numbers(values) if elements <= 1 => {
+            match values
+                .iter()
+                .enumerate()
+                .find_map(|(row, &x)| misfit(variable.var_type, x).map(|problem| (row, x, problem)))
+            {
+                Some((row, x, problem)) => fail(
+                    row,
+                    format!(
+                        "{} {problem}: input \"{}\" takes {wanted}",
+                        shown(x),
+                        variable.name
+                    ),
+                ),
+                None => Ok(()),
+            }
+        }
         Column::Numbers(_) => fail(0, format!("input \"{}\" takes {wanted}", variable.name)),
         Column::Arrays(rows) => {
             let n = elements.max(1);
-            match rows.iter().position(|r| r.len() != n) {
-                Some(row) => fail(
+            if let Some(row) = rows.iter().position(|r| r.len() != n) {
+                return fail(
                     row,
                     format!(
                         "{} values, but input \"{}\" takes {wanted}",
                         rows[row].len(),
+                        variable.name
+                    ),
+                );
+            }
+            match rows.iter().enumerate().find_map(|(row, values)| {
+                values.iter().enumerate().find_map(|(i, &x)| {
+                    misfit(variable.var_type, x).map(|problem| (row, i, x, problem))
+                })
+            }) {
+                Some((row, i, x, problem)) => fail(
+                    row,
+                    format!(
+                        "value {} of the cell, {}, {problem}: input \"{}\" takes {wanted}",
+                        i + 1,
+                        shown(x),
                         variable.name
                     ),
                 ),
@@ -214,6 +266,51 @@ fn check_cells(table: &Table, column: usize, variable: &Variable, elements: usiz
                 ),
             )
         }
+    }
+}
+
+/// Why the table value `x` does not fit an input of type `var_type` (`None`: it fits). Float
+/// inputs take any number (NaN and infinities are the run's to judge); integer inputs whole
+/// numbers in their type's range (not rounded: 1.5 is refused); Booleans true / false or 1 / 0.
+fn misfit(var_type: VariableType, x: f64) -> Option<String> {
+    use VariableType as T;
+    // Every end of an integer range, and one past it, is exact as a double.
+    let integer = |lo: i128, hi: i128, name: &str| {
+        if !x.is_finite() || x.fract() != 0.0 {
+            Some("is not a whole number".to_string())
+        } else if x < lo as f64 || x >= (hi + 1) as f64 {
+            Some(format!("is out of range for {name} ({lo} to {hi})"))
+        } else {
+            None
+        }
+    };
+    match var_type {
+        T::Float64 => None,
+        T::Float32 if x.is_finite() && x.abs() > f64::from(f32::MAX) => {
+            Some(format!("is beyond the largest Float32 ({:e})", f32::MAX))
+        }
+        T::Float32 => None,
+        T::Boolean if x == 0.0 || x == 1.0 => None,
+        T::Boolean => Some("is not a Boolean (true, false, 1 or 0)".into()),
+        T::Int8 => integer(i8::MIN.into(), i8::MAX.into(), "Int8"),
+        T::UInt8 => integer(0, u8::MAX.into(), "UInt8"),
+        T::Int16 => integer(i16::MIN.into(), i16::MAX.into(), "Int16"),
+        T::UInt16 => integer(0, u16::MAX.into(), "UInt16"),
+        T::Int32 => integer(i32::MIN.into(), i32::MAX.into(), "Int32"),
+        T::UInt32 => integer(0, u32::MAX.into(), "UInt32"),
+        T::Int64 => integer(i64::MIN.into(), i64::MAX.into(), "Int64"),
+        T::Enumeration => integer(i64::MIN.into(), i64::MAX.into(), "Enumeration"),
+        T::UInt64 => integer(0, u64::MAX.into(), "UInt64"),
+        T::String | T::Binary | T::Clock => None,
+    }
+}
+
+/// A table value in a message: large and tiny ones in exponent form.
+fn shown(x: f64) -> String {
+    if x != 0.0 && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 
