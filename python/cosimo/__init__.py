@@ -115,9 +115,18 @@ def _text(value: Any) -> str:
     raise UsageError(f"start value {value!r}: expected a number, a bool, a string or a list")
 
 
+def _csv_field(text: str) -> str:
+    """A CSV field that reads back as ``text``: quoted (inner quotes doubled) when it holds a
+    comma, a quote or a line break, as the ``csv`` crate reads it."""
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
 def _input_csv(array: np.ndarray) -> str:
     """A structured input array (FMPy's convention: a ``time`` field and one per input) as
-    the CSV text of an input file, exactly (floats in their shortest round-trip form)."""
+    the CSV text of an input file, exactly (floats in their shortest round-trip form). Field
+    names and text are quoted where CSV needs it (FMI 2 array elements are named ``u[1,2]``)."""
     names = array.dtype.names
     if not names or names[0] != "time":
         raise UsageError(
@@ -134,12 +143,9 @@ def _input_csv(array: np.ndarray) -> str:
             return repr(float(value))
         if isinstance(value, bytes):
             value = value.decode()
-        text = str(value)
-        if any(c in text for c in ',"\n'):
-            text = '"' + text.replace('"', '""') + '"'
-        return text
+        return _csv_field(str(value))
 
-    lines = [",".join(names)]
+    lines = [",".join(_csv_field(name) for name in names)]
     for row in array:
         lines.append(",".join(cell(row[name]) for name in names))
     return "\n".join(lines) + "\n"
