@@ -1,6 +1,9 @@
 //! The stability analyser on any system: a JSON system file with a "stability" section, its
-//! one-step map built on the real master, against the thesis' two-mass analyser; the study
-//! reader's and the command's refusals.
+//! one-step map built on the real master, against a closed form computed here from the ODE
+//! matrices alone (Jacobi with zero-order hold: matrix exponentials, nothing of cosimo) and
+//! against the thesis' two-mass analyser (another of cosimo's code paths, for the orders and
+//! algorithms the closed form here does not cover); the study reader's and the command's
+//! refusals.
 
 mod common;
 
@@ -13,6 +16,7 @@ use cosimo::analysis::study;
 use cosimo::settings::implicit::Extension;
 use cosimo::settings::{Algorithm, AlgorithmKind};
 use cosimo::system::System;
+use nalgebra::DMatrix;
 
 /// The hand-written example: force/force two-mass oscillator, mass 2 an FMI 3 FMU.
 fn example() -> PathBuf {
@@ -36,6 +40,75 @@ const MODEL: TwoMass = TwoMass {
     dc: 10.0,
 };
 
+/// The one-step map of the force/force two-mass oscillator under Jacobi with zero-order hold,
+/// on z = (x1, v1, x2, v2), from the ODEs alone: each mass m x'' + d x' + c x = F with F held
+/// over the macro step at the spring-damper's force at its start,
+/// F1 = cc (x2 - x1) + dc (v2 - v1) = -F2. The step of one mass is the exponential of its
+/// system augmented by the (constant) force: y(H) = Phi y(0) + Gamma F.
+fn closed_form_jacobi_zoh(model: &TwoMass, h: f64) -> DMatrix<f64> {
+    let mass = |m: f64, c: f64, d: f64| {
+        #[rustfmt::skip]
+        let augmented = DMatrix::from_row_slice(3, 3, &[
+            0.0,    1.0,    0.0,
+            -c / m, -d / m, 1.0 / m,
+            0.0,    0.0,    0.0,
+        ]) * h;
+        let e = augmented.exp();
+        (
+            e.view((0, 0), (2, 2)).into_owned(),
+            e.view((0, 2), (2, 1)).into_owned(),
+        )
+    };
+    let (phi1, gamma1) = mass(model.m1, model.c1, model.d1);
+    let (phi2, gamma2) = mass(model.m2, model.c2, model.d2);
+    // F1 = k z, F2 = -k z.
+    let k = DMatrix::from_row_slice(1, 4, &[-model.cc, -model.dc, model.cc, model.dc]);
+    let mut map = DMatrix::zeros(4, 4);
+    map.view_mut((0, 0), (2, 2)).copy_from(&phi1);
+    map.view_mut((2, 2), (2, 2)).copy_from(&phi2);
+    let forced1 = &gamma1 * &k;
+    let forced2 = -(&gamma2 * &k);
+    map.view_mut((0, 0), (2, 4))
+        .zip_apply(&forced1, |a, b| *a += b);
+    map.view_mut((2, 0), (2, 4))
+        .zip_apply(&forced2, |a, b| *a += b);
+    map
+}
+
+/// The largest modulus of the map's eigenvalues (nalgebra's Schur decomposition).
+fn closed_form_radius(map: &DMatrix<f64>) -> f64 {
+    map.complex_eigenvalues()
+        .iter()
+        .map(|l| l.norm())
+        .fold(0.0, f64::max)
+}
+
+/// The first loss of stability of the closed form over H, found as the analyser documents its
+/// search (a grid of 100 points per decade from `low`), then bisected to the last bit.
+fn closed_form_max_stable_step(model: &TwoMass, low: f64) -> f64 {
+    let rho = |h: f64| closed_form_radius(&closed_form_jacobi_zoh(model, h));
+    let mut stable = low;
+    let mut unstable = (1..=400)
+        .map(|i: i32| low * 10f64.powf(f64::from(i) / 100.0))
+        .find(|&h| {
+            let found = rho(h) > 1.0;
+            if !found {
+                stable = h;
+            }
+            found
+        })
+        .unwrap();
+    while unstable - stable > 1e-15 * unstable {
+        let mid = 0.5 * (stable + unstable);
+        if rho(mid) > 1.0 {
+            unstable = mid;
+        } else {
+            stable = mid;
+        }
+    }
+    stable
+}
+
 fn force_force(algorithm: AlgorithmKind, order: u8) -> Scheme {
     Scheme {
         decomposition: Decomposition::ForceForce,
@@ -50,6 +123,39 @@ fn example_with(algorithm: AlgorithmKind, order: u8) -> (System, study::Study) {
     let (mut system, study) = study::read(&example()).unwrap();
     system.experiment.algorithm = Algorithm::with_order(algorithm, order).unwrap();
     (system, study)
+}
+
+#[test]
+fn jacobi_with_zero_order_hold_on_a_system_file_has_the_closed_form_map() {
+    // The central claim: the map the analyser measures on the real master (three FMUs, FMI 2
+    // and FMI 3) is the one-step map of the ODEs, computed here with matrix exponentials alone,
+    // on both sides of the stability limit (about 3.08e-2 s).
+    fmus();
+    let (system, study) = example_with(AlgorithmKind::Jacobi, 0);
+    let mut general = LinearAnalyser::new(&system, &study).unwrap();
+    for h in [1e-3, 1e-2, 3e-2, 3.2e-2, 5e-2] {
+        general.set_step(h);
+        let measured = general.map().unwrap();
+        let exact = closed_form_jacobi_zoh(&MODEL, h);
+        let worst = (&measured - &exact).abs().max();
+        let (rho, rho_exact) = (
+            cosimo::analysis::linear::spectral_radius(measured).unwrap(),
+            closed_form_radius(&exact),
+        );
+        eprintln!("H = {h}: rho {rho:.15} vs closed form {rho_exact:.15}, map {worst:e}");
+        assert!(worst < 1e-12, "H = {h}: the map differs by {worst:e}");
+        assert!(
+            (rho - rho_exact).abs() < 1e-12,
+            "H = {h}: rho {rho} vs {rho_exact}"
+        );
+        assert_eq!(rho <= 1.0, rho_exact <= 1.0, "H = {h}: stability");
+    }
+    // In-phase, the spring is idle and each mass decays alone: |e^(lambda H)| = e^(-d H / 2m).
+    let exact = closed_form_radius(&closed_form_jacobi_zoh(&MODEL, 1e-3));
+    assert!(
+        (exact - f64::exp(-5e-3)).abs() < 1e-12,
+        "closed form {exact}"
+    );
 }
 
 #[test]
@@ -128,8 +234,18 @@ fn a_map_over_named_and_fmu_parameters_is_the_thesis_analysers() {
             p.y,
             p.spectral_radius
         );
+        let exact = closed_form_radius(&closed_form_jacobi_zoh(&model, 0.03));
+        assert!(
+            (p.spectral_radius - exact).abs() < 1e-9,
+            "c = {}, dc = {}: {} vs closed form {exact}",
+            p.x,
+            p.y,
+            p.spectral_radius
+        );
+        assert_eq!(p.stable(), exact <= 1.0, "c = {}, dc = {}", p.x, p.y);
     }
-    // Without coupling damping the scheme is unstable at 30 ms, with 10 or 20 N s/m stable.
+    // As the closed form says: without coupling damping the scheme is unstable at 30 ms, with
+    // 10 or 20 N s/m stable.
     let stable: Vec<bool> = map.iter().map(|p| p.stable()).collect();
     assert_eq!(
         stable,
@@ -143,7 +259,7 @@ fn a_map_over_named_and_fmu_parameters_is_the_thesis_analysers() {
 }
 
 #[test]
-fn the_largest_stable_step_of_the_file_is_the_thesis_analysers() {
+fn the_largest_stable_step_of_the_file_is_the_closed_forms_and_the_thesis_analysers() {
     let fmus = fmus();
     let (system, study) = study::read(&example()).unwrap();
     let mut general = LinearAnalyser::new(&system, &study).unwrap();
@@ -160,10 +276,14 @@ fn the_largest_stable_step_of_the_file_is_the_thesis_analysers() {
     eprintln!("largest stable step: {h:e} (thesis analyser: {thesis:e})");
     assert!((h - thesis).abs() < 1e-12, "{h} vs {thesis}");
     // The first loss of stability on a grid of 100 points per decade from 1e-4 s, then
-    // bisection to a relative width 1e-3: 3.0837007095031e-2 s (the bisection of the whole
-    // [1e-4, 1] before it, which assumed stability monotone in H, gave 3.08281e-2 s: the same
-    // crossing to that width).
-    assert!((h - 3.083_700_709_503_132e-2).abs() < 1e-12, "{h}");
+    // bisection to a relative width 1e-3: the closed form's crossing, bisected to the last bit,
+    // lies within that width.
+    let exact = closed_form_max_stable_step(&MODEL, 1e-4);
+    eprintln!("closed form: {exact:e}");
+    assert!(
+        (h - exact).abs() <= 1e-3 * exact,
+        "{h} vs closed form {exact}"
+    );
     assert_eq!(general.step(), 1e-3, "the analyser keeps the file's step");
     // A scan over H agrees: stable below the largest stable step, unstable above it.
     let scan = general.step_scan(0.01, 0.05, 5).unwrap();
@@ -297,8 +417,12 @@ fn the_stability_command_studies_a_system_file() {
         .and_then(|s| s.strip_suffix(" s"))
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{stdout}"));
-    // Bisection of [1e-3, 0.1] to 1e-3 relative around the limit 3.08e-2 s.
-    assert!((h - 3.085e-2).abs() < 5e-5, "{h}");
+    // Bisection of [1e-3, 0.1] to 1e-3 relative around the closed form's limit (3.08e-2 s).
+    let exact = closed_form_max_stable_step(&MODEL, 1e-3);
+    assert!(
+        (h - exact).abs() <= 2e-3 * exact,
+        "{h} vs closed form {exact}"
+    );
 
     let out = stability(&[&file]);
     assert!(out.status.success(), "{}", show(&out));

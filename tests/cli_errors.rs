@@ -3,8 +3,9 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use common::skip::Skip;
 use common::*;
 
 /// Write a zip at `path` with `(name, bytes)` entries.
@@ -169,15 +170,10 @@ fn binary_without_the_fmi_functions() {
     let dir = temp_dir();
     let md = model_description("Dahlquist", 2);
     // A real shared library that is not an FMU: the C math library.
-    let libm = [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-        "/lib64/libm.so.6",
-    ]
-    .into_iter()
-    .map(PathBuf::from)
-    .find(|p| p.exists())
-    .expect("libm on this machine");
+    let Some(libm) = common::skip::libm() else {
+        common::skip::skipped(Skip::NoLibm, "no libm.so.6 found (dlopen, ldconfig -p)");
+        return;
+    };
     let bytes = std::fs::read(libm).unwrap();
     zip_file(
         &dir.path().join("nofunc.fmu"),

@@ -2,13 +2,15 @@
 //! set, FMI 2 and FMI 3, with the same experiment.
 //!
 //! FMPy comes from `cargo xtask test` (it installs it into `target/fmpy-venv` and sets
-//! `COSIMO_FMPY_PYTHON`). Without it the test says it was skipped, except in CI, where it fails.
+//! `COSIMO_FMPY_PYTHON`). Without it the test logs itself as skipped (tests/common/skip.rs), which
+//! `cargo xtask test` counts and fails on; in CI (`CI` set) it fails outright.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::skip::Skip;
 use common::*;
 use cosimo::fmu::description::{Causality, VariableType};
 use cosimo::fmu::Fmu;
@@ -22,8 +24,9 @@ fn fmpy_python() -> Option<PathBuf> {
             )
         }
         None => {
-            eprintln!(
-                "skipped: COSIMO_FMPY_PYTHON not set; run `cargo xtask test` to compare with FMPy"
+            common::skip::skipped(
+                Skip::Fmpy,
+                "COSIMO_FMPY_PYTHON not set; run `cargo xtask test` to compare with FMPy",
             );
             None
         }

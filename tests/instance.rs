@@ -1,7 +1,10 @@
 //! The safe FMI 2 / FMI 3 instance, driven through the project's own FMUs (both versions).
 
+mod common;
+
 use std::sync::{Arc, Mutex, OnceLock};
 
+use common::skip::Skip;
 use cosimo::fmu::instance::{FmuLogMessage, InstanceOptions};
 use cosimo::fmu::Fmu;
 use cosimo::fmu::{FmiVersion, PolynomialInputMode, Slave, SlaveState, ValueReference};
@@ -654,25 +657,14 @@ fn failed_instantiation_reports_the_fmu_log() {
 
 #[test]
 fn a_library_without_fmi_functions_is_refused_by_name() {
-    let candidates = [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-        "/lib/aarch64-linux-gnu/libm.so.6",
-        "/usr/lib64/libm.so.6",
-        "/lib64/libm.so.6",
-    ];
-    let Some(libm) = candidates
-        .iter()
-        .map(std::path::Path::new)
-        .find(|p| p.is_file())
-    else {
-        eprintln!("no libm found; skipped");
+    let Some(libm) = common::skip::libm() else {
+        common::skip::skipped(Skip::NoLibm, "no libm.so.6 found (dlopen, ldconfig -p)");
         return;
     };
     for version in VERSIONS {
         let description = fmu("Oscillator", version).description().clone();
         let err = cosimo::fmu::library::FmuLibrary::load(
-            libm,
+            &libm,
             &description,
             cosimo::fmu::Interface::CoSimulation,
         )

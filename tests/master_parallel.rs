@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::skip::Skip;
 use common::systems::*;
 use common::{cosimo, show, temp_dir};
 use cosimo::master::execution::RunOptions;
@@ -76,6 +77,10 @@ fn expensive_components_step_on_threads_with_the_same_results() {
     assert_same("trial-placed", &reference, &table);
     if cores() < 2 {
         assert_eq!(placement.threads, 1, "{placement}");
+        common::skip::skipped(
+            Skip::OneCore,
+            "one core: the trial cannot time two threads (only the sequential placement was checked)",
+        );
         return;
     }
     assert_eq!(placement.threads, 2, "{placement}");
@@ -142,7 +147,12 @@ fn one_component_or_a_short_run_is_sequential() {
         placement.to_string().contains("one component"),
         "{placement}"
     );
-    if cores() >= 2 {
+    if cores() < 2 {
+        common::skip::skipped(
+            Skip::OneCore,
+            "one core: the too-short trial on two threads was not checked",
+        );
+    } else {
         // One macro step: warmed up, but nothing left to time.
         let (_, placement) = placed(&gains(2, 0.0, 1, true), 0);
         assert!(
@@ -167,6 +177,10 @@ fn faulty(failure: i32, fail_at: f64) -> System {
 fn a_failure_while_timing_is_the_runs_own() {
     let _alone = alone();
     if cores() < 2 {
+        common::skip::skipped(
+            Skip::OneCore,
+            "one core: no trial on two threads to fail in",
+        );
         return;
     }
     // fmi2DoStep fails at t = 0.01, inside the trial's steps. After Error the run itself meets

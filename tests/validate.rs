@@ -1,9 +1,12 @@
 //! `cosimo validate`: each rule on a deliberately broken model description, the project's FMUs
 //! without findings, and the exit code.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
+use common::skip::Skip;
 use cosimo::fmu::validate::{validate, validate_xml, Finding, Severity};
 
 const FMI2: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -877,16 +880,8 @@ fn declared_capabilities_need_exported_functions() {
     let dir = tempfile::tempdir().unwrap();
     unpack(&fmu_pack::fmu_path("Dahlquist", 2), dir.path());
     // A binary that exports no FMI function at all: the C math library.
-    let libm = [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-        "/lib64/libm.so.6",
-    ]
-    .into_iter()
-    .map(Path::new)
-    .find(|p| p.is_file());
-    let Some(libm) = libm else {
-        eprintln!("no libm.so.6 found; skipping");
+    let Some(libm) = common::skip::libm() else {
+        common::skip::skipped(Skip::NoLibm, "no libm.so.6 found (dlopen, ldconfig -p)");
         return;
     };
     let binary = dir.path().join("binaries/linux64/Dahlquist.so");

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod example1;
+pub mod skip;
 pub mod systems;
 
 use std::path::{Path, PathBuf};

@@ -5,6 +5,10 @@
 //!   exporters of the third-party FMU corpus installed into a virtual environment under
 //!   `target/` first; then the Python module (python/) is built into that venv and its pytest
 //!   suite runs, and the sweep's MPI tests when `mpirun` is on PATH. `.ci/run` calls this.
+//!   Tests that cannot run their subject log a skip to `target/test-skips.log`
+//!   (tests/common/skip.rs, python/tests/conftest.py); at the end it prints "N skipped: ..." and
+//!   fails on skips it should not have had: any FMPy skip, and in CI (CI=true) a missing C math
+//!   library or MPI.
 //! - `cargo xtask fuzz [SECONDS]`: every fuzz target of `fuzz/` for SECONDS each (default 30),
 //!   seeded from the repository's own files; cargo-fuzz is installed into `target/tools` first.
 
@@ -195,27 +199,43 @@ fn fmpy_python() -> Result<PathBuf, String> {
 /// sweep under `mpirun -n 2` and `-n 3`, with cosimo built with the feature `mpi`.
 fn test(extra: &[String]) -> Result<(), String> {
     let python = fmpy_python()?;
+    // Tests that cannot run their subject log themselves here (tests/common/skip.rs,
+    // python/tests/conftest.py); emptied first, counted at the end.
+    let skip_log = target_dir().join("test-skips.log");
+    match std::fs::remove_file(&skip_log) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: {e}", skip_log.display()))
+        }
+        _ => {}
+    }
     let mut tests = cargo();
     // Every test binary runs even after a failure, so one run shows everything that broke.
     tests.args(["test", "--workspace", "--no-fail-fast"]);
     tests.args(extra);
     tests.env("COSIMO_FMPY_PYTHON", &python);
+    tests.env("COSIMO_SKIP_LOG", &skip_log);
     let rust = run(tests);
-    let python = python_module_tests(&python, extra);
+    let python = python_module_tests(&python, extra, &skip_log);
     let mpi = if !extra.is_empty() {
         Ok(())
     } else if on_path("mpirun") {
         let mut tests = cargo();
         tests.args(["test", "--features", "mpi", "--test", "sweep_mpi"]);
+        tests.env("COSIMO_SKIP_LOG", &skip_log);
         run(tests)
     } else {
-        println!(
-            "xtask: skipped the MPI tests (tests/sweep_mpi.rs): no mpirun on PATH (install \
-             openmpi-bin, libopenmpi-dev and libclang-dev; .ci/run does)"
-        );
-        Ok(())
+        log_skip(
+            &skip_log,
+            "mpi",
+            "sweep_mpi (all)",
+            "no mpirun on PATH (install openmpi-bin, libopenmpi-dev and libclang-dev; .ci/run \
+             does)",
+        )
     };
-    let failures: Vec<String> = [rust, python, mpi]
+    // CI=true on the usual services; the tests' own CI checks take any value but these.
+    let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
+    let skips = skip_report(&skip_log, ci);
+    let failures: Vec<String> = [rust, python, mpi, skips]
         .into_iter()
         .filter_map(Result::err)
         .collect();
@@ -226,10 +246,85 @@ fn test(extra: &[String]) -> Result<(), String> {
     }
 }
 
+/// Whether a skip of `category` fails `cargo xtask test` (`ci`: the environment has CI=true):
+/// FMPy and the corpus' exporters are installed by xtask itself, so their absence is a failure
+/// everywhere; a machine without a C math library or MPI is allowed locally and fails CI (.ci/run
+/// installs MPI); a one-core machine cannot time threads and is reported only; pytest's own
+/// skips of a case that has nothing to compare are reported only.
+fn skip_fails(category: &str, ci: bool) -> bool {
+    match category {
+        "fmpy" => true,
+        "no-libm" | "mpi" => ci,
+        "one-core" | "pytest" => false,
+        // A category this table does not know yet: CI must not let it pass unseen.
+        _ => ci,
+    }
+}
+
+/// Append a skip to the log, in the format of tests/common/skip.rs.
+fn log_skip(log: &Path, category: &str, test: &str, why: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    println!("xtask: skipped {test}: {why}");
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|mut file| writeln!(file, "{category}\t{test}\t{why}"))
+        .map_err(|e| format!("{}: {e}", log.display()))
+}
+
+/// Print "N skipped: ..." from the skip log, and fail when a skip is one this run (or CI) should
+/// not have had (see [`skip_fails`]).
+fn skip_report(log: &Path, ci: bool) -> Result<(), String> {
+    let text = match std::fs::read_to_string(log) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("{}: {e}", log.display())),
+    };
+    let skips: Vec<(&str, &str, &str)> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let mut fields = line.splitn(3, '\t');
+            let category = fields.next().unwrap_or("");
+            let test = fields.next().unwrap_or("?");
+            let why = fields.next().unwrap_or("");
+            (category, test, why)
+        })
+        .collect();
+    if skips.is_empty() {
+        println!("xtask: 0 skipped");
+        return Ok(());
+    }
+    println!("xtask: {} skipped:", skips.len());
+    let mut failing = Vec::new();
+    for &(category, test, why) in &skips {
+        let fails = skip_fails(category, ci);
+        println!(
+            "  {test} [{category}{}]: {why}",
+            if fails { ", not allowed" } else { "" }
+        );
+        if fails {
+            failing.push(test);
+        }
+    }
+    if failing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} of {} skipped tests should have run{}: {}",
+            failing.len(),
+            skips.len(),
+            if ci { " in CI" } else { "" },
+            failing.join(", ")
+        ))
+    }
+}
+
 /// Build the Python module into the test venv with pip, as users install it (`pip install
 /// ./python`), in the dev profile and the workspace's target folder so that it reuses what
 /// `cargo test` compiled (a release build would cost minutes), then run its pytest suite.
-fn python_module_tests(python: &Path, extra: &[String]) -> Result<(), String> {
+fn python_module_tests(python: &Path, extra: &[String], skip_log: &Path) -> Result<(), String> {
     // `cargo xtask test --release`: the module and the executable the tests compare with are
     // release builds too.
     let release = extra.iter().any(|a| a == "--release" || a == "-r");
@@ -270,6 +365,7 @@ fn python_module_tests(python: &Path, extra: &[String]) -> Result<(), String> {
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(workspace_root().join("python").join("tests"))
         .current_dir(workspace_root())
+        .env("COSIMO_SKIP_LOG", skip_log)
         .env("COSIMO_BIN", target_dir().join(folder).join("cosimo"));
     run(pytest)
 }
@@ -527,4 +623,72 @@ fn zip_folder(dir: &Path, files: &[PathBuf]) -> Result<Vec<u8>, String> {
     }
     let cursor = zip.finish().map_err(|e| fail(&e))?;
     Ok(cursor.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(lines: &str) -> (tempfile_dir::Dir, PathBuf) {
+        let dir = tempfile_dir::Dir::new();
+        let path = dir.0.join("test-skips.log");
+        std::fs::write(&path, lines).unwrap();
+        (dir, path)
+    }
+
+    /// A folder under the system's temporary folder, removed when dropped.
+    mod tempfile_dir {
+        pub struct Dir(pub std::path::PathBuf);
+        impl Dir {
+            pub fn new() -> Dir {
+                let path = std::env::temp_dir().join(format!(
+                    "xtask-skips-{}-{:?}",
+                    std::process::id(),
+                    std::thread::current().id()
+                ));
+                std::fs::create_dir_all(&path).unwrap();
+                Dir(path)
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn no_log_is_no_skip() {
+        let dir = tempfile_dir::Dir::new();
+        assert_eq!(skip_report(&dir.0.join("none.log"), true), Ok(()));
+    }
+
+    #[test]
+    fn an_fmpy_skip_fails_everywhere_and_a_one_core_skip_nowhere() {
+        let (_dir, path) = log("one-core\tmaster_parallel::a\tone core\n\
+             pytest\tpython::t.py::b[2]\tSkipped: nothing to compare\n");
+        assert_eq!(skip_report(&path, true), Ok(()));
+        let (_dir, path) = log("fmpy\tcorpus::x\tCOSIMO_FMPY_PYTHON not set\n");
+        let error = skip_report(&path, false).unwrap_err();
+        assert!(
+            error.starts_with("1 of 1 skipped tests should have run: corpus::x"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_missing_libm_or_mpi_fails_ci_only() {
+        let (_dir, path) = log("no-libm\tvalidate::y\tno libm.so.6\n\
+             mpi\tsweep_mpi (all)\tno mpirun\n\
+             one-core\tmaster_parallel::a\tone core\n");
+        assert_eq!(skip_report(&path, false), Ok(()));
+        let error = skip_report(&path, true).unwrap_err();
+        assert_eq!(
+            error,
+            "2 of 3 skipped tests should have run in CI: validate::y, sweep_mpi (all)"
+        );
+        // A category not known to xtask does not pass CI unseen.
+        assert!(skip_fails("something-new", true));
+        assert!(!skip_fails("something-new", false));
+    }
 }

@@ -9,10 +9,11 @@ subsystems are linear). Each subsystem is integrated exactly with the matrix exp
 oscillator augmented by the Taylor chain of the cubic input (mpmath.expm), and the spectral
 radius of the one-step map on (x1, v1, x2, v2[, lambda]) is taken with mpmath.eig.
 
-    python3 reference.py K SIZE ALPHA_M,ALPHA_LR,ALPHA_LI POINTS OUT.csv
+    python3 reference.py K SIZE ALPHA_M,ALPHA_LR,ALPHA_LI POINTS OUT.csv [RE_SIZE]
 
 writes the POINTS x POINTS grid over [-SIZE, 0] x [0, SIZE] of (Lambda_r1, Lambda_i1), with
-m1 = 1 and H = 1, as rows `lambda_re,lambda_im,spectral_radius`.
+m1 = 1 and H = 1, as rows `lambda_re,lambda_im,spectral_radius`; with RE_SIZE, Lambda_r1 spans
+[-RE_SIZE, 0] instead (a strip along the axis).
 """
 import sys
 
@@ -97,10 +98,11 @@ def main():
     k, size = int(sys.argv[1]), mp.mpf(sys.argv[2])
     ratios = [mp.mpf(r) for r in sys.argv[3].split(",")]
     points = int(sys.argv[4])
+    re_size = mp.mpf(sys.argv[6]) if len(sys.argv) > 6 else size
     with open(sys.argv[5], "w") as out:
         for i in range(points):
             for j in range(points):
-                re = -size + size * i / (points - 1)
+                re = -re_size + re_size * i / (points - 1)
                 im = size * j / (points - 1)
                 rho = spectral_radius(k, model(re, im, *ratios))
                 out.write(f"{mp.nstr(re, 17)},{mp.nstr(im, 17)},{mp.nstr(rho, 17)}\n")
