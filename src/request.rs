@@ -188,7 +188,14 @@ fn prepare_fmu(request: &RunRequest, fmu: Arc<crate::fmu::Fmu>) -> Result<Prepar
         start_values.push((variable.name.clone(), text.trim().to_string()));
     }
     for name in &request.output_variables {
-        find_variable(&md, name, "--output-variable")?;
+        // A variable, an alias or an array element `y[2]`; an unknown name gets the suggestions
+        // of `find_variable`. Time and names given twice are refused where the columns are made.
+        if crate::master::record::resolve_output_name(&md, name)
+            .map_err(|e| Error::Usage(format!("--output-variable {e}")))?
+            .is_none()
+        {
+            find_variable(&md, name, "--output-variable")?;
+        }
     }
     let system = System::single_fmu(&path, &md, start_values, &request.overrides)?;
     check_threads(request, &system.experiment)?;

@@ -1,4 +1,4 @@
-//! `cosimo inspect`: what an FMU or an SSP declares.
+//! `cosimo inspect`: what an FMU, an SSP or a system file declares.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +14,8 @@ use cosimo::Error;
 
 #[derive(Args)]
 pub(crate) struct InspectArgs {
-    /// An FMU (.fmu file or unpacked folder) or an SSP (.ssp file or folder, or a .ssd file).
+    /// An FMU (.fmu file or unpacked folder), an SSP (.ssp file or folder, or a .ssd file) or a
+    /// system file (.json).
     pub(crate) fmu: PathBuf,
     /// Print JSON (FMUs: schemas/inspect.schema.json) instead of a table.
     #[arg(long)]
@@ -47,13 +48,73 @@ fn inspect_ssp(args: &InspectArgs) -> Result<(), Error> {
         return print_json(args);
     }
     let (package, imported) = import_ssp(&args.fmu, args.ssd.as_deref(), false)?;
-    let system = &imported.system;
     out!("{}", args.fmu.display());
     out!("  System           {}", imported.name);
     if let Some(d) = &imported.description {
         out!("  Description      {d}");
     }
     out!("  SSD files        {}", package.ssd_files().join(", "));
+    print_system(&imported.system)?;
+    Ok(())
+}
+
+/// Whether `path` names a system file (as `cosimo run` tells one from an FMU).
+pub(crate) fn is_system_file(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// `cosimo inspect` of a system file: its components, their FMUs, connections and experiment
+/// as `cosimo run` reads them (the FMUs are not opened: `cosimo inspect FMU` describes one).
+fn inspect_system(args: &InspectArgs) -> Result<(), Error> {
+    if args.ssd.is_some() {
+        return Err(Error::Usage(
+            "--ssd chooses the .ssd file of an SSP, but the target is a system file".into(),
+        ));
+    }
+    let system = cosimo::system::config::from_file(&args.fmu)?;
+    if args.json {
+        use serde_json::json;
+        let value = json!({
+            "source": args.fmu.display().to_string(),
+            "components": system.components.iter().map(|c| json!({
+                "name": c.name,
+                "fmu": c.fmu.display().to_string(),
+                "parameters": c.start_values.iter().map(|(n, v)| (n.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "connections": system.connections.iter().map(|c| json!({
+                "from": c.from.to_string(), "to": c.to.to_string(), "factor": c.factor, "offset": c.offset,
+            })).collect::<Vec<_>>(),
+            "experiment": {
+                "startTime": system.experiment.start,
+                "stopTime": system.experiment.stop,
+                "stepSize": system.experiment.step,
+                "algorithm": system.experiment.algorithm.kind().to_string(),
+            },
+        });
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    out!("{}", args.fmu.display());
+    out!(
+        "  System file      {} components, {} connections",
+        system.components.len(),
+        system.connections.len()
+    );
+    print_system(&system)?;
+    out!(
+        "\n  `cosimo inspect FMU` describes one component's FMU; `cosimo run {}` runs the system.",
+        args.fmu.display()
+    );
+    Ok(())
+}
+
+/// The experiment, components and connections of a system.
+fn print_system(system: &cosimo::system::System) -> Result<(), Error> {
     let e = &system.experiment;
     out!(
         "  Experiment       start {}, stop {}, step {}, {}",
@@ -91,6 +152,9 @@ fn inspect_ssp(args: &InspectArgs) -> Result<(), Error> {
 pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
     if is_ssp(&args.fmu) {
         return inspect_ssp(args);
+    }
+    if is_system_file(&args.fmu) {
+        return inspect_system(args);
     }
     if args.ssd.is_some() {
         return Err(Error::Usage(

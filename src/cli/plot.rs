@@ -76,33 +76,43 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
     let mut series = Vec::with_capacity(args.files.len());
     for (i, file) in args.files.iter().enumerate() {
         let table = cosimo::fs_checks::read_table(file, "results")?;
-        let column = table.column(&args.variable).ok_or_else(|| {
-            Error::Usage(format!(
-                "{}: no column \"{}\"; the columns are: {}",
-                file.display(),
-                args.variable,
-                table.columns().join(", ")
-            ))
-        })?;
-        if !matches!(table.data(column), cosimo::table::Column::Numbers(_)) {
-            return Err(Error::Usage(format!(
-                "{}: column \"{}\" holds {}; plot draws numbers",
-                file.display(),
-                args.variable,
-                table.data(column).kind()
-            )));
-        }
+        let values = element_or_column(&table, &args.variable)?;
+        let values = match values {
+            Some(values) => values,
+            None => {
+                let column = table.column(&args.variable).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "{}: no column \"{}\"; the columns are: {}",
+                        file.display(),
+                        args.variable,
+                        table.columns().join(", ")
+                    ))
+                })?;
+                if !matches!(table.data(column), cosimo::table::Column::Numbers(_)) {
+                    return Err(Error::Usage(format!(
+                        "{}: column \"{}\" holds {}; plot draws numbers{}",
+                        file.display(),
+                        args.variable,
+                        table.data(column).kind(),
+                        if matches!(table.data(column), cosimo::table::Column::Arrays(_)) {
+                            format!(
+                                " (name one element: {}[1], as `cosimo check` prints it)",
+                                args.variable
+                            )
+                        } else {
+                            String::new()
+                        }
+                    )));
+                }
+                table.values(column).to_vec()
+            }
+        };
         let label = args
             .labels
             .get(i)
             .cloned()
             .unwrap_or_else(|| file.display().to_string());
-        let points = table
-            .time()
-            .iter()
-            .copied()
-            .zip(table.values(column).iter().copied())
-            .collect();
+        let points = table.time().iter().copied().zip(values).collect();
         series.push(Series { label, points });
     }
     let range = args.y_min.zip(args.y_max);
@@ -128,6 +138,9 @@ fn plot_over(args: &PlotArgs, x: &str) -> Result<(), Error> {
     let numbers = |table: &Table, name: &str| -> Result<Vec<Option<f64>>, Error> {
         if name == "time" {
             return Ok(table.time().iter().map(|&t| Some(t)).collect());
+        }
+        if let Some(values) = element_or_column(table, name)? {
+            return Ok(values.into_iter().map(Some).collect());
         }
         let column = table.column(name).ok_or_else(|| {
             Error::Usage(format!(
@@ -203,4 +216,44 @@ fn plot_over(args: &PlotArgs, x: &str) -> Result<(), Error> {
     )?;
     say!("plot: {}", args.output.display());
     Ok(())
+}
+
+/// The values of array element `name` = `base[i]` (1-based, counting all elements, as `cosimo
+/// check` names them) of an array column `base`: `Ok(None)` when `name` is not of that form or
+/// a column has that exact name; an error for an index outside the array.
+fn element_or_column(table: &cosimo::table::Table, name: &str) -> Result<Option<Vec<f64>>, Error> {
+    use cosimo::table::Column;
+    if table.column(name).is_some() {
+        return Ok(None);
+    }
+    let Some((base, index)) = name.strip_suffix(']').and_then(|n| n.rsplit_once('[')) else {
+        return Ok(None);
+    };
+    let Some(column) = table.column(base) else {
+        return Ok(None);
+    };
+    let Column::Arrays(rows) = table.data(column) else {
+        return Err(Error::Usage(format!(
+            "{}: column \"{base}\" holds {}, not arrays, so \"{name}\" names nothing",
+            table.path().display(),
+            table.data(column).kind()
+        )));
+    };
+    let size = rows.first().map_or(0, Vec::len);
+    let element = index
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&i| i >= 1 && i <= size)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "{}: \"{name}\": column \"{base}\" holds arrays of {size} elements, named {base}[1] to {base}[{size}] (counted in row-major order, as `cosimo check` prints them)",
+                table.path().display()
+            ))
+        })?;
+    Ok(Some(
+        rows.iter()
+            .map(|row| row.get(element - 1).copied().unwrap_or(f64::NAN))
+            .collect(),
+    ))
 }

@@ -36,6 +36,16 @@ pub(crate) fn validate_command(args: &ValidateArgs) -> ExitCode {
 /// Validate the FMU and print the findings; returns the exit code (2 when any is an error).
 fn validate_and_print(args: &ValidateArgs) -> Result<u8, Error> {
     use cosimo::fmu::validate::{has_errors, validate, Severity};
+    let ssp = cosimo::system::load::is_ssp(&args.fmu);
+    if ssp || super::inspect::is_system_file(&args.fmu) {
+        say!(
+            "error: {}: validate checks one FMU, and this is {}; `cosimo inspect {}` describes the system (its components, their FMUs, the connections and the experiment), and `cosimo validate FMU` checks each component's FMU",
+            args.fmu.display(),
+            if ssp { "an SSP" } else { "a system file" },
+            args.fmu.display()
+        );
+        return Ok(2);
+    }
     let findings = match validate(&args.fmu) {
         // The FMI-LS-REF data too: `cosimo check` compares the FMU with it.
         Ok(mut findings) => {

@@ -1525,80 +1525,122 @@ fn recordings(
     selected: &[String],
     bare_names: bool,
 ) -> Result<Vec<(usize, Recording)>> {
-    // Per component: (variable index, the name asked for: an FMI 3 alias names its column).
-    let mut chosen: Vec<Vec<(usize, Option<String>)>> = vec![Vec::new(); resolved.components.len()];
+    use super::record::{resolve_output_name, RecordedColumn};
+    // Per component: the columns, in order.
+    let mut chosen: Vec<Vec<RecordedColumn>> = vec![Vec::new(); resolved.components.len()];
+    let whole = |md: &crate::fmu::ModelDescription, j: usize, name: &str| RecordedColumn {
+        variable: md.variables[j].clone(),
+        element: None,
+        name: name.to_string(),
+    };
     if selected.is_empty() {
+        // FMPy's rule for default outputs (fmpy/simulation.py, `_get_output_variables` and
+        // `Recorder`): every model variable of causality output, by name, except one named
+        // `time` (the first column is the time). FMI 2 aliases are variables of their own and
+        // so recorded under each name; FMPy turns each FMI 3 `<Alias>` into a variable appended
+        // after all declared ones, so an output's aliases (e.g. `h_ft` of `h`) are recorded
+        // too, after the declared outputs, in the order of their variables.
         for (i, comp) in resolved.components.iter().enumerate() {
-            chosen[i] = comp
-                .description
+            let md = &comp.description;
+            let outputs: Vec<usize> = md
                 .variables
                 .iter()
                 .enumerate()
                 .filter(|(_, v)| v.causality == Causality::Output)
-                .map(|(j, _)| (j, None))
+                .map(|(j, _)| j)
+                .collect();
+            let declared = outputs.iter().map(|&j| (j, md.variables[j].name.as_str()));
+            let aliases = outputs.iter().flat_map(|&j| {
+                md.variables[j]
+                    .aliases
+                    .iter()
+                    .map(move |a| (j, a.name.as_str()))
+            });
+            chosen[i] = declared
+                .chain(aliases)
+                .filter(|(_, name)| !(bare_names && *name == "time"))
+                .map(|(j, name)| whole(md, j, name))
                 .collect();
         }
-    } else if bare_names {
-        let md = &resolved.components[0].description;
-        for name in selected {
-            let j = md.variable_index(name).ok_or_else(|| {
-                Error::Usage(format!(
-                    "--output-variable {name}: {} has no variable \"{name}\" (`cosimo inspect` lists them all)",
-                    md.model_name
-                ))
-            })?;
-            chosen[0].push((j, Some(name.clone())));
-        }
     } else {
+        // What each column reads (component, variable, element) and the name that asked for it.
+        // (component, variable, element) of each column so far.
+        type Reads = (usize, usize, Option<usize>);
+        let mut seen: Vec<(Reads, &str)> = Vec::new();
         for name in selected {
-            let endpoint = crate::system::Endpoint::parse(name).ok_or_else(|| {
-                Error::Usage(format!(
-                    "--output-variable {name}: expected component.variable"
-                ))
-            })?;
-            let (i, comp) = resolved
-                .components
-                .iter()
-                .enumerate()
-                .find(|(_, c)| c.name == endpoint.component)
-                .ok_or_else(|| {
-                    let names: Vec<&str> = resolved.components.iter().map(|c| c.name.as_str()).collect();
-                    Error::Usage(format!(
-                        "--output-variable {name}: there is no component \"{}\"; the components are: {}",
-                        endpoint.component,
-                        names.join(", ")
-                    ))
+            let (i, variable) = if bare_names {
+                if name == "time" {
+                    return Err(Error::Usage(
+                        "--output-variable time: the time is always the first column of the results; leave it out"
+                            .to_string(),
+                    ));
+                }
+                (0, name.clone())
+            } else {
+                let endpoint = crate::system::Endpoint::parse(name).ok_or_else(|| {
+                    Error::Usage(if name == "time" {
+                        "--output-variable time: the time is always the first column of the results; leave it out".to_string()
+                    } else {
+                        format!("--output-variable {name}: expected component.variable")
+                    })
                 })?;
-            let j = comp
-                .description
-                .variable_index(&endpoint.variable)
+                let i = resolved
+                    .components
+                    .iter()
+                    .position(|c| c.name == endpoint.component)
+                    .ok_or_else(|| {
+                        let names: Vec<&str> =
+                            resolved.components.iter().map(|c| c.name.as_str()).collect();
+                        Error::Usage(format!(
+                            "--output-variable {name}: there is no component \"{}\"; the components are: {}",
+                            endpoint.component,
+                            names.join(", ")
+                        ))
+                    })?;
+                (i, endpoint.variable)
+            };
+            let variable = variable.as_str();
+            let comp = &resolved.components[i];
+            let md = &comp.description;
+            let found = resolve_output_name(md, variable)
+                .map_err(|e| Error::Usage(format!("--output-variable {e}")))?
                 .ok_or_else(|| {
-                    Error::Usage(format!(
-                        "--output-variable {name}: component \"{}\" ({}) has no variable \"{}\"",
-                        comp.name, comp.description.model_name, endpoint.variable
-                    ))
+                    Error::Usage(if bare_names {
+                        format!(
+                            "--output-variable {name}: {} has no variable \"{name}\" (`cosimo inspect` lists them all)",
+                            md.model_name
+                        )
+                    } else {
+                        format!(
+                            "--output-variable {name}: component \"{}\" ({}) has no variable \"{variable}\"",
+                            comp.name, md.model_name
+                        )
+                    })
                 })?;
-            chosen[i].push((j, Some(endpoint.variable.clone())));
+            let key = (i, found.variable, found.element);
+            if let Some((_, earlier)) = seen.iter().find(|(k, _)| *k == key) {
+                return Err(Error::Usage(if *earlier == name.as_str() {
+                    format!("--output-variable {name} is given twice; each column is recorded once")
+                } else {
+                    format!(
+                        "--output-variable {name} and --output-variable {earlier} name the same variable \
+                         (one is an alias of the other), which would record the same values twice; keep one"
+                    )
+                }));
+            }
+            seen.push((key, name.as_str()));
+            let mut column = whole(md, found.variable, variable);
+            column.element = found.element;
+            chosen[i].push(column);
         }
     }
     chosen
         .into_iter()
         .enumerate()
-        .filter(|(_, vars)| !vars.is_empty())
-        .map(|(i, vars)| {
+        .filter(|(_, columns)| !columns.is_empty())
+        .map(|(i, columns)| {
             let md = &resolved.components[i].description;
-            let named: Vec<crate::fmu::description::Variable> = vars
-                .into_iter()
-                .map(|(j, asked)| {
-                    let mut variable = md.variables[j].clone();
-                    if let Some(alias) = asked {
-                        variable.name = alias;
-                    }
-                    variable
-                })
-                .collect();
-            let refs: Vec<&crate::fmu::description::Variable> = named.iter().collect();
-            Ok((i, Recording::new(md, &refs)?))
+            Ok((i, Recording::columns(md, columns)?))
         })
         .collect()
 }

@@ -2,7 +2,7 @@
 //! common case of scalar Float64 outputs (one batched get per row).
 
 use crate::fmu::description::{StartValue, Variable, VariableType};
-use crate::fmu::values::{element_count, get_value};
+use crate::fmu::values::{dimension_size, element_count, get_value};
 use crate::fmu::{ModelDescription, Slave, ValueReference};
 use crate::Result;
 
@@ -26,28 +26,152 @@ enum Read {
     /// Read alone: the variable (boxed, as most columns are batched and a variable is some 500
     /// bytes: a copy in every column costs 0.5 MiB at 1000 components) and its element count.
     Alone(Box<Variable>, usize),
+    /// One element of an array (`y[2]`): the array, its element count and the 0-based index.
+    Element(Box<Variable>, usize, usize),
+}
+
+/// One column to record: a variable, or one element of an array variable, under a name.
+#[derive(Debug, Clone)]
+pub struct RecordedColumn {
+    /// The variable (its `name` is ignored: `name` below names the column).
+    pub variable: Variable,
+    /// The 0-based element of an array variable, or `None` for the whole variable.
+    pub element: Option<usize>,
+    /// The column's name.
+    pub name: String,
+}
+
+/// A name given for output resolved against a model description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputName {
+    /// Index of the variable in the model description.
+    pub variable: usize,
+    /// The 0-based (flat, row-major) element of an array variable named as `name[i]` or
+    /// `name[i,j]`.
+    pub element: Option<usize>,
+}
+
+/// Resolve `name` for output: a variable or alias name, or an FMI 3 array element written as
+/// `check` prints it: `name[i]` (1-based, counting the elements in row-major order) or
+/// `name[i,j,...]` (1-based per dimension). A variable whose own name contains brackets (FMI 2
+/// `x[1]`) wins. `Ok(None)`: no variable of that name; an index that does not fit the array is
+/// an error that gives the array's size.
+pub fn resolve_output_name(md: &ModelDescription, name: &str) -> Result<Option<OutputName>> {
+    if let Some(variable) = md.variable_index(name) {
+        return Ok(Some(OutputName {
+            variable,
+            element: None,
+        }));
+    }
+    let Some((base, rest)) = name.strip_suffix(']').and_then(|n| n.rsplit_once('[')) else {
+        return Ok(None);
+    };
+    let Some(variable) = md.variable_index(base.trim_end()) else {
+        return Ok(None);
+    };
+    let v = &md.variables[variable];
+    let sizes: Vec<u64> = v
+        .dimensions
+        .iter()
+        .map(|d| dimension_size(md, d).unwrap_or(0))
+        .collect();
+    let shape: Vec<String> = sizes.iter().map(u64::to_string).collect();
+    let shape = shape.join("×");
+    if sizes.is_empty() {
+        return Err(crate::Error::Usage(format!(
+            "\"{name}\": \"{base}\" is not an array, so it takes no index; name it as \"{base}\""
+        )));
+    }
+    let mut indices = Vec::new();
+    for part in rest.split(',') {
+        match part.trim().parse::<u64>() {
+            Ok(i) => indices.push(i),
+            Err(_) => {
+                return Err(crate::Error::Usage(format!(
+                    "\"{name}\": an index is a whole number from 1, e.g. {base}[1] (the array is {shape})"
+                )))
+            }
+        }
+    }
+    let count = element_count(md, v)? as u64;
+    let out_of_range = || {
+        crate::Error::Usage(format!(
+            "\"{name}\": index out of range: \"{base}\" has {count} elements ({shape}); \
+             elements are numbered from 1, as `cosimo check` prints them: {base}[1] to {base}[{count}]{}",
+            if sizes.len() > 1 {
+                format!(", or per dimension {base}[1{}] to {base}[{}]", ",1".repeat(sizes.len() - 1), shape.replace('×', ","))
+            } else {
+                String::new()
+            }
+        ))
+    };
+    let flat = if indices.len() == 1 {
+        let i = indices[0];
+        if i == 0 || i > count {
+            return Err(out_of_range());
+        }
+        i - 1
+    } else if indices.len() == sizes.len() {
+        let mut flat = 0u64;
+        for (&i, &size) in indices.iter().zip(&sizes) {
+            if i == 0 || i > size {
+                return Err(out_of_range());
+            }
+            flat = flat * size + (i - 1);
+        }
+        flat
+    } else {
+        return Err(crate::Error::Usage(format!(
+            "\"{name}\": \"{base}\" has {} dimensions ({shape}): give one index per dimension, or one index counting all {count} elements",
+            sizes.len()
+        )));
+    };
+    Ok(Some(OutputName {
+        variable,
+        element: usize::try_from(flat).ok(),
+    }))
 }
 
 impl Recording {
     /// Record `variables` of an FMU with this description.
     pub fn new(description: &ModelDescription, variables: &[&Variable]) -> Result<Recording> {
+        let columns: Vec<RecordedColumn> = variables
+            .iter()
+            .map(|v| RecordedColumn {
+                variable: (*v).clone(),
+                element: None,
+                name: v.name.clone(),
+            })
+            .collect();
+        Recording::columns(description, columns)
+    }
+
+    /// Record `columns` (whole variables or array elements) of an FMU with this description.
+    pub fn columns(
+        description: &ModelDescription,
+        columns: Vec<RecordedColumn>,
+    ) -> Result<Recording> {
         let mut recording = Recording {
-            columns: Vec::with_capacity(variables.len()),
+            columns: Vec::with_capacity(columns.len()),
             float_vrs: Vec::new(),
             float_values: Vec::new(),
         };
-        for variable in variables {
-            let count = element_count(description, variable)?;
-            let read = if variable.var_type == VariableType::Float64 && !variable.is_array() {
+        for RecordedColumn {
+            variable,
+            element,
+            name,
+        } in columns
+        {
+            let count = element_count(description, &variable)?;
+            let read = if let Some(index) = element {
+                Read::Element(Box::new(variable), count, index)
+            } else if variable.var_type == VariableType::Float64 && !variable.is_array() {
                 recording.float_vrs.push(variable.value_reference);
                 Read::Batched(recording.float_vrs.len() - 1)
             } else {
-                Read::Alone(Box::new((*variable).clone()), count)
+                Read::Alone(Box::new(variable), count)
             };
-            recording.columns.push(Column {
-                name: variable.name.clone(),
-                read,
-            });
+            recording.columns.push(Column { name, read });
         }
         recording.float_values = vec![0.0; recording.float_vrs.len()];
         Ok(recording)
@@ -84,6 +208,10 @@ impl Recording {
                     continue;
                 }
                 Read::Alone(variable, count) => (variable, *count),
+                Read::Element(variable, count, index) => {
+                    *cell = element_cell(get_value(slave, variable, *count)?, *index);
+                    continue;
+                }
             };
             let value = get_value(slave, variable, count)?;
             *cell = match value {
@@ -127,6 +255,32 @@ pub enum Cell {
 pub struct Row {
     pub time: f64,
     pub cells: Vec<Cell>,
+}
+
+/// The cell of element `index` of an array value (NaN or empty when the FMU returned fewer).
+fn element_cell(value: StartValue, index: usize) -> Cell {
+    match value {
+        StartValue::Float(v) => Cell::Float(v.get(index).copied().unwrap_or(f64::NAN)),
+        StartValue::Int(v) => v
+            .get(index)
+            .map_or(Cell::Float(f64::NAN), |&x| Cell::Int(x)),
+        StartValue::UInt(v) => v
+            .get(index)
+            .map_or(Cell::Float(f64::NAN), |&x| Cell::UInt(x)),
+        StartValue::Bool(v) => v
+            .get(index)
+            .map_or(Cell::Float(f64::NAN), |&x| Cell::Bool(x)),
+        StartValue::String(mut v) => Cell::Text(if index < v.len() {
+            v.swap_remove(index)
+        } else {
+            String::new()
+        }),
+        StartValue::Binary(mut v) => Cell::Bytes(if index < v.len() {
+            v.swap_remove(index)
+        } else {
+            Vec::new()
+        }),
+    }
 }
 
 /// Non-float arrays are rare: one cell of space-separated elements.
