@@ -7,10 +7,11 @@ use clap::{Args, ValueEnum};
 
 use super::say;
 
-use cosimo::fmu::description::{FmiVersion, Interface};
+use cosimo::fmu::description::{Causality, FmiVersion, Interface, StartValue, VariableType};
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fs_checks::read_table;
+use cosimo::master::execution::Execution;
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::scenario::ScenarioPlayer;
 use cosimo::observe::realtime::check_factor;
@@ -291,7 +292,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         .as_deref()
         .map(|path| Scenario::read(path).map_err(Error::Usage))
         .transpose()?;
-    let prepared = prepare(&request(args)?, &mut |warning| {
+    let request = request(args)?;
+    let prepared = prepare(&request, &mut |warning| {
         if !quiet {
             say!("warning: {warning}");
         }
@@ -304,6 +306,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         sources,
         package: _package,
     } = prepared;
+    if !quiet && !single_fmu {
+        let driven = request.inputs.as_deref().map_or(&[][..], |t| t.columns());
+        if let Some(warning) = unconnected_inputs(&execution, driven) {
+            say!("warning: {warning}");
+        }
+    }
     let output_file = args
         .output_file
         .clone()
@@ -378,6 +386,79 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         say!("results: {}", output_file.display());
     }
     Ok(())
+}
+
+/// The inputs of a system's components that no connection and no input-file column (named in
+/// `driven`) sets: they stay at their start values for the whole run, which is worth a word.
+fn unconnected_inputs(execution: &Execution, driven: &[String]) -> Option<String> {
+    /// Inputs named in the warning; the rest are counted.
+    const NAMED: usize = 10;
+    let resolved = &execution.resolved;
+    let mut unconnected = Vec::new();
+    for (c, component) in resolved.components.iter().enumerate() {
+        for (v, variable) in component.description.variables.iter().enumerate() {
+            if variable.causality != Causality::Input || variable.var_type == VariableType::Clock {
+                continue;
+            }
+            let connected = resolved
+                .connections
+                .iter()
+                .any(|k| k.to_component == c && k.to_variable == v);
+            let name = format!("{}.{}", component.name, variable.name);
+            if connected || driven.contains(&name) {
+                continue;
+            }
+            let start = component
+                .start_values
+                .iter()
+                .find(|(i, _)| *i == v)
+                .map(|(_, value)| value)
+                .or(variable.start.as_ref());
+            unconnected.push(match start {
+                Some(value) => format!("{name} ({})", start_text(value)),
+                None => name,
+            });
+        }
+    }
+    if unconnected.is_empty() {
+        return None;
+    }
+    let count = unconnected.len();
+    let more = count.saturating_sub(NAMED);
+    unconnected.truncate(NAMED);
+    let mut names = unconnected.join(", ");
+    if more > 0 {
+        names.push_str(&format!(" and {more} more"));
+    }
+    Some(if count == 1 {
+        format!("1 input is connected to nothing and stays at its start value: {names}")
+    } else {
+        format!("{count} inputs are connected to nothing and stay at their start values: {names}")
+    })
+}
+
+/// A start value as a system file writes it: one value, or an array's values in brackets.
+fn start_text(value: &StartValue) -> String {
+    fn join<T: std::fmt::Display>(values: &[T]) -> String {
+        match values {
+            [one] => one.to_string(),
+            many => format!(
+                "[{}]",
+                many.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        }
+    }
+    match value {
+        StartValue::Float(v) => join(v),
+        StartValue::Int(v) => join(v),
+        StartValue::UInt(v) => join(v),
+        StartValue::Bool(v) => join(v),
+        StartValue::String(v) => join(&v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>()),
+        StartValue::Binary(v) => format!("{} binary value(s)", v.len()),
+    }
 }
 
 /// The command line as a library run request (clap has checked the syntax of its options).
@@ -474,6 +555,9 @@ fn print_summary(
             String::new()
         },
     );
+    if stats.shortened_for_output > 0 {
+        say!("{}", shortened_note(experiment, stats.shortened_for_output));
+    }
     if let Some(control) = &stats.control {
         let histogram: Vec<String> = control
             .order_histogram
@@ -511,6 +595,29 @@ fn print_summary(
     }
 }
 
+/// The note that output points changed the macro steps, and why.
+fn shortened_note(experiment: &Experiment, shortened: u64) -> String {
+    let steps = if shortened == 1 {
+        "1 macro step was".to_string()
+    } else {
+        format!("{shortened} macro steps were")
+    };
+    let why = match experiment.output_interval {
+        Some(interval) if !is_multiple(interval, experiment.step) => format!(
+            " (output interval {interval} s is not a multiple of the step {} s)",
+            experiment.step
+        ),
+        _ => String::new(),
+    };
+    format!("note: {steps} shortened to land on output points{why}")
+}
+
+/// Whether `interval` is a whole number (at least 1) of `step`s, to rounding.
+fn is_multiple(interval: f64, step: f64) -> bool {
+    let ratio = interval / step;
+    ratio.round() >= 1.0 && (ratio - ratio.round()).abs() <= 1e-9 * ratio.max(1.0)
+}
+
 /// How a paced run kept pace, after the summary line.
 /// The default results file: named after the FMU's (or the system's) file, as FMPy does (a
 /// model name may hold spaces or a `/`).
@@ -545,6 +652,7 @@ fn write_summary_json(
             summary["status"] = "finished".into();
             summary["end_time"] = stats.end_time.into();
             summary["steps"] = stats.steps.into();
+            summary["steps_shortened_for_output"] = stats.shortened_for_output.into();
             summary["rows"] = stats.rows.into();
             summary["fmi_calls"] = stats.fmi_calls.into();
             summary["wall_seconds"] = stats.wall_seconds.into();
