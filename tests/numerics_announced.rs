@@ -148,3 +148,62 @@ fn one_fmu_alone_has_no_word_about_its_inputs() {
     ]));
     assert!(!text.contains("connected to nothing"), "{text}");
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_run_keeps_the_rows_and_says_where() {
+    let dir = temp_dir();
+    let csv = dir.path().join("out.csv");
+    let system = two_mass();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(["run".as_ref(), system.as_os_str()])
+        .args(["--stop-time", "1000", "--output-file"])
+        .arg(&csv)
+        .env_remove("COSIMO_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cosimo starts");
+    // Until the run writes rows (not while it loads the FMUs), then a while longer.
+    let started = std::time::Instant::now();
+    while std::fs::metadata(&csv).map_or(0, |m| m.len()) < 2000 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no rows after a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let pid = i32::try_from(child.id()).expect("a pid");
+    // SAFETY: signals our own child, which has not been waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let output = child.wait_with_output().expect("cosimo ends");
+    let text = stderr(&output);
+    // Ended by the signal itself after saying so, as without a handler: a shell reports 130.
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        output.status.signal(),
+        Some(libc::SIGINT),
+        "{}",
+        show(&output)
+    );
+    let line = text
+        .lines()
+        .last()
+        .unwrap_or_else(|| panic!("nothing said:\n{text}"));
+    let rest = line
+        .strip_prefix("interrupted at t = ")
+        .unwrap_or_else(|| panic!("last line: {line}"));
+    let (end, rest) = rest.split_once(", rows up to t = ").expect("rows named");
+    let (rows_to, file) = rest.split_once(" kept in ").expect("file named");
+    assert_eq!(file, csv.display().to_string());
+    let end: f64 = end.parse().expect("a time");
+    let rows_to: f64 = rows_to.parse().expect("a time");
+    assert!(0.0 < rows_to && rows_to <= end && end < 1000.0, "{line}");
+    assert!(text.contains("(interrupted)"), "{text}");
+    // Every row up to that time is on disk, the last one at it.
+    let table = read_results(&csv);
+    let time = table.time();
+    assert_eq!(time.last().copied(), Some(rows_to), "{line}");
+    assert_eq!(time.len(), (rows_to / 0.01).round() as usize + 1, "{line}");
+}

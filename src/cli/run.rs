@@ -1,6 +1,7 @@
 //! `cosimo run`: one FMU, a system file, an SSP or FMUs joined with --connect, on the run loop.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
@@ -285,7 +286,78 @@ fn progress_lines(args: &RunArgs) -> Result<Option<Box<dyn std::io::Write + Send
     }))
 }
 
-pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
+/// How a run that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// At the stop time, or where an FMU asked to terminate.
+    Finished,
+    /// Stopped by this signal (Ctrl-C, kill, a hang-up) after a macro step, its rows flushed
+    /// and its extracted FMUs removed: the process then ends by that signal, as it would have
+    /// without a handler (a shell reports 128 + its number: 130 for Ctrl-C).
+    Interrupted(i32),
+}
+
+/// The signals that stop a run: it ends after the macro step under way and keeps its rows.
+/// `stop` says that one came, `signal` which; a second one ends the process at once (exit
+/// code 128 + its number). A signal ignored at start (`nohup`) stays ignored.
+struct Signals {
+    stop: Arc<AtomicBool>,
+    signal: Arc<AtomicUsize>,
+}
+
+fn stop_on_signals() -> Result<Signals, Error> {
+    let signals = Signals {
+        stop: Arc::new(AtomicBool::new(false)),
+        signal: Arc::new(AtomicUsize::new(0)),
+    };
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            if ignored(signal) {
+                continue;
+            }
+            let failed = |e: std::io::Error| {
+                Error::Internal(format!("cannot install the run's signal handlers: {e}"))
+            };
+            // The shutdown first: it ends the process only when the flag was set before.
+            signal_hook::flag::register_conditional_shutdown(
+                signal,
+                128 + signal,
+                signals.stop.clone(),
+            )
+            .map_err(failed)?;
+            let number = usize::try_from(signal).unwrap_or_default();
+            signal_hook::flag::register_usize(signal, signals.signal.clone(), number)
+                .map_err(failed)?;
+            signal_hook::flag::register(signal, signals.stop.clone()).map_err(failed)?;
+        }
+    }
+    Ok(signals)
+}
+
+/// Whether `signal` is ignored now (as `nohup` leaves SIGHUP).
+#[cfg(unix)]
+fn ignored(signal: i32) -> bool {
+    // SAFETY: a zeroed sigaction is a valid out-parameter; a null new action only queries.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Ends the run after the step under way once a signal came.
+struct Interrupt(Arc<AtomicBool>);
+
+impl Observer for Interrupt {
+    fn stop_requested(&mut self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
+    let signals = stop_on_signals()?;
     let quiet = args.quiet;
     let scenario = args
         .scenario
@@ -336,6 +408,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
     let bar = json.is_none() && args.progress != Some(ProgressKind::None);
     let mut progress = Progress::new(args.quiet || !bar, experiment.start, experiment.stop);
     let mut shown = ProgressObserver(|t| progress.update(t));
+    let mut interrupt = Interrupt(signals.stop.clone());
     // Pacing comes before the progress observers, so they measure the paced time.
     let mut observers: Vec<&mut dyn Observer> = vec![&mut writer];
     if let Some(pacing) = pacing.as_mut() {
@@ -345,19 +418,23 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         observers.push(json);
     }
     observers.push(&mut shown);
+    observers.push(&mut interrupt);
     let result = run_loop::run_with_scenario(&mut execution, player, &mut observers);
     drop(observers);
+    let last_row = writer.last_row;
     if result.is_ok() {
         // Every row is flushed: a crash freeing or unloading an FMU from here on is a warning.
         cosimo::fmu::crash::run_finished(0);
     }
     progress.finish();
+    let interrupted = signals.stop.load(Ordering::Relaxed) && result.is_ok();
     if let Some(path) = &args.summary_json {
         write_summary_json(
             path,
             &name,
             experiment,
             &result,
+            interrupted,
             pacing.as_ref(),
             &output_file,
         )?;
@@ -368,7 +445,14 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         }
     })?;
     if !args.quiet {
-        let (what, terminated) = if single_fmu {
+        let (what, terminated) = if interrupted {
+            let what = if single_fmu {
+                name
+            } else {
+                format!("{} components", system.components.len())
+            };
+            (what, "interrupted")
+        } else if single_fmu {
             (name, "the FMU asked to terminate")
         } else {
             (
@@ -383,9 +467,28 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         if args.scenario.is_some() {
             print_scenario(&stats.scenario);
         }
-        say!("results: {}", output_file.display());
+        if !interrupted {
+            say!("results: {}", output_file.display());
+        }
     }
-    Ok(())
+    if interrupted {
+        // Said even with --quiet: the run did not do what was asked.
+        match last_row {
+            Some(row) => say!(
+                "interrupted at t = {}, rows up to t = {row} kept in {}",
+                stats.end_time,
+                output_file.display()
+            ),
+            None => say!(
+                "interrupted at t = {}, no rows written to {}",
+                stats.end_time,
+                output_file.display()
+            ),
+        }
+        let signal = i32::try_from(signals.signal.load(Ordering::Relaxed)).unwrap_or_default();
+        return Ok(Ended::Interrupted(signal));
+    }
+    Ok(Ended::Finished)
 }
 
 /// The inputs of a system's components that no connection and no input-file column (named in
@@ -638,6 +741,7 @@ fn write_summary_json(
     name: &str,
     experiment: &Experiment,
     result: &Result<cosimo::master::RunStatistics, Error>,
+    interrupted: bool,
     pacing: Option<&RealTime>,
     output_file: &Path,
 ) -> Result<(), Error> {
@@ -649,7 +753,12 @@ fn write_summary_json(
     });
     match result {
         Ok(stats) => {
-            summary["status"] = "finished".into();
+            summary["status"] = if interrupted {
+                "interrupted"
+            } else {
+                "finished"
+            }
+            .into();
             summary["end_time"] = stats.end_time.into();
             summary["steps"] = stats.steps.into();
             summary["steps_shortened_for_output"] = stats.shortened_for_output.into();
