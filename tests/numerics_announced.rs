@@ -207,3 +207,34 @@ fn ctrl_c_stops_the_run_keeps_the_rows_and_says_where() {
     assert_eq!(time.last().copied(), Some(rows_to), "{line}");
     assert_eq!(time.len(), (rows_to / 0.01).round() as usize + 1, "{line}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_co_simulation_of_hours_names_the_model_exchange_interface() {
+    use std::io::BufRead;
+    let dir = temp_dir();
+    let csv = dir.path().join("out.csv");
+    let robertson = fmu("Robertson", 2);
+    // Steps of 10 s (the default experiment's) to 1e12 s: 1e11 of them.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+        .args(["run".as_ref(), robertson.as_os_str()])
+        .args(["--stop-time", "1e12", "--output-interval", "1e10"])
+        .arg("--output-file")
+        .arg(&csv)
+        .env_remove("COSIMO_LOG")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cosimo starts");
+    let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    let pid = i32::try_from(child.id()).expect("a pid");
+    // SAFETY: signals our own child, which has not been waited for.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    child.wait().expect("cosimo ends");
+    assert_eq!(
+        first,
+        "warning: Robertson as Co-Simulation takes about 1e11 internal steps of 10 s to t = 1000000000000 s, which may take hours; it also has Model Exchange: --interface me integrates it with cosimo's variable-step solver",
+        "{rest:?}"
+    );
+}

@@ -25,6 +25,7 @@ use cosimo::results::CsvWriter;
 use cosimo::settings::control::Estimator;
 use cosimo::settings::scenario::Scenario;
 use cosimo::settings::{AlgorithmKind, Experiment, Overrides};
+use cosimo::system::System;
 use cosimo::Error;
 
 #[derive(Args)]
@@ -378,6 +379,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
         sources,
         package: _package,
     } = prepared;
+    if !quiet && single_fmu {
+        if let Some(warning) = long_co_simulation(&execution, &system, request.interface) {
+            say!("warning: {warning}");
+        }
+    }
     if !quiet && !single_fmu {
         let driven = request.inputs.as_deref().map_or(&[][..], |t| t.columns());
         if let Some(warning) = unconnected_inputs(&execution, driven) {
@@ -489,6 +495,45 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
         return Ok(Ended::Interrupted(signal));
     }
     Ok(Ended::Finished)
+}
+
+/// Internal steps from which a Co-Simulation run may take hours (a microsecond or more each).
+const HOURS_OF_STEPS: f64 = 1e9;
+
+/// One FMU run as Co-Simulation although it also has Model Exchange, on more internal steps
+/// than take minutes: its own internal step (its fixed internal step size, else its default
+/// experiment's step size) or the macro step if smaller, over the run's time. A stiff model
+/// (Robertson over 1e8 s) finishes in milliseconds under a variable-step solver.
+fn long_co_simulation(
+    execution: &Execution,
+    system: &System,
+    interface: Option<Interface>,
+) -> Option<String> {
+    let component = execution.resolved.components.first()?;
+    let description = &component.description;
+    let chosen = system
+        .components
+        .first()
+        .and_then(|c| c.interface)
+        .or(interface);
+    if chosen == Some(Interface::ModelExchange) || description.model_exchange.is_none() {
+        return None;
+    }
+    let experiment = &system.experiment;
+    let internal = description
+        .co_simulation
+        .as_ref()?
+        .fixed_internal_step_size
+        .or_else(|| description.default_experiment.as_ref()?.step_size)
+        .filter(|h| *h > 0.0)?;
+    let step = internal.min(experiment.step);
+    let steps = (experiment.stop - experiment.start) / step;
+    (steps >= HOURS_OF_STEPS).then(|| {
+        format!(
+            "{} as Co-Simulation takes about {steps:.0e} internal steps of {step} s to t = {} s, which may take hours; it also has Model Exchange: --interface me integrates it with cosimo's variable-step solver",
+            description.model_name, experiment.stop
+        )
+    })
 }
 
 /// The inputs of a system's components that no connection and no input-file column (named in
