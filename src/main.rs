@@ -1,6 +1,8 @@
 //! The `cosimo` command line: parse (clap derive), call the library, print, exit code.
 //!
-//! Exit codes: 0 ok, 1 simulation failed, 2 bad input or usage, 3 regression check failed.
+//! Exit codes: 0 ok, 1 simulation failed, 2 bad input or usage, 3 regression check failed,
+//! 130 a sweep stopped by Ctrl-C (or kill, or a hang-up); a run stopped by one of these
+//! signals says where and then ends by that signal (a shell reports 130 for Ctrl-C).
 
 use std::process::ExitCode;
 
@@ -88,13 +90,25 @@ fn main() -> ExitCode {
         return sweep_command(args);
     }
     // Ctrl-C, kill and a closed terminal remove the FMUs extracted so far (a crash leaves them
-    // to the next run's sweep).
-    if let Err(error) = cosimo::fmu::archive::remove_extracted_on_signals() {
-        say!("warning: {error}");
+    // to the next run's sweep). A run handles them itself: it stops after the step under way,
+    // keeps its rows and says so (its extracted FMUs are removed as it ends).
+    if !matches!(cli.command, Command::Run(_)) {
+        if let Err(error) = cosimo::fmu::archive::remove_extracted_on_signals() {
+            say!("warning: {error}");
+        }
     }
     let result = match cli.command {
         Command::Inspect(args) => inspect(&args),
-        Command::Run(args) => run(&args),
+        Command::Run(args) => match run(&args) {
+            // Rows flushed, FMUs freed and removed, the line said: end by the signal itself,
+            // so that a shell or a script sees what stopped the run (130 for Ctrl-C).
+            Ok(cli::run::Ended::Interrupted(signal)) => {
+                #[cfg(unix)]
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                return ExitCode::from(u8::try_from(128 + signal).unwrap_or(130));
+            }
+            ended => ended.map(|_| ()),
+        },
         Command::Check(args) => return check_command(&args),
         Command::Validate(args) => return validate_command(&args),
         Command::Plot(args) => plot_command(&args),

@@ -1,16 +1,18 @@
 //! `cosimo run`: one FMU, a system file, an SSP or FMUs joined with --connect, on the run loop.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
 use super::say;
 
-use cosimo::fmu::description::{FmiVersion, Interface};
+use cosimo::fmu::description::{Causality, FmiVersion, Interface, StartValue, VariableType};
 use cosimo::fmu::instance::InstanceOptions;
 use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fs_checks::read_table;
+use cosimo::master::execution::Execution;
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::scenario::ScenarioPlayer;
 use cosimo::observe::realtime::check_factor;
@@ -23,6 +25,7 @@ use cosimo::results::CsvWriter;
 use cosimo::settings::control::Estimator;
 use cosimo::settings::scenario::Scenario;
 use cosimo::settings::{AlgorithmKind, Experiment, Overrides};
+use cosimo::system::System;
 use cosimo::Error;
 
 #[derive(Args)]
@@ -284,14 +287,86 @@ fn progress_lines(args: &RunArgs) -> Result<Option<Box<dyn std::io::Write + Send
     }))
 }
 
-pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
+/// How a run that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// At the stop time, or where an FMU asked to terminate.
+    Finished,
+    /// Stopped by this signal (Ctrl-C, kill, a hang-up) after a macro step, its rows flushed
+    /// and its extracted FMUs removed: the process then ends by that signal, as it would have
+    /// without a handler (a shell reports 128 + its number: 130 for Ctrl-C).
+    Interrupted(i32),
+}
+
+/// The signals that stop a run: it ends after the macro step under way and keeps its rows.
+/// `stop` says that one came, `signal` which; a second one ends the process at once (exit
+/// code 128 + its number). A signal ignored at start (`nohup`) stays ignored.
+struct Signals {
+    stop: Arc<AtomicBool>,
+    signal: Arc<AtomicUsize>,
+}
+
+fn stop_on_signals() -> Result<Signals, Error> {
+    let signals = Signals {
+        stop: Arc::new(AtomicBool::new(false)),
+        signal: Arc::new(AtomicUsize::new(0)),
+    };
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            if ignored(signal) {
+                continue;
+            }
+            let failed = |e: std::io::Error| {
+                Error::Internal(format!("cannot install the run's signal handlers: {e}"))
+            };
+            // The shutdown first: it ends the process only when the flag was set before.
+            signal_hook::flag::register_conditional_shutdown(
+                signal,
+                128 + signal,
+                signals.stop.clone(),
+            )
+            .map_err(failed)?;
+            let number = usize::try_from(signal).unwrap_or_default();
+            signal_hook::flag::register_usize(signal, signals.signal.clone(), number)
+                .map_err(failed)?;
+            signal_hook::flag::register(signal, signals.stop.clone()).map_err(failed)?;
+        }
+    }
+    Ok(signals)
+}
+
+/// Whether `signal` is ignored now (as `nohup` leaves SIGHUP).
+#[cfg(unix)]
+fn ignored(signal: i32) -> bool {
+    // SAFETY: a zeroed sigaction is a valid out-parameter; a null new action only queries.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Ends the run after the step under way once a signal came.
+struct Interrupt(Arc<AtomicBool>);
+
+impl Observer for Interrupt {
+    fn stop_requested(&mut self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
+    let signals = stop_on_signals()?;
     let quiet = args.quiet;
     let scenario = args
         .scenario
         .as_deref()
         .map(|path| Scenario::read(path).map_err(Error::Usage))
         .transpose()?;
-    let prepared = prepare(&request(args)?, &mut |warning| {
+    let request = request(args)?;
+    let prepared = prepare(&request, &mut |warning| {
         if !quiet {
             say!("warning: {warning}");
         }
@@ -304,6 +379,17 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         sources,
         package: _package,
     } = prepared;
+    if !quiet && single_fmu {
+        if let Some(warning) = long_co_simulation(&execution, &system, request.interface) {
+            say!("warning: {warning}");
+        }
+    }
+    if !quiet && !single_fmu {
+        let driven = request.inputs.as_deref().map_or(&[][..], |t| t.columns());
+        if let Some(warning) = unconnected_inputs(&execution, driven) {
+            say!("warning: {warning}");
+        }
+    }
     let output_file = args
         .output_file
         .clone()
@@ -328,6 +414,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
     let bar = json.is_none() && args.progress != Some(ProgressKind::None);
     let mut progress = Progress::new(args.quiet || !bar, experiment.start, experiment.stop);
     let mut shown = ProgressObserver(|t| progress.update(t));
+    let mut interrupt = Interrupt(signals.stop.clone());
     // Pacing comes before the progress observers, so they measure the paced time.
     let mut observers: Vec<&mut dyn Observer> = vec![&mut writer];
     if let Some(pacing) = pacing.as_mut() {
@@ -337,19 +424,23 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         observers.push(json);
     }
     observers.push(&mut shown);
+    observers.push(&mut interrupt);
     let result = run_loop::run_with_scenario(&mut execution, player, &mut observers);
     drop(observers);
+    let last_row = writer.last_row;
     if result.is_ok() {
         // Every row is flushed: a crash freeing or unloading an FMU from here on is a warning.
         cosimo::fmu::crash::run_finished(0);
     }
     progress.finish();
+    let interrupted = signals.stop.load(Ordering::Relaxed) && result.is_ok();
     if let Some(path) = &args.summary_json {
         write_summary_json(
             path,
             &name,
             experiment,
             &result,
+            interrupted,
             pacing.as_ref(),
             &output_file,
         )?;
@@ -360,7 +451,14 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         }
     })?;
     if !args.quiet {
-        let (what, terminated) = if single_fmu {
+        let (what, terminated) = if interrupted {
+            let what = if single_fmu {
+                name
+            } else {
+                format!("{} components", system.components.len())
+            };
+            (what, "interrupted")
+        } else if single_fmu {
             (name, "the FMU asked to terminate")
         } else {
             (
@@ -375,9 +473,140 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Error> {
         if args.scenario.is_some() {
             print_scenario(&stats.scenario);
         }
-        say!("results: {}", output_file.display());
+        if !interrupted {
+            say!("results: {}", output_file.display());
+        }
     }
-    Ok(())
+    if interrupted {
+        // Said even with --quiet: the run did not do what was asked.
+        match last_row {
+            Some(row) => say!(
+                "interrupted at t = {}, rows up to t = {row} kept in {}",
+                stats.end_time,
+                output_file.display()
+            ),
+            None => say!(
+                "interrupted at t = {}, no rows written to {}",
+                stats.end_time,
+                output_file.display()
+            ),
+        }
+        let signal = i32::try_from(signals.signal.load(Ordering::Relaxed)).unwrap_or_default();
+        return Ok(Ended::Interrupted(signal));
+    }
+    Ok(Ended::Finished)
+}
+
+/// Internal steps from which a Co-Simulation run may take hours (a microsecond or more each).
+const HOURS_OF_STEPS: f64 = 1e9;
+
+/// One FMU run as Co-Simulation although it also has Model Exchange, on more internal steps
+/// than take minutes: its own internal step (its fixed internal step size, else its default
+/// experiment's step size) or the macro step if smaller, over the run's time. A stiff model
+/// (Robertson over 1e8 s) finishes in milliseconds under a variable-step solver.
+fn long_co_simulation(
+    execution: &Execution,
+    system: &System,
+    interface: Option<Interface>,
+) -> Option<String> {
+    let component = execution.resolved.components.first()?;
+    let description = &component.description;
+    let chosen = system
+        .components
+        .first()
+        .and_then(|c| c.interface)
+        .or(interface);
+    if chosen == Some(Interface::ModelExchange) || description.model_exchange.is_none() {
+        return None;
+    }
+    let experiment = &system.experiment;
+    let internal = description
+        .co_simulation
+        .as_ref()?
+        .fixed_internal_step_size
+        .or_else(|| description.default_experiment.as_ref()?.step_size)
+        .filter(|h| *h > 0.0)?;
+    let step = internal.min(experiment.step);
+    let steps = (experiment.stop - experiment.start) / step;
+    (steps >= HOURS_OF_STEPS).then(|| {
+        format!(
+            "{} as Co-Simulation takes about {steps:.0e} internal steps of {step} s to t = {} s, which may take hours; it also has Model Exchange: --interface me integrates it with cosimo's variable-step solver",
+            description.model_name, experiment.stop
+        )
+    })
+}
+
+/// The inputs of a system's components that no connection and no input-file column (named in
+/// `driven`) sets: they stay at their start values for the whole run, which is worth a word.
+fn unconnected_inputs(execution: &Execution, driven: &[String]) -> Option<String> {
+    /// Inputs named in the warning; the rest are counted.
+    const NAMED: usize = 10;
+    let resolved = &execution.resolved;
+    let mut unconnected = Vec::new();
+    for (c, component) in resolved.components.iter().enumerate() {
+        for (v, variable) in component.description.variables.iter().enumerate() {
+            if variable.causality != Causality::Input || variable.var_type == VariableType::Clock {
+                continue;
+            }
+            let connected = resolved
+                .connections
+                .iter()
+                .any(|k| k.to_component == c && k.to_variable == v);
+            let name = format!("{}.{}", component.name, variable.name);
+            if connected || driven.contains(&name) {
+                continue;
+            }
+            let start = component
+                .start_values
+                .iter()
+                .find(|(i, _)| *i == v)
+                .map(|(_, value)| value)
+                .or(variable.start.as_ref());
+            unconnected.push(match start {
+                Some(value) => format!("{name} ({})", start_text(value)),
+                None => name,
+            });
+        }
+    }
+    if unconnected.is_empty() {
+        return None;
+    }
+    let count = unconnected.len();
+    let more = count.saturating_sub(NAMED);
+    unconnected.truncate(NAMED);
+    let mut names = unconnected.join(", ");
+    if more > 0 {
+        names.push_str(&format!(" and {more} more"));
+    }
+    Some(if count == 1 {
+        format!("1 input is connected to nothing and stays at its start value: {names}")
+    } else {
+        format!("{count} inputs are connected to nothing and stay at their start values: {names}")
+    })
+}
+
+/// A start value as a system file writes it: one value, or an array's values in brackets.
+fn start_text(value: &StartValue) -> String {
+    fn join<T: std::fmt::Display>(values: &[T]) -> String {
+        match values {
+            [one] => one.to_string(),
+            many => format!(
+                "[{}]",
+                many.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        }
+    }
+    match value {
+        StartValue::Float(v) => join(v),
+        StartValue::Int(v) => join(v),
+        StartValue::UInt(v) => join(v),
+        StartValue::Bool(v) => join(v),
+        StartValue::String(v) => join(&v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>()),
+        StartValue::Binary(v) => format!("{} binary value(s)", v.len()),
+    }
 }
 
 /// The command line as a library run request (clap has checked the syntax of its options).
@@ -474,6 +703,9 @@ fn print_summary(
             String::new()
         },
     );
+    if stats.shortened_for_output > 0 {
+        say!("{}", shortened_note(experiment, stats.shortened_for_output));
+    }
     if let Some(control) = &stats.control {
         let histogram: Vec<String> = control
             .order_histogram
@@ -511,6 +743,29 @@ fn print_summary(
     }
 }
 
+/// The note that output points changed the macro steps, and why.
+fn shortened_note(experiment: &Experiment, shortened: u64) -> String {
+    let steps = if shortened == 1 {
+        "1 macro step was".to_string()
+    } else {
+        format!("{shortened} macro steps were")
+    };
+    let why = match experiment.output_interval {
+        Some(interval) if !is_multiple(interval, experiment.step) => format!(
+            " (output interval {interval} s is not a multiple of the step {} s)",
+            experiment.step
+        ),
+        _ => String::new(),
+    };
+    format!("note: {steps} shortened to land on output points{why}")
+}
+
+/// Whether `interval` is a whole number (at least 1) of `step`s, to rounding.
+fn is_multiple(interval: f64, step: f64) -> bool {
+    let ratio = interval / step;
+    ratio.round() >= 1.0 && (ratio - ratio.round()).abs() <= 1e-9 * ratio.max(1.0)
+}
+
 /// How a paced run kept pace, after the summary line.
 /// The default results file: named after the FMU's (or the system's) file, as FMPy does (a
 /// model name may hold spaces or a `/`).
@@ -531,6 +786,7 @@ fn write_summary_json(
     name: &str,
     experiment: &Experiment,
     result: &Result<cosimo::master::RunStatistics, Error>,
+    interrupted: bool,
     pacing: Option<&RealTime>,
     output_file: &Path,
 ) -> Result<(), Error> {
@@ -542,9 +798,15 @@ fn write_summary_json(
     });
     match result {
         Ok(stats) => {
-            summary["status"] = "finished".into();
+            summary["status"] = if interrupted {
+                "interrupted"
+            } else {
+                "finished"
+            }
+            .into();
             summary["end_time"] = stats.end_time.into();
             summary["steps"] = stats.steps.into();
+            summary["steps_shortened_for_output"] = stats.shortened_for_output.into();
             summary["rows"] = stats.rows.into();
             summary["fmi_calls"] = stats.fmi_calls.into();
             summary["wall_seconds"] = stats.wall_seconds.into();

@@ -83,6 +83,10 @@ impl TimeGrid {
 pub struct RunStatistics {
     /// Communication steps taken (`do_step` calls that the master scheduled).
     pub steps: u64,
+    /// Macro steps that the output grid shortened: the step proposed would have passed an
+    /// output point (the stop time's last step and steps cut at an `advance_to` target are not
+    /// counted). Non-zero when the output interval is not a multiple of the step.
+    pub shortened_for_output: u64,
     /// Event iterations handled (FMI 3 event mode).
     pub events: u64,
     /// Early returns from `do_step`.

@@ -325,11 +325,15 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             }
             let proposed = self.algorithm.proposed_step(exec, &grid);
             let (mut h, mut on_grid) = grid.step_from(t, proposed, self.next_output);
+            // Shortened to land on an output point (not on the stop time, not on a target).
+            let mut to_output =
+                on_grid && h < proposed - grid.tolerance(t + h) && !grid.at_stop(t + h);
             if passes(&grid, t, h, target) {
                 if self.algorithm.may_reject() && self.rejects_on_the_way(h)? {
                     continue;
                 }
                 (h, on_grid) = grid.step_from(t, target - t, self.next_output);
+                to_output = false;
             }
             let exec = self.exec.borrow_mut();
             if self.algorithm.attempt(exec, h).map_err(at(t))? == Outcome::Rejected {
@@ -337,6 +341,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             }
             taken += 1;
             self.stats.steps += 1;
+            self.stats.shortened_for_output += u64::from(to_output);
             self.stats.end_time = exec.time;
             if let Some(limit) = exec.resolved.system.experiment.divergence_limit {
                 divergence::check_coupling_values(exec, limit)
