@@ -50,53 +50,37 @@ pub trait Observer {
     fn restored(&mut self, _rows: u64, _time: f64) {}
 }
 
-impl<T: Observer + ?Sized> Observer for &mut T {
-    fn started(&mut self, columns: &[String]) -> Result<()> {
-        (**self).started(columns)
-    }
-    fn row(&mut self, row: &Row) -> Result<()> {
-        (**self).row(row)
-    }
-    fn stepped(&mut self, time: f64) {
-        (**self).stepped(time)
-    }
-    fn stop_requested(&mut self) -> bool {
-        (**self).stop_requested()
-    }
-    fn finished(&mut self, stats: &RunStatistics) -> Result<()> {
-        (**self).finished(stats)
-    }
-    fn failed(&mut self, error: &Error) {
-        (**self).failed(error)
-    }
-    fn restored(&mut self, rows: u64, time: f64) {
-        (**self).restored(rows, time)
-    }
+/// An observer behind a reference or a box is an observer: the batch run passes
+/// `&mut dyn Observer`s, a session keeps boxed ones.
+macro_rules! forward_observer {
+    ($($holder:ty),*) => {$(
+        impl<T: Observer + ?Sized> Observer for $holder {
+            fn started(&mut self, columns: &[String]) -> Result<()> {
+                (**self).started(columns)
+            }
+            fn row(&mut self, row: &Row) -> Result<()> {
+                (**self).row(row)
+            }
+            fn stepped(&mut self, time: f64) {
+                (**self).stepped(time)
+            }
+            fn stop_requested(&mut self) -> bool {
+                (**self).stop_requested()
+            }
+            fn finished(&mut self, stats: &RunStatistics) -> Result<()> {
+                (**self).finished(stats)
+            }
+            fn failed(&mut self, error: &Error) {
+                (**self).failed(error)
+            }
+            fn restored(&mut self, rows: u64, time: f64) {
+                (**self).restored(rows, time)
+            }
+        }
+    )*};
 }
 
-impl<T: Observer + ?Sized> Observer for Box<T> {
-    fn started(&mut self, columns: &[String]) -> Result<()> {
-        (**self).started(columns)
-    }
-    fn row(&mut self, row: &Row) -> Result<()> {
-        (**self).row(row)
-    }
-    fn stepped(&mut self, time: f64) {
-        (**self).stepped(time)
-    }
-    fn stop_requested(&mut self) -> bool {
-        (**self).stop_requested()
-    }
-    fn finished(&mut self, stats: &RunStatistics) -> Result<()> {
-        (**self).finished(stats)
-    }
-    fn failed(&mut self, error: &Error) {
-        (**self).failed(error)
-    }
-    fn restored(&mut self, rows: u64, time: f64) {
-        (**self).restored(rows, time)
-    }
-}
+forward_observer!(&mut T, Box<T>);
 
 /// Run an instantiated system from its start to its stop time with the experiment's
 /// algorithm, handing every result row to the observers as it is reached: the steppable
