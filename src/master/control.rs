@@ -623,6 +623,16 @@ impl super::algorithm::MasterAlgorithm for Controlled {
 
     fn restore(&mut self, saved: &[u8]) -> Result<()> {
         let saved: SavedControl = super::algorithm::restore_state(saved)?;
+        // Bytes may come from outside (Snapshot.from_bytes): an order or step this
+        // controller could not have proposed would index past its tables.
+        if saved.k > usize::from(self.control.max_order).max(self.k)
+            || !(saved.h.is_finite() && saved.h > 0.0)
+        {
+            return Err(Error::Usage(format!(
+                "a snapshot whose step controller is at order {} and step {}, which this controller cannot continue (orders up to {})",
+                saved.k, saved.h, self.control.max_order
+            )));
+        }
         self.h = saved.h;
         self.k = saved.k;
         self.failures = saved.failures;

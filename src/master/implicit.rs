@@ -76,8 +76,10 @@ impl ImplicitState {
         ImplicitState {
             jacobian: saved
                 .jacobian
+                // Square and complete, or dropped (recomputed at the next step): the
+                // corrector solves with it.
                 .filter(|(rows, columns, entries)| {
-                    rows.checked_mul(*columns) == Some(entries.len())
+                    rows == columns && rows.checked_mul(*columns) == Some(entries.len())
                 })
                 .map(|(rows, columns, entries)| DMatrix::from_vec(rows, columns, entries)),
         }
