@@ -9,11 +9,15 @@
 //!   (tests/common/skip.rs, python/tests/conftest.py); at the end it prints "N skipped: ..." and
 //!   fails on skips it should not have had: any FMPy skip, and in CI (CI=true) a missing C math
 //!   library or MPI.
+//! - `cargo xtask quickstart`: the README's first command and its quickstart block, run in a
+//!   fresh copy of the repository (`quickstart.rs`); part of `cargo xtask test`.
 //! - `cargo xtask fuzz [SECONDS]`: every fuzz target of `fuzz/` for SECONDS each (default 30),
 //!   seeded from the repository's own files; cargo-fuzz is installed into `target/tools` first.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+mod quickstart;
 
 /// What the test venv holds, pinned so results do not drift under us: FMPy (the independent
 /// importer of the cross-checks), the exporters that build the third-party corpus of
@@ -46,8 +50,10 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("fmpy") => fmpy_python().map(|p| println!("{}", p.display())),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        Some("quickstart") => quickstart::quickstart(),
         _ => Err(
-            "usage: cargo xtask demo | test [cargo test args] | fmpy | fuzz [SECONDS]".to_string(),
+            "usage: cargo xtask demo | test [cargo test args] | quickstart | fmpy | fuzz [SECONDS]"
+                .to_string(),
         ),
     };
     match result {
@@ -232,10 +238,17 @@ fn test(extra: &[String]) -> Result<(), String> {
              does)",
         )
     };
+    // The README's quickstart, as a newcomer runs it (the whole suite only: it builds cosimo
+    // in release in its own copy of the repository).
+    let quickstart = if extra.is_empty() {
+        quickstart::quickstart()
+    } else {
+        Ok(())
+    };
     // CI=true on the usual services; the tests' own CI checks take any value but these.
     let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
     let skips = skip_report(&skip_log, ci);
-    let failures: Vec<String> = [rust, python, mpi, skips]
+    let failures: Vec<String> = [rust, python, mpi, quickstart, skips]
         .into_iter()
         .filter_map(Result::err)
         .collect();
