@@ -912,6 +912,28 @@ fn check_cases() -> Vec<(&'static str, CheckCase)> {
                 },
             },
         ),
+        (
+            "--html",
+            CheckCase {
+                args: |_, d| vec!["--html".into(), d.join("report").display().to_string()],
+                expect: |_| {
+                    Effect(|_, _, d| {
+                        // An index, and a page per case in a folder of its own.
+                        let report = d.join("report");
+                        let case_pages = std::fs::read_dir(&report)
+                            .into_iter()
+                            .flatten()
+                            .flatten()
+                            .filter(|case| case.path().join("index.html").is_file())
+                            .count();
+                        check(
+                            report.join("index.html").is_file() && case_pages == 1,
+                            format!("an index and one case page, {case_pages} case pages"),
+                        )
+                    })
+                },
+            },
+        ),
     ]
 }
 

@@ -777,6 +777,7 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
         step: number("step_size")?,
         output_interval: number("output_interval")?,
         plot: path("plot")?,
+        html: None,
         results: path("results")?,
         isolate: flag(request, "isolate")?,
         worker,

@@ -62,6 +62,15 @@ pub(crate) struct CheckArgs {
     /// Write a PNG plot (reference, tube, result) of every failing signal into DIR.
     #[arg(long, value_name = "DIR")]
     pub(crate) plot: Option<PathBuf>,
+    /// Write an HTML report into DIR: the cases with their phases, and a page with an SVG plot
+    /// per failing signal. It opens offline and under Jenkins' content security policy. DIR
+    /// must be new, empty or a previous report.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) html: Option<PathBuf>,
+    /// Append a Markdown table of the worst signals to the file $GITHUB_STEP_SUMMARY names (the
+    /// job summary of GitHub Actions).
+    #[arg(long)]
+    pub(crate) github_summary: bool,
     /// Keep the simulation results in DIR (default: a temporary folder).
     #[arg(long, value_name = "DIR")]
     pub(crate) results: Option<PathBuf>,
@@ -108,6 +117,21 @@ pub(crate) fn check_command(args: &CheckArgs) -> ExitCode {
 
 /// Collect the cases, run and compare each, write the reports; returns the exit code.
 fn check(args: &CheckArgs) -> Result<u8, Error> {
+    // Refused before anything runs: a summary that cannot be written is not written silently.
+    let summary = if args.github_summary {
+        match std::env::var_os(GITHUB_SUMMARY_VARIABLE).filter(|v| !v.is_empty()) {
+            Some(path) => Some(PathBuf::from(path)),
+            None => {
+                return Err(Error::Usage(format!(
+                    "--github-summary appends to the file ${GITHUB_SUMMARY_VARIABLE} names, and \
+                     it is not set: GitHub Actions sets it in every step of a job; elsewhere \
+                     leave the option out (--junit, --json and --html write reports anywhere)"
+                )))
+            }
+        }
+    } else {
+        None
+    };
     let request = CheckRequest {
         targets: args.targets.clone(),
         reference: args.reference.clone(),
@@ -124,6 +148,7 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
         step: args.step_size,
         output_interval: args.output_interval,
         plot: args.plot.clone(),
+        html: args.html.clone(),
         results: args.results.clone(),
         isolate: args.isolate,
         worker: super::run::worker_options(args.call_timeout, args.worker_memory.as_deref())?,
@@ -143,6 +168,9 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
             print_report(format_args!("{}", report.text()))?;
         }
     }
+    if let Some(dir) = args.html.as_ref().filter(|_| !args.quiet) {
+        say!("HTML report: {}", dir.join("index.html").display());
+    }
     if let Some(path) = &args.junit {
         std::fs::write(path, report.junit()).map_err(|e| Error::io(path, e))?;
     }
@@ -151,8 +179,20 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
         Some(path) => std::fs::write(path, report.json() + "\n").map_err(|e| Error::io(path, e))?,
         None => {}
     }
+    if let Some(path) = &summary {
+        let text = cosimo::results::markdown::github_summary(&report);
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .map_err(|e| Error::io(path, e))?;
+    }
     Ok(report.exit_code())
 }
+
+/// The variable GitHub Actions sets to the file of a step's job summary.
+const GITHUB_SUMMARY_VARIABLE: &str = "GITHUB_STEP_SUMMARY";
 
 /// Write to stdout: a closed pipe (`| head`) ends the output but keeps the verdict's exit code;
 /// any other failure (`> /dev/full`) is an error.

@@ -8,7 +8,7 @@ use super::compare::{
     compare_at, CompareAt, CompareOptions, Comparison, SignalKind, SignalTable, ToleranceSettings,
 };
 use super::reference::{checked_ls_reference, covers, Case, ModelKind};
-use super::report::{CaseReport, CheckReport};
+use super::report::{CaseReport, CheckReport, Phase, PhaseReport, PhaseStatus};
 use super::CsvWriter;
 use crate::fmu::description::StartValue;
 use crate::fmu::description::{Causality, VariableType};
@@ -43,13 +43,65 @@ pub struct CaseOptions {
     pub compare_at: Option<CompareAt>,
 }
 
+/// Times the phases of one case: the phase entered last is the one running (and, after an
+/// error, the one that failed).
+#[derive(Debug)]
+pub struct PhaseClock {
+    phase: Phase,
+    entered: std::time::Instant,
+    seconds: [f64; 3],
+}
+
+impl PhaseClock {
+    /// A clock in the load phase, from now.
+    pub fn start() -> PhaseClock {
+        PhaseClock {
+            phase: Phase::Load,
+            entered: std::time::Instant::now(),
+            seconds: [0.0; 3],
+        }
+    }
+
+    /// The current phase ends, `phase` begins.
+    pub fn enter(&mut self, phase: Phase) {
+        self.stop();
+        self.phase = phase;
+    }
+
+    fn stop(&mut self) {
+        let now = std::time::Instant::now();
+        self.seconds[self.phase as usize] += (now - self.entered).as_secs_f64();
+        self.entered = now;
+    }
+
+    /// Every phase: those before the current one passed, the current one ended as `status`,
+    /// later ones did not run.
+    pub fn finish(mut self, status: PhaseStatus) -> Vec<PhaseReport> {
+        self.stop();
+        Phase::ALL
+            .iter()
+            .map(|&phase| PhaseReport {
+                phase,
+                status: match (phase as usize).cmp(&(self.phase as usize)) {
+                    std::cmp::Ordering::Less => PhaseStatus::Passed,
+                    std::cmp::Ordering::Equal => status,
+                    std::cmp::Ordering::Greater => PhaseStatus::NotRun,
+                },
+                seconds: self.seconds[phase as usize],
+            })
+            .collect()
+    }
+}
+
 /// Simulate `case` into `result_file` and compare the result with its reference. When the
-/// reference comes from the FMU itself (FMI-LS-REF), `reference_used` says which file it was.
+/// reference comes from the FMU itself (FMI-LS-REF), `reference_used` says which file it was;
+/// `clock` hears when each phase begins.
 pub fn simulate_and_compare(
     case: &Case,
     options: &CaseOptions,
     result_file: &Path,
     reference_used: &mut Option<String>,
+    clock: &mut PhaseClock,
 ) -> Result<Comparison> {
     let settings = &case.settings;
     let experiment = &settings.experiment;
@@ -185,7 +237,8 @@ pub fn simulate_and_compare(
                 worker: options.worker.clone(),
                 ..RunOptions::default()
             };
-            simulate(&system, &run_options, result_file, &land)?;
+            simulate(&system, &run_options, result_file, &land, clock)?;
+            clock.enter(Phase::Compare);
             let result = SignalTable::read(result_file)?;
             Ok(compare_at(
                 &reference,
@@ -239,7 +292,8 @@ pub fn simulate_and_compare(
             // A system's communication points stay the system's: extra points would change the
             // coupling's numerics. Reference times between output points are interpolated.
             let descriptions =
-                simulate(&system, &run_options, result_file, &[]).map_err(in_model)?;
+                simulate(&system, &run_options, result_file, &[], clock).map_err(in_model)?;
+            clock.enter(Phase::Compare);
             let result = SignalTable::read(result_file)?;
             Ok(compare_at(
                 &reference,
@@ -261,14 +315,17 @@ type Descriptions = Vec<(String, Arc<crate::fmu::ModelDescription>)>;
 
 /// Run `system` into `result_file`; the column prefix and model description per component.
 /// The run also lands on each time of `land` inside it that is not an output point, and
-/// records a row there.
+/// records a row there. Loading the FMUs belongs to the load phase; `clock` enters the
+/// simulate phase after it.
 fn simulate(
     system: &System,
     options: &RunOptions,
     result_file: &Path,
     land: &[f64],
+    clock: &mut PhaseClock,
 ) -> Result<Descriptions> {
     let mut execution = Execution::instantiate(system, options)?;
+    clock.enter(Phase::Simulate);
     let columns = execution.column_names();
     let descriptions = execution
         .resolved
@@ -432,6 +489,8 @@ pub struct CheckRequest {
     pub output_interval: Option<f64>,
     /// Write a PNG plot of every failing signal into this folder.
     pub plot: Option<PathBuf>,
+    /// Write an HTML report (with an SVG plot of every failing signal) into this folder.
+    pub html: Option<PathBuf>,
     /// Keep the simulation results in this folder (default: a temporary folder).
     pub results: Option<PathBuf>,
     /// Host every FMU in a worker process.
@@ -513,15 +572,36 @@ pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Resu
             "--worker-memory limits worker processes, but no FMU runs in one: add --isolate".into(),
         ));
     }
+    let mut html = args
+        .html
+        .as_deref()
+        .map(super::html::HtmlReport::create)
+        .transpose()?;
     let mut reports = Vec::new();
+    // Files of a case are named after it; two cases of one name (from two folders checked)
+    // get "-2", so that neither overwrites the other's results or plots.
+    let mut file_names: Vec<String> = Vec::new();
     for case in &cases {
-        let mut report = check_case(case, args, &cli_tolerance, &worker, &work);
+        let file_name = super::html::unique_name(&safe_name(&case.name), &file_names);
+        file_names.push(file_name.clone());
+        let mut report = check_case(case, args, &cli_tolerance, &worker, &work, &file_name);
         if let Some(dir) = &args.plot {
-            plot_failures(dir, &mut report, warn);
+            plot_failures(&dir.join(&file_name), &mut report, warn);
+        }
+        if let Some(html) = &mut html {
+            html.add_case(&mut report)?;
+        }
+        // The traces served the plots; a report of many cases does not keep them all.
+        for signal in &mut report.signals {
+            signal.comparison.trace = None;
         }
         reports.push(report);
     }
-    Ok(CheckReport::new(reports))
+    let report = CheckReport::new(reports);
+    if let Some(html) = html {
+        html.finish(&report)?;
+    }
+    Ok(report)
 }
 
 /// Run and compare one case; errors become an `error` case.
@@ -531,30 +611,44 @@ fn check_case(
     cli_tolerance: &ToleranceSettings,
     worker: &WorkerOptions,
     work: &Path,
+    file_name: &str,
 ) -> CaseReport {
     let started = std::time::Instant::now();
+    let mut clock = PhaseClock::start();
     let mut reference_used = case.reference.as_ref().map(|p| p.display().to_string());
-    let result_file = work.join(format!("{}_out.csv", safe_name(&case.name)));
+    let result_file = work.join(format!("{file_name}_out.csv"));
     let options = CaseOptions {
         start: args.start,
         stop: args.stop,
         step: args.step,
         output_interval: args.output_interval,
         tolerance: cli_tolerance.clone(),
-        keep_traces: args.plot.is_some(),
+        keep_traces: args.plot.is_some() || args.html.is_some(),
         isolate: args.isolate,
         worker: worker.clone(),
         compare_at: args.compare_at,
     };
-    let simulated = simulate_and_compare(case, &options, &result_file, &mut reference_used);
+    let simulated = simulate_and_compare(
+        case,
+        &options,
+        &result_file,
+        &mut reference_used,
+        &mut clock,
+    );
     match simulated {
         Ok(comparison) => {
+            let phases = clock.finish(if comparison.passed() {
+                PhaseStatus::Passed
+            } else {
+                PhaseStatus::Failed
+            });
             let mut report = CaseReport::compared(
                 case.name.clone(),
                 case.model.display().to_string(),
                 reference_used.unwrap_or_default(),
                 comparison,
                 started.elapsed().as_secs_f64(),
+                phases,
             );
             if args.results.is_some() {
                 report.result_file = Some(result_file.display().to_string());
@@ -568,6 +662,7 @@ fn check_case(
             error.to_string(),
             error.exit_code(),
             started.elapsed().as_secs_f64(),
+            clock.finish(PhaseStatus::Failed),
         ),
     }
 }
@@ -584,10 +679,10 @@ fn safe_name(name: &str) -> String {
         .collect()
 }
 
-/// Plot every failing signal of a case that kept its trace; a plot that fails is noted.
-fn plot_failures(dir: &Path, report: &mut CaseReport, warn: &mut dyn FnMut(&str)) {
+/// Plot every failing signal of a case that kept its trace into `case_dir`; a plot that fails
+/// is noted.
+fn plot_failures(case_dir: &Path, report: &mut CaseReport, warn: &mut dyn FnMut(&str)) {
     use super::plot;
-    let case_dir = dir.join(safe_name(&report.name));
     let failing: Vec<usize> = (0..report.signals.len())
         .filter(|&i| {
             !report.signals[i].comparison.passed && report.signals[i].comparison.trace.is_some()
@@ -596,18 +691,23 @@ fn plot_failures(dir: &Path, report: &mut CaseReport, warn: &mut dyn FnMut(&str)
     if failing.is_empty() {
         return;
     }
-    if let Err(e) = std::fs::create_dir_all(&case_dir) {
+    if let Err(e) = std::fs::create_dir_all(case_dir) {
         warn(&format!("{}: {e}", case_dir.display()));
         return;
     }
+    // Signals whose names differ only in characters a file name cannot hold ("x[1]", "x_1_")
+    // get plots of their own.
+    let mut stems: Vec<String> = Vec::new();
     for i in failing {
         let signal = &mut report.signals[i];
-        let path = case_dir.join(plot::file_name(&signal.comparison.name));
+        let file = plot::file_name(&signal.comparison.name);
+        let stem = super::html::unique_name(file.trim_end_matches(".png"), &stems);
+        stems.push(stem.clone());
+        let path = case_dir.join(format!("{stem}.png"));
         let title = format!("{}: {}", report.name, signal.comparison.name);
         match plot::plot_signal(&path, &title, &signal.comparison) {
             Ok(()) => signal.plot = Some(path.display().to_string()),
             Err(e) => warn(&e.to_string()),
         }
-        signal.comparison.trace = None;
     }
 }

@@ -440,6 +440,9 @@ pub struct Trace {
     pub tube: Vec<(f64, f64, f64)>,
     /// Points outside the tube (time, result value).
     pub violations: Vec<(f64, f64)>,
+    /// At the checked times: (time, result - reference) as compared (discrete text: 1 where
+    /// the values differ, else 0).
+    pub deviation: Vec<(f64, f64)>,
 }
 
 /// The comparison of a result table with a reference table.
@@ -687,6 +690,7 @@ pub fn compare_signal(
                 }
                 if keep_trace {
                     trace.tube.push((t, lower, upper));
+                    trace.deviation.push((t, value - reference));
                     if outside {
                         trace.violations.push((t, value));
                     }
@@ -752,6 +756,13 @@ pub fn compare_signal(
                 if keep_trace {
                     let v = plot_value(reference);
                     trace.tube.push((t, v, v));
+                    trace.deviation.push((
+                        t,
+                        match (value, reference) {
+                            (Cell::Num(a), Cell::Num(b)) => a - b,
+                            _ => f64::from(u8::from(value != reference)),
+                        },
+                    ));
                     if outside {
                         let v = plot_value(value);
                         trace.violations.push((t, v));

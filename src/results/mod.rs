@@ -1,11 +1,15 @@
 //! Recording results (CSV), reading input and reference tables, comparing with references
-//! (`check`: one case of `cosimo check`).
+//! (`check`: one case of `cosimo check`) and reporting the comparison (`report`: text, JSON,
+//! JUnit; `html` with `svg` plots; `markdown` for GitHub's job summary).
 
 pub mod check;
 pub mod compare;
+pub mod html;
+pub mod markdown;
 pub mod plot;
 pub mod reference;
 pub mod report;
+pub mod svg;
 
 pub use crate::observe::csv::CsvWriter;
 pub use crate::table::{Interpolation, Table};

@@ -98,7 +98,7 @@ const LARGEST_HALF_SPAN: f64 = f64::MAX / 4.0;
 /// at the largest double, and data spanning more than the largest double (-1e308 to 1e308) gets
 /// a range centred on it with a half-width of [`LARGEST_HALF_SPAN`] (points beyond are clipped
 /// to the edge).
-fn finite_span(lo: f64, hi: f64) -> (f64, f64) {
+pub(crate) fn finite_span(lo: f64, hi: f64) -> (f64, f64) {
     let clamp = |x: f64| {
         if x.is_nan() {
             0.0

@@ -38,6 +38,8 @@ pub struct CaseReport {
     pub error_code: u8,
     /// Wall-clock seconds for simulation and comparison.
     pub duration: f64,
+    /// How far the case got: load, simulate, compare, in that order.
+    pub phases: Vec<PhaseReport>,
     /// The simulation's result file, when kept.
     pub result_file: Option<String>,
     /// The failing signal furthest out of tolerance, else the one closest to its limit.
@@ -65,6 +67,57 @@ pub struct SignalReport {
     pub comparison: SignalComparison,
     /// The PNG plot of the signal, if one was written.
     pub plot: Option<String>,
+    /// The SVG plot of the HTML report, if one was written.
+    pub svg: Option<String>,
+}
+
+/// The stages of a case, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Reading the model, the reference and the settings; loading the FMUs.
+    Load,
+    /// The simulation run.
+    Simulate,
+    /// Reading the result back and comparing it with the reference.
+    Compare,
+}
+
+impl Phase {
+    /// Every phase, in order.
+    pub const ALL: [Phase; 3] = [Phase::Load, Phase::Simulate, Phase::Compare];
+
+    /// The phase's name for people.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Simulate => "simulate",
+            Phase::Compare => "compare",
+        }
+    }
+}
+
+/// How one phase of a case ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PhaseStatus {
+    /// It finished (compare: every signal inside its tolerance).
+    Passed,
+    /// It failed (compare: a signal out of tolerance or missing).
+    Failed,
+    /// An earlier phase failed.
+    NotRun,
+}
+
+/// One phase of a case.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PhaseReport {
+    /// Which.
+    pub phase: Phase,
+    /// How it ended.
+    pub status: PhaseStatus,
+    /// Wall-clock seconds spent in it.
+    pub seconds: f64,
 }
 
 impl CaseReport {
@@ -75,6 +128,7 @@ impl CaseReport {
         reference: String,
         comparison: Comparison,
         duration: f64,
+        phases: Vec<PhaseReport>,
     ) -> CaseReport {
         let worst = comparison.worst();
         let status = if comparison.passed() {
@@ -90,6 +144,7 @@ impl CaseReport {
             error: None,
             error_code: 0,
             duration,
+            phases,
             result_file: None,
             worst_signal: worst.map(|s| s.name.clone()),
             max_deviation: worst.map(|s| s.max_deviation),
@@ -103,6 +158,7 @@ impl CaseReport {
                 .map(|comparison| SignalReport {
                     comparison,
                     plot: None,
+                    svg: None,
                 })
                 .collect(),
         }
@@ -116,6 +172,7 @@ impl CaseReport {
         error: String,
         error_code: u8,
         duration: f64,
+        phases: Vec<PhaseReport>,
     ) -> CaseReport {
         CaseReport {
             name,
@@ -125,6 +182,7 @@ impl CaseReport {
             error: Some(error),
             error_code,
             duration,
+            phases,
             result_file: None,
             worst_signal: None,
             max_deviation: None,
@@ -134,6 +192,37 @@ impl CaseReport {
             compared: None,
             signals: Vec::new(),
         }
+    }
+
+    /// The share of checked points inside the tube over all compared signals (None when
+    /// nothing was checked).
+    pub fn inside_share(&self) -> Option<f64> {
+        let (points, violations) = self.signals.iter().fold((0, 0), |(p, v), s| {
+            (p + s.comparison.points, v + s.comparison.violations)
+        });
+        (points > 0).then(|| (points - violations.min(points)) as f64 / points as f64)
+    }
+
+    /// The signals, failing ones first (furthest out of tolerance first), then passing ones
+    /// (closest to their limit first).
+    pub fn signals_failing_first(&self) -> Vec<&SignalReport> {
+        let mut signals: Vec<&SignalReport> = self.signals.iter().collect();
+        signals.sort_by(|a, b| {
+            let (a, b) = (&a.comparison, &b.comparison);
+            a.passed.cmp(&b.passed).then_with(|| match a.passed {
+                false => b.severity().total_cmp(&a.severity()),
+                true => used_share(b).total_cmp(&used_share(a)),
+            })
+        });
+        signals
+    }
+}
+
+/// How much of its tolerance a signal used (for ranking passing signals).
+fn used_share(s: &SignalComparison) -> f64 {
+    match s.tolerance_share {
+        Some(share) => share.share,
+        None => s.max_deviation / s.scale.max(f64::MIN_POSITIVE),
     }
 }
 
@@ -424,9 +513,14 @@ fn write_junit(report: &CheckReport, w: &mut XmlWriter) -> std::io::Result<()> {
     suites.push_attribute(("errors", errors.to_string().as_str()));
     suites.push_attribute(("time", format!("{time:.3}").as_str()));
     w.write_event(Event::Start(suites))?;
+    // CI systems keep one test per (class, name) and drop the rest: two cases of one name, or
+    // a signal called "simulation", get a suffix.
+    let mut suite_names = UniqueNames::default();
     for case in &report.cases {
+        let class = suite_names.claim(&case.name);
+        let mut test_names = UniqueNames::default();
         let mut suite = BytesStart::new("testsuite");
-        suite.push_attribute(("name", case.name.as_str()));
+        suite.push_attribute(("name", class.as_str()));
         suite.push_attribute(("tests", tests_of(case).to_string().as_str()));
         suite.push_attribute(("failures", failures_of(case).to_string().as_str()));
         suite.push_attribute((
@@ -453,7 +547,8 @@ fn write_junit(report: &CheckReport, w: &mut XmlWriter) -> std::io::Result<()> {
         }
         w.write_event(Event::End(BytesEnd::new("properties")))?;
 
-        let mut run = testcase(&case.name, "simulation", case.duration);
+        let run_name = test_names.claim("simulation");
+        let mut run = testcase(&class, &run_name, case.duration);
         if let Some(error) = &case.error {
             w.write_event(Event::Start(run))?;
             let mut e = BytesStart::new("error");
@@ -470,44 +565,50 @@ fn write_junit(report: &CheckReport, w: &mut XmlWriter) -> std::io::Result<()> {
         w.write_event(Event::Empty(run))?;
         for signal in &case.signals {
             let s = &signal.comparison;
-            let tc = testcase(&case.name, &s.name, 0.0);
+            let tc = testcase(&class, &test_names.claim(&s.name), 0.0);
             if s.passed {
                 w.write_event(Event::Empty(tc))?;
                 continue;
             }
             w.write_event(Event::Start(tc))?;
-            let message = format!(
-                "{} of {} points outside the tolerance (first at t = {}), {}",
-                s.violations,
-                s.points,
-                s.first_violation.map_or("-".into(), short),
-                deviation_text(s)
-            );
+            let message = failure_message(s);
             let mut f = BytesStart::new("failure");
             f.push_attribute(("message", message.as_str()));
             f.push_attribute(("type", "tolerance"));
             w.write_event(Event::Start(f))?;
             let mut details = format!(
-                "{message}\ntolerance: rel {}, abs {}, range {}, time {} s\nmax deviation at t = {}\nlargest distance outside the tube: {}",
+                "{message}\ntolerance: rel {}, abs {}, range {}, time {} s\nlargest distance outside the tube: {}",
                 s.tolerance.rel,
                 s.tolerance.abs,
                 s.tolerance.range,
                 s.tolerance.time,
-                s.max_deviation_time.map_or("-".into(), short),
                 short(s.max_excess)
             );
             if let Some(m) = &s.message {
                 details.push_str(&format!("\n{m}"));
             }
-            if let Some(plot) = &signal.plot {
+            for plot in signal.plot.iter().chain(&signal.svg) {
                 details.push_str(&format!("\nplot: {plot}"));
             }
             w.write_event(Event::Text(BytesText::new(&details)))?;
             w.write_event(Event::End(BytesEnd::new("failure")))?;
+            // GitLab shows the first attachment of a test (a PNG shows everywhere, so it goes
+            // first); Jenkins' JUnit Attachments plugin lists them all.
+            let attachments: Vec<String> = signal
+                .plot
+                .iter()
+                .chain(&signal.svg)
+                .map(|path| format!("[[ATTACHMENT|{path}]]"))
+                .collect();
+            if !attachments.is_empty() {
+                w.write_event(Event::Start(BytesStart::new("system-out")))?;
+                w.write_event(Event::Text(BytesText::new(&attachments.join("\n"))))?;
+                w.write_event(Event::End(BytesEnd::new("system-out")))?;
+            }
             w.write_event(Event::End(BytesEnd::new("testcase")))?;
         }
         for name in &case.missing {
-            w.write_event(Event::Start(testcase(&case.name, name, 0.0)))?;
+            w.write_event(Event::Start(testcase(&class, &test_names.claim(name), 0.0)))?;
             let mut f = BytesStart::new("failure");
             let message = format!("the result has no column \"{name}\"");
             f.push_attribute(("message", message.as_str()));
@@ -519,6 +620,53 @@ fn write_junit(report: &CheckReport, w: &mut XmlWriter) -> std::io::Result<()> {
     }
     w.write_event(Event::End(BytesEnd::new("testsuites")))?;
     w.get_mut().write_all(b"\n")
+}
+
+/// The one-line failure of a signal: its largest deviation and when, then how many points
+/// left the tube and when first.
+pub(crate) fn failure_message(s: &SignalComparison) -> String {
+    let at = s.max_deviation_time.map_or("-".into(), short);
+    let deviation = match (s.kind, s.tolerance_share) {
+        (SignalKind::Continuous, Some(share))
+            if share.time == s.max_deviation_time.unwrap_or(f64::NAN) =>
+        {
+            format!(
+                "max deviation {} at t = {at} ({} of the tolerance {})",
+                short(s.max_deviation),
+                percent(share.share),
+                short(share.tolerance)
+            )
+        }
+        _ => format!("max deviation {} at t = {at}", short(s.max_deviation)),
+    };
+    let mut message = format!(
+        "{deviation}; {} of {} points outside the tolerance, first at t = {}",
+        s.violations,
+        s.points,
+        s.first_violation.map_or("-".into(), short)
+    );
+    if let Some(m) = &s.message {
+        message.push_str(&format!("; {m}"));
+    }
+    message
+}
+
+/// Names made unique in the order they are claimed: the second "x" becomes "x (2)".
+#[derive(Default)]
+pub(crate) struct UniqueNames(std::collections::HashSet<String>);
+
+impl UniqueNames {
+    /// `name`, or `name (k)` with the smallest k >= 2 not claimed yet.
+    pub(crate) fn claim(&mut self, name: &str) -> String {
+        let mut candidate = name.to_string();
+        let mut k = 2;
+        while self.0.contains(&candidate) {
+            candidate = format!("{name} ({k})");
+            k += 1;
+        }
+        self.0.insert(candidate.clone());
+        candidate
+    }
 }
 
 fn first_line(text: &str) -> &str {
@@ -539,4 +687,74 @@ fn tests_of(case: &CaseReport) -> usize {
 
 fn failures_of(case: &CaseReport) -> usize {
     case.signals.iter().filter(|s| !s.comparison.passed).count() + case.missing.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::compare::{compare, CompareOptions, SignalTable};
+
+    /// A case whose signal is called "simulation", like the test of running the case.
+    fn case(name: &str) -> CaseReport {
+        let table =
+            |text: &str| SignalTable::parse(text, std::path::Path::new("t.csv")).expect("a table");
+        let reference = table("time,simulation\n0,1\n1,1\n");
+        let result = table("time,simulation\n0,1\n1,3\n");
+        let comparison = compare(&reference, &result, &CompareOptions::default(), &|_| None);
+        CaseReport::compared(
+            name.into(),
+            "m.fmu".into(),
+            "r.csv".into(),
+            comparison,
+            0.1,
+            vec![],
+        )
+    }
+
+    #[test]
+    fn junit_names_each_test_once_and_says_where_the_deviation_was_largest() {
+        let report = CheckReport::new(vec![case("a"), case("a")]);
+        let xml = report.junit();
+        let mut reader = quick_xml::Reader::from_str(&xml);
+        let mut names = std::collections::HashSet::new();
+        let mut messages = Vec::new();
+        loop {
+            match reader.read_event().expect("well-formed") {
+                Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testcase" => {
+                    let get = |key: &str| {
+                        let value = e.try_get_attribute(key).expect("attribute");
+                        value
+                            .expect(key)
+                            .unescape_value()
+                            .expect("text")
+                            .into_owned()
+                    };
+                    assert!(names.insert((get("classname"), get("name"))), "{xml}");
+                }
+                Event::Start(e) if e.name().as_ref() == b"failure" => {
+                    let message = e.try_get_attribute("message").expect("attribute");
+                    messages.push(
+                        message
+                            .expect("message")
+                            .unescape_value()
+                            .expect("text")
+                            .into_owned(),
+                    );
+                }
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        assert_eq!(names.len(), 4, "{xml}");
+        assert!(
+            names.contains(&("a (2)".to_string(), "simulation (2)".to_string())),
+            "{xml}"
+        );
+        assert_eq!(messages.len(), 2, "{xml}");
+        assert!(
+            messages[0].starts_with("max deviation 2 at t = 1 "),
+            "{}",
+            messages[0]
+        );
+    }
 }

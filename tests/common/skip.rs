@@ -1,10 +1,10 @@
 //! Skips that the suite counts.
 //!
 //! Rust's test harness has no runtime skip: a test that returns early passes. A test that
-//! cannot run its subject here (no FMPy, one core, no C math library to stand in for a binary)
-//! calls [`skipped`] before it returns: that prints `skipped: ...` (shown with `--nocapture`)
-//! and appends one line to the skip log, `CATEGORY<TAB>TEST<TAB>WHY`, where TEST is
-//! `test-binary::test-name`.
+//! cannot run its subject here (no FMPy, one core, no C math library to stand in for a binary,
+//! no Chromium) calls [`skipped`] before it returns: that prints `skipped: ...` (shown with
+//! `--nocapture`) and appends one line to the skip log, `CATEGORY<TAB>TEST<TAB>WHY`, where TEST
+//! is `test-binary::test-name`.
 //!
 //! The log is `$COSIMO_SKIP_LOG` when set (`cargo xtask test` sets it to
 //! `target/test-skips.log`, empties it first, and at the end prints "N skipped: ..." and fails
@@ -26,6 +26,9 @@ pub enum Skip {
     /// No shared C math library (`libm.so.6`) found to stand in for a binary without FMI
     /// functions: fails the suite in CI.
     NoLibm,
+    /// No headless Chromium to open the HTML report in (`.ci/run` installs Debian's
+    /// `chromium`): fails the suite in CI.
+    NoChromium,
 }
 
 impl Skip {
@@ -35,6 +38,7 @@ impl Skip {
             Skip::Fmpy => "fmpy",
             Skip::OneCore => "one-core",
             Skip::NoLibm => "no-libm",
+            Skip::NoChromium => "no-chromium",
         }
     }
 }
