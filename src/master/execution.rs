@@ -1428,16 +1428,24 @@ fn unsupported_type(slave: &dyn Slave, var_type: VariableType) -> Error {
 /// Which connections must read their source again at communication points: the source output
 /// depends on an input that some connection drives.
 fn fresh_reads(resolved: &ResolvedSystem) -> Vec<bool> {
+    // Driven inputs and components with one, as sets: O(connections) for any system size.
+    let driven_inputs: std::collections::HashSet<(usize, usize)> = resolved
+        .connections
+        .iter()
+        .map(|other| (other.to_component, other.to_variable))
+        .collect();
+    let mut has_driven_input = vec![false; resolved.components.len()];
+    for other in &resolved.connections {
+        if let Some(flag) = has_driven_input.get_mut(other.to_component) {
+            *flag = true;
+        }
+    }
     resolved
         .connections
         .iter()
         .map(|conn| {
             let md = &resolved.components[conn.from_component].description;
-            let driven = |input: usize| {
-                resolved.connections.iter().any(|other| {
-                    other.to_component == conn.from_component && other.to_variable == input
-                })
-            };
+            let driven = |input: usize| driven_inputs.contains(&(conn.from_component, input));
             match md
                 .model_structure
                 .outputs
@@ -1453,10 +1461,10 @@ fn fresh_reads(resolved: &ResolvedSystem) -> Vec<bool> {
                         .any(|(i, v)| v.causality == Causality::Input && driven(i)),
                 },
                 // Not an output listed in the model structure: be safe.
-                None => resolved
-                    .connections
-                    .iter()
-                    .any(|other| other.to_component == conn.from_component),
+                None => has_driven_input
+                    .get(conn.from_component)
+                    .copied()
+                    .unwrap_or(false),
             }
         })
         .collect()

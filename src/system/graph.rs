@@ -8,11 +8,16 @@
 //! dependencies, lists the output without a `dependencies` attribute (may depend on every known),
 //! or does not list the output at all (locals, non-conforming FMUs: assumed conservatively).
 //! Strongly connected groups of connections are algebraic loops.
+//!
+//! The strongly connected components come from petgraph's Kosaraju search, whose depth-first
+//! walks keep their own stack (its Tarjan search recurses once per node of a path and
+//! overflows the thread's stack on a chain of 100,000 components); their order does not
+//! matter: `condensed_order` decides it.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::resolve::{ResolvedConnection, ResolvedSystem};
@@ -73,12 +78,20 @@ pub fn build(system: &ResolvedSystem) -> CouplingGraph {
     let nodes: Vec<NodeIndex> = (0..n).map(|i| graph.add_node(i)).collect();
     let mut propagates = vec![false; n];
     let mut self_edge = vec![false; n];
+    // The connections leaving each component: only those can depend on a connection into it
+    // (all pairs would cost O(n^2) on a system of 100,000 connections).
+    let mut leaving: Vec<Vec<usize>> = vec![Vec::new(); system.components.len()];
+    for (j, c) in connections.iter().enumerate() {
+        if let Some(list) = leaving.get_mut(c.from_component) {
+            list.push(j);
+        }
+    }
     for (i, c1) in connections.iter().enumerate() {
         let description = &system.components[c1.to_component].description;
-        for (j, c2) in connections.iter().enumerate() {
-            if c2.from_component == c1.to_component
-                && feeds_through(description, c2.from_variable, c1.to_variable)
-            {
+        let candidates = leaving.get(c1.to_component).map_or(&[][..], Vec::as_slice);
+        for &j in candidates {
+            let c2 = &connections[j];
+            if feeds_through(description, c2.from_variable, c1.to_variable) {
                 graph.add_edge(nodes[i], nodes[j], ());
                 propagates[i] = true;
                 if i == j {
@@ -88,7 +101,7 @@ pub fn build(system: &ResolvedSystem) -> CouplingGraph {
         }
     }
 
-    let groups: Vec<Vec<usize>> = tarjan_scc(&graph)
+    let groups: Vec<Vec<usize>> = kosaraju_scc(&graph)
         .into_iter()
         .map(|scc| {
             let mut members: Vec<usize> = scc.into_iter().map(|v| graph[v]).collect();
@@ -159,7 +172,7 @@ fn component_order(count: usize, connections: &[ResolvedConnection]) -> Vec<usiz
             graph.add_edge(nodes[c.from_component], nodes[c.to_component], ());
         }
     }
-    let groups: Vec<Vec<usize>> = tarjan_scc(&graph)
+    let groups: Vec<Vec<usize>> = kosaraju_scc(&graph)
         .into_iter()
         .map(|scc| {
             let mut members: Vec<usize> = scc.into_iter().map(|v| graph[v]).collect();

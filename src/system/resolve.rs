@@ -15,6 +15,7 @@
 //! - a connection from a component to itself is allowed (with direct feedthrough it forms an
 //!   algebraic loop, which the coupling graph reports).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::config::closest;
@@ -125,23 +126,29 @@ pub fn resolve(
         });
     }
 
+    // Names to indices once: a lookup per connection end stays O(1) for systems of 100,000
+    // components.
+    let by_name: HashMap<&str, usize> = components
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.as_str(), i))
+        .collect();
     let component_index = |name: &str, at: &str| {
-        components
-            .iter()
-            .position(|c| c.name == name)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "{at}: there is no component \"{name}\" (components: {})",
-                    components
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })
+        by_name.get(name).copied().ok_or_else(|| {
+            Error::Usage(format!(
+                "{at}: there is no component \"{name}\" (components: {})",
+                components
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
     };
 
     let mut connections: Vec<ResolvedConnection> = Vec::with_capacity(system.connections.len());
+    // (component, variable) of every connected input -> the connection that feeds it.
+    let mut fed_by: HashMap<(usize, usize), usize> = HashMap::with_capacity(connections.capacity());
     for c in &system.connections {
         let at = format!("connection {} -> {}", c.from, c.to);
         let fc = component_index(&c.from.component, &at)?;
@@ -253,10 +260,7 @@ pub fn resolve(
                 to.var_type.fmi_name(tmd.fmi_version)
             ));
         }
-        if let Some(first) = connections
-            .iter()
-            .position(|r| r.to_component == tc && r.to_variable == tv)
-        {
+        if let Some(&first) = fed_by.get(&(tc, tv)) {
             let other = &system.connections[first];
             return fail(format!(
                 "input {} is connected twice, from {} and from {}; an input takes exactly one \
@@ -296,6 +300,7 @@ pub fn resolve(
         } else {
             0
         };
+        fed_by.insert((tc, tv), connections.len());
         connections.push(ResolvedConnection {
             from_component: fc,
             from_variable: fv,
