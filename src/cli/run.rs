@@ -915,6 +915,20 @@ impl Progress {
             ) {
                 bar.set_style(style);
             }
+            bar.set_message(format!("{start} s, first step running"));
+            // A first step that takes long (a slow FMU, a stiff start) shows the bar too: the
+            // steps' updates cannot, there are none yet. Off the stepping thread; it ends
+            // after the second whether it showed the bar or not.
+            let watched = bar.clone();
+            let _ = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                    if watched.is_hidden() && !watched.is_finished() {
+                        watched.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                        watched.enable_steady_tick(std::time::Duration::from_millis(250));
+                    }
+                });
             bar
         });
         Progress {

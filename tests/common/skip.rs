@@ -29,6 +29,9 @@ pub enum Skip {
     /// No headless Chromium to open the HTML report in (`.ci/run` installs Debian's
     /// `chromium`): fails the suite in CI.
     NoChromium,
+    /// No `script` (util-linux) to give a run a terminal, where the progress bar shows: fails
+    /// the suite in CI.
+    NoScript,
 }
 
 impl Skip {
@@ -39,6 +42,7 @@ impl Skip {
             Skip::OneCore => "one-core",
             Skip::NoLibm => "no-libm",
             Skip::NoChromium => "no-chromium",
+            Skip::NoScript => "no-script",
         }
     }
 }

@@ -267,7 +267,7 @@ fn test(extra: &[String]) -> Result<(), String> {
 fn skip_fails(category: &str, ci: bool) -> bool {
     match category {
         "fmpy" => true,
-        "no-libm" | "mpi" | "no-chromium" => ci,
+        "no-libm" | "mpi" | "no-chromium" | "no-script" => ci,
         "one-core" | "pytest" => false,
         // A category this table does not know yet: CI must not let it pass unseen.
         _ => ci,
