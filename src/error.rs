@@ -43,7 +43,7 @@ pub enum Error {
     },
 
     /// `doStep` returned `Discard`: the FMU could not complete the step.
-    #[error("{instance}: doStep from t = {current_time} with h = {step_size} was discarded (the FMU reached t = {last_successful_time}); try a smaller step size{}", log_suffix(.log))]
+    #[error("{instance}: doStep from t = {} with h = {} was discarded (the FMU reached t = {}); try a smaller step size{}", crate::numbers::number(*.current_time), crate::numbers::seconds(*.step_size), crate::numbers::number(*.last_successful_time), log_suffix(.log))]
     Discard {
         instance: String,
         current_time: f64,
@@ -83,7 +83,7 @@ pub enum Error {
     Worker { component: String, message: String },
 
     /// A simulation failed at a given time.
-    #[error("simulation failed at t = {time}: {source}")]
+    #[error("simulation failed at t = {}: {source}", crate::numbers::number(*.time))]
     Simulation {
         time: f64,
         #[source]

@@ -8,6 +8,7 @@ pub mod error;
 pub mod fmu;
 pub mod fs_checks;
 pub mod master;
+pub mod numbers;
 pub mod observe;
 pub mod request;
 pub mod results;

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cli;
 use cli::check::{check_command, CheckArgs};
@@ -61,13 +61,18 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let (cli, notes) = match parse() {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
     let (quiet, log_calls, debug) = match &cli.command {
         Command::Run(r) => (r.quiet, r.log_fmi_calls, r.debug_logging),
-        Command::Inspect(_) => (false, false, false),
+        Command::Inspect(i) => (i.quiet, false, false),
         Command::Check(c) => (c.quiet, false, false),
         Command::Sweep(s) => (s.quiet, false, false),
-        Command::Validate(_) | Command::Plot(_) | Command::Stability(_) => (false, false, false),
+        Command::Validate(v) => (v.quiet, false, false),
+        Command::Plot(p) => (p.quiet, false, false),
+        Command::Stability(s) => (s.quiet, false, false),
         // A worker forwards every message to its master, which logs them.
         Command::Worker { channel_fd } => {
             return match cosimo::fmu::worker::serve(*channel_fd) {
@@ -79,6 +84,11 @@ fn main() -> ExitCode {
             }
         }
     };
+    if !quiet {
+        for note in notes {
+            say!("{note}");
+        }
+    }
     init_logging(quiet, log_calls, debug);
     // A crash inside an FMU call says which component, call and time (a worker's crash is
     // reported by its master instead).
@@ -126,6 +136,33 @@ fn main() -> ExitCode {
             // Every error's message already includes its cause.
             say!("error: {error}");
             ExitCode::from(exit_code(&error))
+        }
+    }
+}
+
+/// The command line as clap reads it, after the vocabulary's rewrites, with the notes on the
+/// old spellings it used; a usage error is printed and becomes the exit code.
+fn parse() -> Result<(Cli, Vec<String>), ExitCode> {
+    use cli::vocabulary;
+    let (args, notes) = match vocabulary::prepare(std::env::args_os().collect()) {
+        Ok(prepared) => prepared,
+        Err(message) => {
+            say!("error: {message}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    let command = vocabulary::negative_numbers_everywhere(Cli::command());
+    let parsed = command
+        .clone()
+        .try_get_matches_from(&args)
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+        .map_err(|error| vocabulary::explain_unknown(error, &command, &args));
+    match parsed {
+        Ok(cli) => Ok((cli, notes)),
+        Err(error) => {
+            // --help and --version are "errors" that print to stdout and exit 0.
+            let _ = error.print();
+            Err(ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2)))
         }
     }
 }

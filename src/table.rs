@@ -44,6 +44,8 @@ impl Column {
 #[derive(Debug, Clone)]
 pub struct Table {
     path: PathBuf,
+    /// The header of the first column (`time` in result files).
+    time_name: String,
     columns: Vec<String>,
     time: Vec<f64>,
     data: Vec<Column>,
@@ -122,6 +124,7 @@ impl Table {
         let data = cells.into_iter().map(classify).collect();
         Ok(Table {
             path: path.to_path_buf(),
+            time_name: header.get(0).map(str::trim).unwrap_or_default().to_string(),
             columns,
             time,
             data,
@@ -141,6 +144,12 @@ impl Table {
     /// Index of a column by name.
     pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c == name)
+    }
+
+    /// The header of the first column, the one [`Table::time`] reads: `time` in result files,
+    /// anything in other tables (`run` in a sweep's summary).
+    pub fn time_name(&self) -> &str {
+        &self.time_name
     }
 
     /// The time column.

@@ -54,7 +54,7 @@ fn an_alias_names_a_column_an_input_a_connection_a_start_value_and_a_reference_c
         "matrix_input",
         "--output-variable",
         "Float64_array_output",
-        "--output-file",
+        "-o",
         &out.display().to_string(),
     ]);
     assert!(
@@ -87,7 +87,7 @@ fn an_alias_names_a_column_an_input_a_connection_a_start_value_and_a_reference_c
         &system.display().to_string(),
         "--output-variable",
         "b.Float64_continuous_output",
-        "--output-file",
+        "-o",
         &out.display().to_string(),
     ]);
     assert!(

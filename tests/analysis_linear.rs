@@ -408,7 +408,14 @@ fn stability(args: &[&str]) -> std::process::Output {
 fn the_stability_command_studies_a_system_file() {
     fmus();
     let file = example().display().to_string();
-    let out = stability(&[&file, "--max-step", "--h-low", "1e-3", "--h-high", "0.1"]);
+    let out = stability(&[
+        &file,
+        "--max-stable-step",
+        "--h-low",
+        "1e-3",
+        "--h-high",
+        "0.1",
+    ]);
     assert!(out.status.success(), "{}", show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let h: f64 = stdout
@@ -429,7 +436,7 @@ fn the_stability_command_studies_a_system_file() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "state vector: 4 = 4 FMU states (mass1.x, mass1.v, mass2.x, mass2.v)\n\
-         spectral radius at H = 1e-3 s: 0.995012479 (stable)\n"
+         spectral radius at H = 0.001 s: 0.995012479 (stable)\n"
     );
 
     let dir = common::temp_dir();
@@ -454,7 +461,7 @@ fn the_stability_command_studies_a_system_file() {
     assert!(out.status.success(), "{}", show(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "6 of 9 grid points stable (spectral radius <= 1) at H = 3e-2 s\n"
+        "6 of 9 grid points stable (spectral radius <= 1) at H = 0.03 s\n"
     );
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(
@@ -501,7 +508,7 @@ fn options_that_do_not_apply_are_refused_and_named() {
         "--ratios: 5 positive numbers",
     );
     refused(
-        &["--max-step", "--ratios", "1,1,1,1,1"],
+        &["--max-stable-step", "--ratios", "1,1,1,1,1"],
         "--ratios belongs to a map",
     );
     refused(
@@ -546,23 +553,29 @@ fn options_that_do_not_apply_are_refused_and_named() {
         "--decomposition cuts the two-mass oscillator for applied-force coupling",
     );
     refused(
-        &["--algorithm", "constraint", "--order", "2", "--max-step"],
-        "--max-step analyses applied-force coupling",
+        &[
+            "--algorithm",
+            "constraint",
+            "--order",
+            "2",
+            "--max-stable-step",
+        ],
+        "--max-stable-step analyses applied-force coupling",
     );
     refused(
         &["--m1", "2"],
-        "--m1 gives the physical system of --max-step",
+        "--m1 gives the physical system of --max-stable-step",
     );
     refused(
         &["--h-high", "0.1"],
-        "--h-high gives the physical system of --max-step",
+        "--h-high gives the physical system of --max-stable-step",
     );
     refused(
-        &["--max-step", "--plane", "implicit"],
+        &["--max-stable-step", "--plane", "implicit"],
         "--plane belongs to a map",
     );
     refused(
-        &["--max-step", "--output", "x.csv"],
+        &["--max-stable-step", "--output", "x.csv"],
         "--output belongs to a map",
     );
     refused(&["--map"], "--map studies a system file");
@@ -594,15 +607,15 @@ fn options_that_do_not_apply_are_refused_and_named() {
     refused(&[f, "--points", "3"], "--points applies to --map or --scan");
     refused(
         &[f, "--h-low", "1e-3"],
-        "--h-low bounds the macro step of --max-step or --scan",
+        "--h-low bounds the macro step of --max-stable-step or --scan",
     );
     refused(
-        &[f, "--max-step", "--step-size", "0.1"],
-        "--step-size fixes the macro step, which --max-step and --scan vary",
+        &[f, "--max-stable-step", "--step-size", "0.1"],
+        "--step-size fixes the macro step, which --max-stable-step and --scan vary",
     );
     refused(
-        &[f, "--max-step", "--map"],
-        "--max-step, --map and --scan are separate studies: choose one",
+        &[f, "--max-stable-step", "--map"],
+        "--max-stable-step, --map and --scan are separate studies: choose one",
     );
     refused(
         &[f, "--map", "--x", "c=1:2"],

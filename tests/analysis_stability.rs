@@ -383,7 +383,7 @@ fn the_stability_command_writes_a_map_and_finds_the_largest_stable_step() {
     );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
-        .args(["stability", "--max-step", "--fmus"])
+        .args(["stability", "--max-stable-step", "--fmus"])
         .arg(&fmus.folder)
         .output()
         .unwrap();

@@ -287,7 +287,7 @@ fn missing_reference_columns_fail_and_extra_result_columns_are_listed() {
         "10".as_ref(),
         "--time-tol".as_ref(),
         "100".as_ref(),
-        "--abs-tol".as_ref(),
+        "--atol".as_ref(),
         "10".as_ref(),
     ]);
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));

@@ -149,7 +149,7 @@ fn the_examples_meet_their_references() {
     let junit = dir.path().join("report.xml");
     let out = Command::new(env!("CARGO_BIN_EXE_cosimo"))
         .current_dir(root())
-        .args(["check", "fmus/references", "--json"])
+        .args(["check", "fmus/references", "--json-file"])
         .arg(&json)
         .arg("--junit")
         .arg(&junit)

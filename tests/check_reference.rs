@@ -155,7 +155,7 @@ fn a_fail_prints_the_tolerances_and_the_share_used() {
     let out = cosimo([
         Path::new("check").as_os_str(),
         model.as_os_str(),
-        "--rel-tol".as_ref(),
+        "--rtol".as_ref(),
         "0.01".as_ref(),
         "--json".as_ref(),
     ]);

@@ -314,7 +314,7 @@ fn fmus_that_fail_in_do_step() {
                     faulty,
                     "--start-value",
                     &format!("failure={failure}"),
-                    "--output-file",
+                    "-o",
                     "f.csv",
                     "--quiet",
                 ],
@@ -323,7 +323,7 @@ fn fmus_that_fail_in_do_step() {
         for (failure, first, logged) in [
             (
                 "1",
-                "error: simulation failed at t = 0.4: Faulty: doStep from t = 0.4 with h = 0.09999999999999998 was discarded (the FMU reached t = 0.5); try a smaller step size; the FMU logged:".to_string(),
+                "error: simulation failed at t = 0.4: Faulty: doStep from t = 0.4 with h = 0.1 s was discarded (the FMU reached t = 0.5); try a smaller step size; the FMU logged:".to_string(),
                 format!("  [Discard] logStatusWarning: fmi{version}DoStep: simulated failure (Discard) requested by parameter failure at t = 0.5"),
             ),
             (
@@ -394,7 +394,7 @@ fn after_fatal_no_call_reaches_the_fmu_and_after_error_only_free() {
                     faulty,
                     "--start-value",
                     &format!("failure={failure}"),
-                    "--output-file",
+                    "-o",
                     "f.csv",
                 ],
             );
@@ -458,7 +458,7 @@ fn a_fatal_component_of_a_system_is_never_called_again_nor_its_twin() {
                 "1",
                 "--step-size",
                 "0.01",
-                "--output-file",
+                "-o",
                 "s.csv",
             ];
             if parallel {

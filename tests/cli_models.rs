@@ -14,7 +14,7 @@ fn run_model(model: &str, version: u8, extra: &[&str]) -> cosimo::results::Table
         "run".to_string(),
         path.display().to_string(),
         "--quiet".into(),
-        "--output-file".into(),
+        "-o".into(),
     ];
     args.push(csv.display().to_string());
     args.extend(extra.iter().map(|s| s.to_string()));

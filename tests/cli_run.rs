@@ -88,7 +88,7 @@ fn oscillator_run_matches_the_closed_form_with_both_versions() {
                 "--output-interval",
                 "0.05",
                 "--quiet",
-                "--output-file",
+                "-o",
             ]
             .map(String::from),
         );
@@ -146,7 +146,7 @@ fn output_variables_select_and_order_the_columns() {
         "v",
         "--output-variable",
         "x",
-        "--output-file",
+        "-o",
         csv.to_str().unwrap(),
         "--quiet",
     ]);
@@ -181,7 +181,7 @@ fn input_file_drives_an_input_linearly_between_rows() {
             "2",
             "--step-size",
             "0.25",
-            "--output-file",
+            "-o",
             csv.to_str().unwrap(),
             "--quiet",
         ]);

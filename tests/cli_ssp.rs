@@ -18,14 +18,14 @@ fn an_ssp_runs_like_its_json_twin_and_can_be_inspected() {
     cosimo_ok([
         "run".as_ref(),
         ssp.as_os_str(),
-        "--output-file".as_ref(),
+        "-o".as_ref(),
         ssp_csv.as_os_str(),
         "--quiet".as_ref(),
     ]);
     cosimo_ok([
         "run".as_ref(),
         json.as_os_str(),
-        "--output-file".as_ref(),
+        "-o".as_ref(),
         json_csv.as_os_str(),
         "--quiet".as_ref(),
     ]);

@@ -22,7 +22,7 @@ fn run_chain(version: u8, extra: &[&str]) -> Table {
         "0.002".into(),
         "--start-value".into(),
         "F_left=1".into(),
-        "--output-file".into(),
+        "-o".into(),
         csv.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -71,7 +71,7 @@ fn structural_parameters_are_set_in_configuration_mode_before_the_others() {
         "--start-value",
         "n=3",
         "--log-fmi-calls",
-        "--output-file",
+        "-o",
         &csv.display().to_string(),
     ]);
     let log = String::from_utf8_lossy(&output.stderr);
@@ -96,7 +96,7 @@ fn structural_parameters_are_set_in_configuration_mode_before_the_others() {
         "--start-value",
         "F_left=1",
         "--log-fmi-calls",
-        "--output-file",
+        "-o",
         &csv.display().to_string(),
     ]);
     let log = String::from_utf8_lossy(&output.stderr);
@@ -113,7 +113,7 @@ fn a_refused_structural_parameter_names_the_component_and_the_variable() {
         "--quiet",
         "--start-value",
         "n=5000",
-        "--output-file",
+        "-o",
         &dir.path().join("out.csv").display().to_string(),
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -152,7 +152,7 @@ fn a_system_file_sets_n_on_fmi3_and_fmi2_chain_components() {
         "run",
         &system.display().to_string(),
         "--quiet",
-        "--output-file",
+        "-o",
         &csv.display().to_string(),
     ]);
     let table = read_results(&csv);

@@ -71,7 +71,7 @@ fn every_example_system_runs() {
             .path()
             .join(path.file_stem().unwrap())
             .with_extension("csv");
-        let output = cosimo_ok(args(&[&"run", path, &"--output-file", &out, &"--quiet"]));
+        let output = cosimo_ok(args(&[&"run", path, &"-o", &out, &"--quiet"]));
         assert!(
             stderr(&output).is_empty(),
             "{}: {}",
@@ -106,7 +106,7 @@ fn the_force_force_file_writes_component_variable_columns() {
     cosimo_ok(args(&[
         &"run",
         &example("two-mass-force-force.json"),
-        &"--output-file",
+        &"-o",
         &out,
     ]));
     let table = read_results(&out);
@@ -148,7 +148,7 @@ fn the_force_displacement_file_is_the_library_system() {
     cosimo_ok(args(&[
         &"run",
         &example("two-mass-force-displacement.json"),
-        &"--output-file",
+        &"-o",
         &out,
         &"--output-variable",
         &"mass1.x",
@@ -218,7 +218,7 @@ fn short_form(dir: &Path) -> Vec<OsString> {
         &"1e-3",
         &"--output-interval",
         &"0.01",
-        &"--output-file",
+        &"-o",
         &dir.join("short.csv"),
     ]));
     a
@@ -234,7 +234,7 @@ fn file_form(dir: &Path, name: &str, extra: &[&str]) -> Vec<OsString> {
         &"1e-3",
         &"--output-interval",
         &"0.01",
-        &"--output-file",
+        &"-o",
         &dir.join(name),
     ]);
     a.extend(extra.iter().map(OsString::from));
@@ -318,7 +318,7 @@ fn the_extended_coupling_example_runs_with_both_extensions() {
             &example("two-mass-extended.json"),
             &"--stop-time",
             &"0.5",
-            &"--output-file",
+            &"-o",
             &out,
         ]);
         a.extend(extra.iter().map(OsString::from));
@@ -358,7 +358,7 @@ fn the_extended_coupling_example_runs_with_both_extensions() {
         &example("two-mass-extended.json"),
         &"--extension",
         &"none",
-        &"--output-file",
+        &"-o",
         &dir.path().join("none.csv"),
     ]));
     assert_eq!(refused.status.code(), Some(2), "{}", show(&refused));
@@ -387,7 +387,7 @@ fn a_failing_system_exits_1_naming_time_and_component_and_keeps_its_rows() {
             &"1",
             &"--step-size",
             &"0.01",
-            &"--output-file",
+            &"-o",
             &out,
         ]));
         let label = format!("FMI {version} failure {failure}");
@@ -426,7 +426,7 @@ fn a_connection_to_a_missing_variable_exits_2_naming_it() {
         &format!("b={}", fmu("CubicGain", 2).display()),
         &"--connect",
         &"a.nope=b.u",
-        &"--output-file",
+        &"-o",
         &dir.path().join("never.csv"),
     ]));
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
@@ -448,7 +448,7 @@ fn the_bouncing_ball_example_bounces_with_and_without_event_mode() {
         let mut a = args(&[
             &"run",
             &example("bouncing-ball.json"),
-            &"--output-file",
+            &"-o",
             &out,
             &"--output-variable",
             &"ball.h",

@@ -388,7 +388,7 @@ fn run_alone(
         stop.into(),
         "--step-size".into(),
         step.into(),
-        "--output-file".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     for start in starts {
@@ -629,7 +629,7 @@ fn pythonfmu_oscillators_in_a_system_with_project_fmus() {
         let mut args = vec![
             "run".to_string(),
             python_system.display().to_string(),
-            "--output-file".into(),
+            "-o".into(),
             ours.display().to_string(),
         ];
         args.extend(algorithm.iter().map(|a| a.to_string()));
@@ -642,7 +642,7 @@ fn pythonfmu_oscillators_in_a_system_with_project_fmus() {
         cosimo_ok([
             "run".as_ref(),
             project_system.as_os_str(),
-            "--output-file".as_ref(),
+            "-o".as_ref(),
             reference.as_os_str(),
             algorithm[0].as_ref(),
             algorithm[1].as_ref(),
@@ -687,7 +687,7 @@ fn pythonfmu_declared_loop_with_newton() {
         [
             "run".as_ref(),
             system.as_os_str(),
-            "--output-file".as_ref(),
+            "-o".as_ref(),
             out.as_os_str(),
         ],
     );
@@ -800,7 +800,7 @@ fn pythonfmu_inputs_from_a_file() {
                 fmu.as_os_str(),
                 "--input-file".as_ref(),
                 inputs.as_os_str(),
-                "--output-file".as_ref(),
+                "-o".as_ref(),
                 out.as_os_str(),
             ],
         );
@@ -876,7 +876,7 @@ fn pythonfmu_step_that_raises_fails_the_run_with_the_fmus_message() {
             let mut args = vec![
                 "run".to_string(),
                 fmu.display().to_string(),
-                "--output-file".into(),
+                "-o".into(),
                 out.display().to_string(),
             ];
             args.extend(options.iter().map(|o| o.to_string()));
@@ -1011,7 +1011,7 @@ fn py_crane_driving_force_in_a_system_with_a_project_fmu() {
         [
             "run".as_ref(),
             path.as_os_str(),
-            "--output-file".as_ref(),
+            "-o".as_ref(),
             out.as_os_str(),
             "--output-variable".as_ref(),
             "driver.f[0]".as_ref(),
@@ -1071,7 +1071,7 @@ fn py_crane_mobile_crane_isolated_exits_cleanly() {
             "0.1".into(),
             "--step-size".into(),
             "0.01".into(),
-            "--output-file".into(),
+            "-o".into(),
             out.display().to_string(),
         ];
         if isolate {

@@ -18,7 +18,7 @@ fn run_faulty(dir: &Path, version: u8, failure: i32, env: &[(&str, &str)]) -> (E
     command
         .args(["run", faulty.to_str().unwrap(), "--start-value"])
         .arg(format!("failure={failure}"))
-        .args(["--output-file", "f.csv", "--quiet"])
+        .args(["-o", "f.csv", "--quiet"])
         .current_dir(dir)
         .env_remove("COSIMO_LOG")
         .env_remove("COSIMO_CORE_DUMP")
@@ -171,7 +171,7 @@ fn a_crash_on_a_pool_thread_names_that_thread_s_component() {
             "--start-value",
             "b.failure=5",
         ])
-        .args(["--output-file", "f.csv", "--quiet"])
+        .args(["-o", "f.csv", "--quiet"])
         .current_dir(dir.path())
         .env_remove("COSIMO_LOG")
         .env_remove("COSIMO_CORE_DUMP")

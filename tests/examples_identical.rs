@@ -33,7 +33,7 @@ fn every_example_gives_the_committed_results_bit_for_bit() {
             "run",
             &example.display().to_string(),
             "--quiet",
-            "--output-file",
+            "-o",
             &out.display().to_string(),
         ]);
         assert!(

@@ -39,7 +39,7 @@ fn calls_per_step(version: u8, steps: usize) -> BTreeMap<(String, String), usize
         "-q",
         "--output-interval",
         &format!("{}", steps as f64 * h),
-        "--output-file",
+        "-o",
         dir.path().join("out.csv").to_str().unwrap(),
         "--log-fmi-calls",
     ]);

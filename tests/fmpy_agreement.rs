@@ -90,7 +90,7 @@ fn run_cosimo(
         "--step-size".into(),
         step.into(),
         "--quiet".into(),
-        "--output-file".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     args.extend(extra.iter().map(|a| a.to_string()));

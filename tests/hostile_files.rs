@@ -214,7 +214,7 @@ fn start_long_run(dir: &Path, tmp: &Path, prepare: impl FnOnce(&mut Command)) ->
             "--output-interval",
             "1e3",
             "--quiet",
-            "--output-file",
+            "-o",
             "out.csv",
         ],
     );
@@ -445,7 +445,7 @@ fn output_grids_too_large_to_write_are_refused_before_the_run() {
             "0.01",
             "--max-rows",
             max,
-            "--output-file",
+            "-o",
             "out.csv",
             "--quiet",
         ]

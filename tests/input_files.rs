@@ -24,7 +24,7 @@ fn run(version: u8, inputs: &str, outputs: &[&str]) -> Result<Table, (Option<i32
         "0.25".into(),
         "--input-file".into(),
         input.display().to_string(),
-        "--output-file".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     for o in outputs {

@@ -24,7 +24,7 @@ fn run(target: &str, start: f64, stop: f64, step: f64, interval: f64) -> Table {
         "--output-interval",
         &interval.to_string(),
         "--quiet",
-        "--output-file",
+        "-o",
         &out.display().to_string(),
     ]);
     assert!(

@@ -20,7 +20,7 @@ fn run(system: &str, args: &[&str]) -> (Option<i32>, String, f64) {
     let mut all = vec![
         "run".to_string(),
         root.join(system).display().to_string(),
-        "--output-file".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     all.extend(args.iter().map(|s| s.to_string()));

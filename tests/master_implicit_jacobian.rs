@@ -127,7 +127,7 @@ fn controlled_contact_run_takes_the_same_steps_for_less_fmu_work() {
             "ImSLocal",
             "--jacobian",
             jacobian,
-            "--output-file",
+            "-o",
         ] {
             args.push(arg.into());
         }

@@ -493,7 +493,7 @@ fn the_command_line_refuses_a_self_loop_without_a_solution() {
             "run".as_ref(),
             file.as_os_str(),
             "-q".as_ref(),
-            "--output-file".as_ref(),
+            "-o".as_ref(),
             dir.path().join("out.csv").as_os_str(),
         ]);
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -223,7 +223,7 @@ fn the_command_line_says_how_a_parallel_run_was_placed() {
         let mut args = vec![
             "run".to_string(),
             file.display().to_string(),
-            "--output-file".into(),
+            "-o".into(),
             out.display().to_string(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));

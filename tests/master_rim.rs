@@ -343,7 +343,7 @@ fn the_crane_examples_run_from_the_command_line() {
             "rim".as_ref(),
             "--stop-time".as_ref(),
             "3".as_ref(),
-            "--output-file".as_ref(),
+            "-o".as_ref(),
             out.as_os_str(),
             "--quiet".as_ref(),
         ]);

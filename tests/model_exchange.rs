@@ -23,7 +23,7 @@ fn run_me(model: &str, version: u8, extra: &[&str]) -> cosimo::results::Table {
         "--interface".into(),
         "me".into(),
         "--quiet".into(),
-        "--output-file".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     args.extend(extra.iter().map(|a| a.to_string()));
@@ -358,7 +358,7 @@ fn two_masses_as_model_exchange_match_co_simulation_under_every_master() {
                 "--extrapolation-order".into(),
                 order.into(),
                 "--quiet".into(),
-                "--output-file".into(),
+                "-o".into(),
                 out.display().to_string(),
             ];
             // The solver's tolerance only where there is a Model Exchange component.
@@ -528,7 +528,7 @@ fn an_ssp_annotation_chooses_the_interface() {
         "run",
         &original.display().to_string(),
         "-q",
-        "--output-file",
+        "-o",
         &plain.display().to_string(),
     ]);
     let me = dir.path().join("me.csv");
@@ -537,7 +537,7 @@ fn an_ssp_annotation_chooses_the_interface() {
         &with(r#"interface="me""#, "me").display().to_string(),
         "--solver-rtol",
         "1e-10",
-        "--output-file",
+        "-o",
         &me.display().to_string(),
     ]);
     assert!(

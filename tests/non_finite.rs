@@ -13,7 +13,7 @@ fn run(args: &[&str]) -> (Option<i32>, String, Option<Table>) {
     let mut all = vec!["run"];
     all.extend(args);
     let out_text = out.display().to_string();
-    all.extend(["--stop-time", "1", "--quiet", "--output-file", &out_text]);
+    all.extend(["--stop-time", "1", "--quiet", "-o", &out_text]);
     let output = cosimo(&all);
     (
         output.status.code(),

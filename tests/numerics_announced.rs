@@ -31,7 +31,7 @@ fn output_points_that_shorten_macro_steps_are_announced() {
             system.as_os_str(),
             "--output-interval".as_ref(),
             interval.as_ref(),
-            "--output-file".as_ref(),
+            "-o".as_ref(),
             csv.as_os_str(),
         ])
     };
@@ -78,7 +78,7 @@ fn inputs_connected_to_nothing_are_named_once_before_the_run() {
             system.as_os_str(),
             "--stop-time".as_ref(),
             "0.01".as_ref(),
-            "--output-file".as_ref(),
+            "-o".as_ref(),
             csv.as_os_str(),
         ];
         args.extend_from_slice(extra);
@@ -120,7 +120,7 @@ fn inputs_connected_to_nothing_are_named_once_before_the_run() {
         bare.as_os_str(),
         "--stop-time".as_ref(),
         "0.01".as_ref(),
-        "--output-file".as_ref(),
+        "-o".as_ref(),
         csv.as_os_str(),
     ]));
     let line = text
@@ -143,7 +143,7 @@ fn one_fmu_alone_has_no_word_about_its_inputs() {
     let text = stderr(&cosimo_ok([
         "run".as_ref(),
         oscillator.as_os_str(),
-        "--output-file".as_ref(),
+        "-o".as_ref(),
         csv.as_os_str(),
     ]));
     assert!(!text.contains("connected to nothing"), "{text}");
@@ -157,7 +157,7 @@ fn ctrl_c_stops_the_run_keeps_the_rows_and_says_where() {
     let system = two_mass();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
         .args(["run".as_ref(), system.as_os_str()])
-        .args(["--stop-time", "1000", "--output-file"])
+        .args(["--stop-time", "1000", "-o"])
         .arg(&csv)
         .env_remove("COSIMO_LOG")
         .stdout(std::process::Stdio::piped())
@@ -219,7 +219,7 @@ fn a_co_simulation_of_hours_names_the_model_exchange_interface() {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
         .args(["run".as_ref(), robertson.as_os_str()])
         .args(["--stop-time", "1e12", "--output-interval", "1e10"])
-        .arg("--output-file")
+        .arg("-o")
         .arg(&csv)
         .env_remove("COSIMO_LOG")
         .stderr(std::process::Stdio::piped())
@@ -234,7 +234,7 @@ fn a_co_simulation_of_hours_names_the_model_exchange_interface() {
     child.wait().expect("cosimo ends");
     assert_eq!(
         first,
-        "warning: Robertson as Co-Simulation takes about 1e11 internal steps of 10 s to t = 1000000000000 s, which may take hours; it also has Model Exchange: --interface me integrates it with cosimo's variable-step solver",
+        "warning: Robertson as Co-Simulation takes about 1e11 internal steps of 10 s to t = 1e12 s, which may take hours; it also has Model Exchange: --interface me integrates it with cosimo's variable-step solver",
         "{rest:?}"
     );
 }

@@ -62,7 +62,7 @@ fn a_closed_pipe_ends_quietly() {
             "run",
             &fmu("Dahlquist", 2).display().to_string(),
             "--log-fmi-calls",
-            "--output-file",
+            "-o",
             &dir.path().join("out.csv").display().to_string(),
         ])
         .stderr(Stdio::piped())

@@ -71,7 +71,7 @@ fn run_gain(dir: &Path, stop: f64, step: f64, extra: &[&str]) -> (f64, String) {
         stop.to_string(),
         "--step-size".into(),
         step.to_string(),
-        "--output-file".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     args.extend(extra.iter().map(|a| a.to_string()));
@@ -187,7 +187,7 @@ fn results_are_identical_with_and_without_pacing() {
             "0.5".into(),
             "--step-size".into(),
             "0.001".into(),
-            "--output-file".into(),
+            "-o".into(),
             out.display().to_string(),
         ];
         args.insert(0, "run".into());

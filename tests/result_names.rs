@@ -28,7 +28,7 @@ fn time_is_refused_as_an_output_variable_not_written_twice() {
             "0.1",
             "--output-variable",
             "time",
-            "--output-file",
+            "-o",
             &out.display().to_string(),
         ]);
         assert_eq!(output.status.code(), Some(2), "{}", show(&output));
@@ -92,7 +92,7 @@ fn a_variable_named_twice_or_with_its_alias_is_refused() {
         "a.Float64_continuous_output",
         "--output-variable",
         "a.Float64_continuous_output",
-        "--output-file",
+        "-o",
         &dir.path().join("out.csv").display().to_string(),
     ]);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
@@ -111,7 +111,7 @@ fn run_array(dir: &std::path::Path, names: &[&str]) -> std::process::Output {
         "0.2".into(),
         "--input-file".into(),
         input.display().to_string(),
-        "--output-file".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     for name in names {
@@ -217,7 +217,7 @@ fn an_outputs_alias_is_recorded_by_default_as_fmpy_does() {
         "0.1",
         "--start-value",
         "u=1.5",
-        "--output-file",
+        "-o",
         &out.display().to_string(),
     ]);
     let table = read_results(&out);

@@ -84,7 +84,7 @@ fn run(system: &Path, scenario: &Path, out: &Path, extra: &[&str]) -> String {
         system.display().to_string(),
         "--scenario".into(),
         scenario.display().to_string(),
-        "--output-file".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -200,7 +200,7 @@ fn bad_events_are_refused_before_the_start_with_file_and_line() {
             &system.display().to_string(),
             "--scenario",
             &scenario.display().to_string(),
-            "--output-file",
+            "-o",
             &out.display().to_string(),
         ]);
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -228,7 +228,7 @@ fn the_summary_json_lists_the_events_that_took_effect() {
         &system,
         &scenario,
         &out,
-        &["--quiet", "--summary-json", &summary.display().to_string()],
+        &["--quiet", "--json-file", &summary.display().to_string()],
     );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&summary).expect("written")).expect("JSON");

@@ -37,7 +37,7 @@ fn sweep(study: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "sweep".to_string(),
         study.display().to_string(),
-        "--output-dir".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -97,7 +97,7 @@ fn equals_runs_one_by_one(dir: &Path, parameters: usize) {
             "1e-3".into(),
             "--output-interval".into(),
             "1e-2".into(),
-            "--output-file".into(),
+            "-o".into(),
             out.display().to_string(),
         ];
         for p in 0..parameters {
@@ -228,7 +228,7 @@ fn samples_give_one_table_for_any_workers_and_shards() {
         "--merge",
         &shards[0],
         &shards[2],
-        "--output-dir",
+        "-o",
         &merged.display().to_string(),
     ]);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
@@ -240,7 +240,7 @@ fn samples_give_one_table_for_any_workers_and_shards() {
     );
     let mut args = vec!["sweep".to_string(), "--merge".into()];
     args.extend(shards.iter().cloned());
-    args.extend(["--output-dir".into(), merged.display().to_string()]);
+    args.extend(["-o".into(), merged.display().to_string()]);
     cosimo_ok(args);
     for file in ["summary.csv", "summary.parquet", "sweep.json"] {
         assert!(
@@ -411,7 +411,7 @@ fn invalid_studies_are_refused_with_messages() {
         );
         assert!(stderr.contains(wanted), "{name}: {stderr} lacks {wanted}");
     }
-    let output = cosimo(["sweep", "x.json", "--shard", "3/3", "--output-dir", "o"]);
+    let output = cosimo(["sweep", "x.json", "--shard", "3/3", "-o", "o"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr)
         .contains("--shard 3/3: expected I/N with 0 <= I < N"));
@@ -479,13 +479,7 @@ fn ctrl_c_stops_the_sweep_and_keeps_the_finished_rows() {
     );
     let out = dir.path().join("out");
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
-        .args([
-            "sweep",
-            &file.display().to_string(),
-            "--workers",
-            "2",
-            "--output-dir",
-        ])
+        .args(["sweep", &file.display().to_string(), "--workers", "2", "-o"])
         .arg(&out)
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -533,7 +527,7 @@ fn a_sweep_under_mpirun_without_the_mpi_feature_is_refused() {
     );
     let out = dir.path().join("out");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
-        .args(["sweep", &file.display().to_string(), "--output-dir"])
+        .args(["sweep", &file.display().to_string(), "-o"])
         .arg(&out)
         .env("OMPI_COMM_WORLD_SIZE", "2")
         .env("OMPI_COMM_WORLD_RANK", "0")

@@ -48,7 +48,7 @@ fn reference(file: &Path, start_values: &[&str]) {
     for value in start_values {
         args.extend(["--start-value".to_string(), value.to_string()]);
     }
-    args.extend(["--output-file".to_string(), file.display().to_string()]);
+    args.extend(["-o".to_string(), file.display().to_string()]);
     cosimo_ok(args);
 }
 
@@ -56,7 +56,7 @@ fn sweep(study: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "sweep".to_string(),
         study.display().to_string(),
-        "--output-dir".into(),
+        "-o".into(),
         out.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -293,7 +293,7 @@ fn the_checked_table_is_the_same_for_any_workers_and_shards() {
     let merged = dir.path().join("merged");
     let mut args = vec!["sweep".to_string(), "--merge".into()];
     args.extend(shards.iter().cloned());
-    args.extend(["--output-dir".into(), merged.display().to_string()]);
+    args.extend(["-o".into(), merged.display().to_string()]);
     let output = cosimo(args);
     assert_eq!(
         output.status.code(),
@@ -324,7 +324,7 @@ fn a_failed_run_is_a_check_error_and_a_terminated_one_is_compared() {
         "run",
         &faulty,
         "--quiet",
-        "--output-file",
+        "-o",
         &nominal.display().to_string(),
     ]);
     let path = dir.path().join("faulty.json");

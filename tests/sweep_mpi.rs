@@ -77,7 +77,7 @@ fn same_table_as_one_worker(study: &Path, dir: &Path, files: &[&str]) {
     let output = cosimo([
         "sweep",
         &study,
-        "--output-dir",
+        "-o",
         &local.display().to_string(),
         "--workers",
         "1",
@@ -85,10 +85,7 @@ fn same_table_as_one_worker(study: &Path, dir: &Path, files: &[&str]) {
     assert!(output.status.success(), "{}", show(&output));
     for ranks in [2, 3] {
         let out = dir.join(format!("mpi-{ranks}"));
-        let output = mpirun(
-            ranks,
-            &["sweep", &study, "--output-dir", &out.display().to_string()],
-        );
+        let output = mpirun(ranks, &["sweep", &study, "-o", &out.display().to_string()]);
         assert!(output.status.success(), "{}", show(&output));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
@@ -144,7 +141,7 @@ fn an_unreadable_study_is_refused_once_under_mpirun() {
         &[
             "sweep",
             &dir.path().join("missing.json").display().to_string(),
-            "--output-dir",
+            "-o",
             &out.display().to_string(),
         ],
     );
@@ -169,7 +166,7 @@ fn workers_are_refused_under_mpirun_once() {
         &[
             "sweep",
             &dir.path().join("study.json").display().to_string(),
-            "--output-dir",
+            "-o",
             &out.display().to_string(),
             "--workers",
             "2",
@@ -211,7 +208,7 @@ fn ctrl_c_to_mpirun_keeps_the_finished_rows() {
     let child = Command::new("mpirun")
         .args(["--oversubscribe", "-n", "3"])
         .arg(env!("CARGO_BIN_EXE_cosimo"))
-        .args(["sweep", &study.display().to_string(), "--output-dir"])
+        .args(["sweep", &study.display().to_string(), "-o"])
         .arg(&out)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

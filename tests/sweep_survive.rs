@@ -58,7 +58,7 @@ fn crashing_aborting_and_hanging_runs_are_failed_rows_and_the_others_are_unchang
     let output = sweep(
         &hostile,
         &[
-            "--output-dir",
+            "-o",
             &dir.path().join("hostile").display().to_string(),
             "--workers",
             "2",
@@ -79,10 +79,7 @@ fn crashing_aborting_and_hanging_runs_are_failed_rows_and_the_others_are_unchang
     let calm = faulty_study(dir.path(), "calm.json", &[0], r#""isolate": false,"#);
     let output = sweep(
         &calm,
-        &[
-            "--output-dir",
-            &dir.path().join("calm").display().to_string(),
-        ],
+        &["-o", &dir.path().join("calm").display().to_string()],
     );
     assert!(output.status.success(), "{}", show(&output));
 
@@ -151,10 +148,7 @@ fn a_hang_limit_needs_isolation() {
     );
     let output = sweep(
         &study,
-        &[
-            "--output-dir",
-            &dir.path().join("out").display().to_string(),
-        ],
+        &["-o", &dir.path().join("out").display().to_string()],
     );
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(
@@ -167,10 +161,7 @@ fn a_hang_limit_needs_isolation() {
     let study = faulty_study(dir.path(), "zero.json", &[0], r#""callTimeout": 0,"#);
     let output = sweep(
         &study,
-        &[
-            "--output-dir",
-            &dir.path().join("out").display().to_string(),
-        ],
+        &["-o", &dir.path().join("out").display().to_string()],
     );
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(
@@ -220,7 +211,7 @@ fn a_killed_sweep_resumed_gives_the_table_of_an_uninterrupted_one() {
             &study.display().to_string(),
             "--workers",
             "2",
-            "--output-dir",
+            "-o",
         ])
         .arg(&killed)
         .stderr(std::process::Stdio::null())
@@ -287,12 +278,7 @@ fn a_killed_sweep_resumed_gives_the_table_of_an_uninterrupted_one() {
     let whole = dir.path().join("whole");
     let output = sweep(
         &study,
-        &[
-            "--output-dir",
-            &whole.display().to_string(),
-            "--workers",
-            "2",
-        ],
+        &["-o", &whole.display().to_string(), "--workers", "2"],
     );
     assert!(output.status.success(), "{}", show(&output));
     for file in ["summary.csv", "summary.parquet", "sweep.json"] {
@@ -332,6 +318,6 @@ fn resume_needs_a_sweeps_folder() {
         "{}",
         show(&output)
     );
-    let output = sweep(&study, &["--resume", "a", "--output-dir", "b"]);
+    let output = sweep(&study, &["--resume", "a", "-o", "b"]);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
 }

@@ -52,7 +52,7 @@ fn crashes(version: u8, failure: i32, extra: &[&str], expected: &[&str]) -> Stri
     let mut args = vec![
         "run",
         system.to_str().unwrap(),
-        "--output-file",
+        "-o",
         out.to_str().unwrap(),
         "-q",
     ];
@@ -147,7 +147,7 @@ fn a_component_timeout_from_the_system_file_isolates_it() {
     let output = common::cosimo([
         "run",
         system.to_str().unwrap(),
-        "--output-file",
+        "-o",
         out.to_str().unwrap(),
         "-q",
     ]);
@@ -167,7 +167,7 @@ fn a_component_isolated_in_the_system_file_crashes_alone() {
     let output = common::cosimo([
         "run",
         system.to_str().unwrap(),
-        "--output-file",
+        "-o",
         out.to_str().unwrap(),
         "-q",
     ]);
@@ -186,7 +186,7 @@ fn nan_from_a_worker_is_reported_like_nan_in_process() {
             "run",
             system.to_str().unwrap(),
             "--isolate",
-            "--output-file",
+            "-o",
             out.to_str().unwrap(),
             "-q",
         ]);
@@ -212,7 +212,7 @@ fn a_leaking_worker_dies_at_its_memory_limit() {
             "256M",
             "--stop-time",
             "100",
-            "--output-file",
+            "-o",
             out.to_str().unwrap(),
             "-q",
         ]);
@@ -304,7 +304,7 @@ fn isolated_runs_give_the_same_results_as_in_process() {
                 "run".to_string(),
                 path.display().to_string(),
                 "-q".into(),
-                "--output-file".into(),
+                "-o".into(),
                 file.display().to_string(),
             ];
             args.extend(extra.iter().map(|a| a.to_string()));
@@ -358,7 +358,7 @@ fn once_per_process_fmus_get_a_worker_each() {
             "run",
             auto.to_str().unwrap(),
             "-q",
-            "--output-file",
+            "-o",
             out.to_str().unwrap(),
         ]);
         assert_eq!(read_results(&out).time().len(), 101);
@@ -522,7 +522,7 @@ fn worker_groups_from_the_system_file() {
             "run",
             system.to_str().unwrap(),
             "-q",
-            "--output-file",
+            "-o",
             out.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
@@ -665,7 +665,7 @@ fn ssp_component_annotations_choose_the_worker() {
             "run".as_ref(),
             ssp.as_os_str(),
             "-q".as_ref(),
-            "--output-file".as_ref(),
+            "-o".as_ref(),
             out.as_os_str(),
         ])
     };
@@ -675,7 +675,7 @@ fn ssp_component_annotations_choose_the_worker() {
         "run".as_ref(),
         original.as_os_str(),
         "-q".as_ref(),
-        "--output-file".as_ref(),
+        "-o".as_ref(),
         plain.as_os_str(),
     ]);
     let output = run(&with(r#"isolate="true" callTimeout="30""#), &isolated);
@@ -743,7 +743,7 @@ fn a_crash_while_other_steps_run_ends_cleanly() {
             system.to_str().unwrap(),
             "--isolate",
             "-q",
-            "--output-file",
+            "-o",
             out.to_str().unwrap(),
         ],
     );

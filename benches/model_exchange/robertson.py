@@ -40,7 +40,7 @@ def build():
 
 def cosimo_run(fmu, extra, out):
     start = time.perf_counter()
-    done = subprocess.run([str(COSIMO), "run", str(fmu), "--output-file", out, *extra],
+    done = subprocess.run([str(COSIMO), "run", str(fmu), "-o", out, *extra],
                           capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start
     match = SUMMARY.search(done.stderr)

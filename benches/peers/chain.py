@@ -114,7 +114,7 @@ def command(engine, system, steps, cosimo, python):
         return [str(python), str(Path(__file__).resolve()), "--libcosim-child", str(system), str(steps)]
     stop = repr(steps * STEP)
     run = [str(cosimo), "run", str(system), "-q", "--stop-time", stop, "--output-interval", stop,
-           "--output-file", os.devnull]
+           "-o", os.devnull]
     if engine == "cosimo --isolate":
         run.append("--isolate")
     elif engine == "cosimo grouped":

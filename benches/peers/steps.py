@@ -20,7 +20,7 @@ The engines, each run as a process of its own:
                         the previous instance's output, if the FMU has an input),
                         fmi2DoStep, fmi2GetReal (output)
   - cosimo              `cosimo run SYSTEM -q --stop-time T --output-interval T
-                        --output-file /dev/null` (sequential)
+                        -o /dev/null` (sequential)
   - cosimo parallel     the same with `--parallel` (cosimo times the components' steps in a
                         trial and uses up to one thread per core where that pays, else runs
                         sequentially)
@@ -205,7 +205,7 @@ class Tools:
         if engine.startswith("cosimo"):
             stop = repr(steps * STEP)
             argv = [str(self.cosimo), "run", str(fmu.write_system(n, steps)), "-q",
-                    "--stop-time", stop, "--output-interval", stop, "--output-file", os.devnull]
+                    "--stop-time", stop, "--output-interval", stop, "-o", os.devnull]
             if engine == "cosimo parallel":
                 argv += ["--parallel"]
             return argv, None

@@ -56,7 +56,7 @@ def main() -> None:
         tmp = Path(tmp)
         path = tmp / "study.json"
         study(path, args.runs)
-        sweep = [args.cosimo, "sweep", str(path), "-q", "--output-dir"]
+        sweep = [args.cosimo, "sweep", str(path), "-q", "-o"]
         configs = [
             ("1 core (--workers 1)", lambda out: (sweep + [out, "--workers", "1"], None)),
             ("2 cores (--workers 2)", lambda out: (sweep + [out, "--workers", "2"], None)),

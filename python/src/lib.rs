@@ -34,7 +34,10 @@ use cosimo::sweep::{run_local, Plan, Runner};
 use cosimo::table::Table;
 use cosimo::Error;
 
+mod names;
 mod session;
+
+use names::{in_python_terms, Caller};
 
 /// The keyword settings `simulate` takes besides its named arguments.
 const SETTINGS: &[&str] = &[
@@ -107,6 +110,18 @@ pub(crate) fn kind(error: &Error) -> &'static str {
 
 fn usage(message: String) -> Error {
     Error::Usage(message)
+}
+
+/// A message of the library for a Python caller: the options it names are the caller's
+/// arguments (`start_values["mass"]`, not `--start-value mass`).
+pub(crate) fn python_message(message: &str, caller: Caller) -> String {
+    match caller {
+        Caller::Simulate => {
+            let known: Vec<&str> = SETTINGS.iter().chain(ARGUMENTS).copied().collect();
+            in_python_terms(message, caller, &known)
+        }
+        Caller::Check => in_python_terms(message, caller, CHECK_KEYS),
+    }
 }
 
 /// A typed value of the request, or a usage error naming the setting.
@@ -571,6 +586,10 @@ fn simulate<'py>(
         }),
     };
     collector.columns_into(py, &out)?;
+    let warnings: Vec<String> = warnings
+        .iter()
+        .map(|w| python_message(w, Caller::Simulate))
+        .collect();
     out.set_item("warnings", warnings)?;
     out.set_item("interrupted", collector.interrupted)?;
     out.set_item("raised", collector.raised.map(|e| e.into_value(py)))?;
@@ -590,7 +609,8 @@ fn simulate<'py>(
                 Error::Simulation { time, .. } => Some(*time),
                 _ => None,
             };
-            out.set_item("error", (kind(&error), error.to_string(), time))?;
+            let message = python_message(&error.to_string(), Caller::Simulate);
+            out.set_item("error", (kind(&error), message, time))?;
             out.set_item("statistics", py.None())?;
         }
     }
@@ -703,7 +723,7 @@ fn inspect(
     let mut warnings = Vec::new();
     let result = py.detach(|| {
         cosimo::request::inspect_json(Path::new(&path), ssd.as_deref(), &mut |w| {
-            warnings.push(w.to_string())
+            warnings.push(python_message(w, Caller::Simulate))
         })
     });
     match result {
@@ -712,7 +732,14 @@ fn inspect(
             warnings,
             None,
         ),
-        Err(e) => (None, warnings, Some((kind(&e).into(), e.to_string()))),
+        Err(e) => (
+            None,
+            warnings,
+            Some((
+                kind(&e).into(),
+                python_message(&e.to_string(), Caller::Simulate),
+            )),
+        ),
     }
 }
 
@@ -772,15 +799,22 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
             range: number("range_tol")?,
             time: number("time_tol")?,
         },
-        start: number("start_time")?,
-        stop: number("stop_time")?,
-        step: number("step_size")?,
-        output_interval: number("output_interval")?,
+        overrides: cosimo::settings::Overrides {
+            start: number("start_time")?,
+            stop: number("stop_time")?,
+            step: number("step_size")?,
+            output_interval: number("output_interval")?,
+            ..cosimo::settings::Overrides::default()
+        },
+        start_values: Vec::new(),
+        run: cosimo::master::execution::RunOptions {
+            isolate: flag(request, "isolate")?,
+            worker,
+            ..cosimo::master::execution::RunOptions::default()
+        },
         plot: path("plot")?,
         html: None,
         results: path("results")?,
-        isolate: flag(request, "isolate")?,
-        worker,
         compare_at: None,
     })
 }
@@ -794,11 +828,22 @@ fn check(
 ) -> (Option<String>, Option<(String, String)>, Vec<String>) {
     let mut warnings = Vec::new();
     let result = check_request(request).and_then(|request| {
-        py.detach(|| check_targets(&request, &mut |w| warnings.push(w.to_string())))
+        py.detach(|| {
+            check_targets(&request, &mut |w| {
+                warnings.push(python_message(w, Caller::Check))
+            })
+        })
     });
     match result {
         Ok(report) => (Some(report.json()), None, warnings),
-        Err(e) => (None, Some((kind(&e).into(), e.to_string())), warnings),
+        Err(e) => (
+            None,
+            Some((
+                kind(&e).into(),
+                python_message(&e.to_string(), Caller::Check),
+            )),
+            warnings,
+        ),
     }
 }
 

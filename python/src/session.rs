@@ -17,7 +17,8 @@ use cosimo::request::prepare;
 use cosimo::system::ssp::SspPackage;
 use cosimo::Error;
 
-use crate::{cell_object, kind, run_request, Collector};
+use crate::names::Caller;
+use crate::{cell_object, kind, python_message, run_request, Collector};
 
 pyo3::create_exception!(
     _cosimo,
@@ -32,7 +33,8 @@ fn raise(error: Error) -> PyErr {
         Error::Simulation { time, .. } => Some(*time),
         _ => None,
     };
-    SessionError::new_err((kind(&error), error.to_string(), time))
+    let message = python_message(&error.to_string(), Caller::Simulate);
+    SessionError::new_err((kind(&error), message, time))
 }
 
 fn usage(message: String) -> PyErr {
@@ -153,7 +155,9 @@ impl Session {
         };
         let mut warnings = Vec::new();
         let started = py.detach(|| -> cosimo::Result<_> {
-            let prepared = prepare(&run_request, &mut |w| warnings.push(w.to_string()))?;
+            let prepared = prepare(&run_request, &mut |w| {
+                warnings.push(python_message(w, Caller::Simulate))
+            })?;
             watchers.collector.start = prepared.system.experiment.start;
             watchers.collector.stop = prepared.system.experiment.stop;
             let player = scenario

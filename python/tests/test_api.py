@@ -48,7 +48,7 @@ def test_inputs_as_an_array_equal_inputs_from_a_csv_file(version, tmp_path):
     # The continuous input is interpolated, the others held: as the CLI does it.
     out = tmp_path / "cli.csv"
     args = ["run", path, "--quiet", "--stop-time", "1", "--step-size", "0.1",
-            "--input-file", csv, "--output-file", out]
+            "--input-file", csv, "-o", out]
     for name in outputs:
         args += ["--output-variable", name]
     code, _, stderr = run_cli(*args)

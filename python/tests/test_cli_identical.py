@@ -21,7 +21,7 @@ def test_the_examples_are_found():
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_simulate_equals_the_cli_bit_for_bit(example, tmp_path):
     out = tmp_path / "cli.csv"
-    code, _, stderr = run_cli("run", example, "--quiet", "--output-file", out)
+    code, _, stderr = run_cli("run", example, "--quiet", "-o", out)
     assert code == 0, stderr
     result = cosimo.simulate(example)
     assert_same_as_csv(result, out)
@@ -31,7 +31,7 @@ def test_settings_reach_the_run_as_the_cli_options_do(tmp_path):
     example = ROOT / "fmus" / "two-mass-force-force.json"
     out = tmp_path / "cli.csv"
     code, _, stderr = run_cli(
-        "run", example, "--quiet", "--output-file", out, "--algorithm", "implicit",
+        "run", example, "--quiet", "-o", out, "--algorithm", "implicit",
         "--extrapolation-order", "2", "--stop-time", "0.5", "--output-interval", "0.05",
         "--start-value", "mass1.x0=0.2", "--output-variable", "mass1.x",
         "--output-variable", "mass2.x",

@@ -23,17 +23,35 @@ def test_a_missing_file_is_a_usage_error_with_the_cli_message(tmp_path):
     assert str(raised.value) == cli_error("run", missing)
 
 
-def test_a_wrong_variable_is_a_usage_error_with_the_cli_message():
+def test_a_wrong_variable_is_a_usage_error_naming_the_python_argument():
     path = fmu("Oscillator", 3)
     with pytest.raises(cosimo.UsageError) as raised:
         cosimo.simulate(path, start_values={"nonsense": 1})
-    assert str(raised.value) == cli_error("run", path, "--start-value", "nonsense=1")
+    cli = cli_error("run", path, "--start-value", "nonsense=1")
+    assert cli.startswith("--start-value nonsense: "), cli
+    # The command line's message, with the option named as the Python argument.
+    assert str(raised.value) == cli.replace("--start-value nonsense", 'start_values["nonsense"]')
 
 
-def test_a_wrong_setting_of_a_system_says_what_the_cli_says():
+def test_a_wrong_setting_of_a_system_names_the_python_argument():
     with pytest.raises(cosimo.UsageError) as raised:
         cosimo.simulate(EXAMPLE, step_size=-1.0)
-    assert str(raised.value) == cli_error("run", EXAMPLE, "--step-size=-1")
+    cli = cli_error("run", EXAMPLE, "--step-size=-1")
+    assert "--step-size" in cli, cli
+    assert str(raised.value) == cli.replace("--step-size", "step_size")
+
+
+def test_messages_name_python_arguments_not_command_line_options():
+    with pytest.raises(cosimo.UsageError) as raised:
+        cosimo.simulate(EXAMPLE, threads=2)
+    message = str(raised.value)
+    assert message == (
+        "threads sets the worker threads of parallel=True: add parallel=True or drop threads"
+    ), message
+    with pytest.raises(cosimo.UsageError) as raised:
+        cosimo.simulate(fmu("Oscillator", 3), output=["nonsense"])
+    assert "--" not in str(raised.value), str(raised.value)
+    assert str(raised.value).startswith("output "), str(raised.value)
 
 
 def test_an_unknown_setting_is_refused_by_name():
@@ -47,7 +65,7 @@ def test_an_unknown_setting_is_refused_by_name():
         ({"algorithm": "newton"}, "algorithm=\"newton\": expected one of"),
         ({"extrapolation_order": 4}, "extrapolation_order=4"),
         ({"adaptive": "yes"}, "adaptive='yes': expected True or False"),
-        ({"worker_memory": "lots"}, "--worker-memory lots"),
+        ({"worker_memory": "lots"}, "^worker_memory lots: expected a size"),
         ({"fmi_version": 4}, "fmi_version=4"),
     ],
 )
@@ -63,7 +81,7 @@ def test_a_failing_fmu_is_an_fmu_error_with_the_rows_so_far():
         cosimo.simulate(path, **args)
     assert str(raised.value) == cli_error(
         "run", path, "--start-value", "failure=3", "--stop-time", "1", "--step-size", "0.01",
-        "--output-file", "/dev/null",
+        "-o", "/dev/null",
     )
     assert raised.value.time is not None
     rows = raised.value.result

@@ -193,7 +193,7 @@ def test_a_scenario_plays_in_simulate_and_in_a_session_as_on_the_command_line(tm
     example = ROOT / "fmus" / "two-mass-force-force.json"
     scenario = ROOT / "fmus" / "scenarios" / "two-mass-scenario.yaml"
     out = tmp_path / "cli.csv"
-    code, _, stderr = run_cli("run", example, "--scenario", scenario, "--output-file", out)
+    code, _, stderr = run_cli("run", example, "--scenario", scenario, "-o", out)
     assert code == 0, stderr
     assert_same_as_csv(cosimo.simulate(example, scenario=str(scenario)), out)
     with cosimo.Session(example, scenario=str(scenario)) as session:

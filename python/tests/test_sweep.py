@@ -39,7 +39,7 @@ def assert_same_table(table, path):
 
 
 def test_the_table_is_the_command_lines_for_any_workers(tmp_path):
-    code, _, stderr = run_cli("sweep", STUDY, "--output-dir", tmp_path / "cli", "--workers", "2", "-q")
+    code, _, stderr = run_cli("sweep", STUDY, "-o", tmp_path / "cli", "--workers", "2", "-q")
     assert code == 0, stderr
     one = cosimo.sweep(STUDY, workers=1)
     assert_same_table(one, tmp_path / "cli" / "summary.csv")
@@ -72,7 +72,7 @@ def test_a_failed_run_is_a_row(tmp_path):
 def test_a_bad_study_raises_the_command_lines_message(tmp_path):
     study = tmp_path / "bad.json"
     study.write_text('{"system": "nowhere.fmu"}')
-    code, _, stderr = run_cli("sweep", study, "--output-dir", tmp_path / "out")
+    code, _, stderr = run_cli("sweep", study, "-o", tmp_path / "out")
     assert code == 2
     with pytest.raises(cosimo.UsageError) as raised:
         cosimo.sweep(study)
@@ -83,7 +83,7 @@ def test_a_bad_study_raises_the_command_lines_message(tmp_path):
 
 def test_a_study_with_a_check_keeps_its_text_columns(tmp_path):
     fmu = ROOT / "target" / "fmus" / "Faulty-fmi2.fmu"
-    code, _, stderr = run_cli("run", fmu, "--output-file", tmp_path / "reference.csv", "-q")
+    code, _, stderr = run_cli("run", fmu, "-o", tmp_path / "reference.csv", "-q")
     assert code == 0, stderr
     study = tmp_path / "checked.json"
     study.write_text(json.dumps({
@@ -92,7 +92,7 @@ def test_a_study_with_a_check_keeps_its_text_columns(tmp_path):
         "keep": {"summaries": [{"variable": "x", "statistics": ["final"]}]},
         "check": {"reference": "reference.csv"},
     }))
-    code, _, stderr = run_cli("sweep", study, "--output-dir", tmp_path / "cli", "-q")
+    code, _, stderr = run_cli("sweep", study, "-o", tmp_path / "cli", "-q")
     assert code == 3, stderr  # run 1 failed: its check is an error
     table = cosimo.sweep(study, output_dir=tmp_path / "py", workers=2)
     assert_same_table(table, tmp_path / "cli" / "summary.csv")

@@ -1,11 +1,13 @@
 //! `cosimo check`: simulate cases and compare them with their references.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
+use super::model::ModelArgs;
 use super::say;
 
+use cosimo::master::execution::RunOptions;
 use cosimo::results::check::{check_targets, CheckRequest};
 use cosimo::Error;
 use std::process::ExitCode;
@@ -19,46 +21,49 @@ pub(crate) struct CheckArgs {
     /// case folders.
     #[arg(required = true, value_name = "FMU|SYSTEM|CASES")]
     pub(crate) targets: Vec<PathBuf>,
+    /// Keep the simulation results in DIR (default: a temporary folder). Formerly --results.
+    #[arg(short = 'o', long = "output", alias = "results", value_name = "DIR")]
+    pub(crate) results: Option<PathBuf>,
     /// Reference CSV for a model given directly (default: the FMU's own FMI-LS-REF reference).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub(crate) reference: Option<PathBuf>,
     /// Input CSV for an FMU given directly.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub(crate) input_file: Option<PathBuf>,
     /// Settings (check.json format: tolerances, experiment, start values) for a model given
     /// directly.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub(crate) settings: Option<PathBuf>,
-    /// Relative tolerance (of |reference|) of every signal [default: 1e-3].
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) rel_tol: Option<f64>,
-    /// Absolute tolerance of every signal [default: 1e-6].
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) abs_tol: Option<f64>,
+    /// Relative tolerance of the comparison (of |reference|) for every signal [default: 1e-3].
+    /// Formerly --rel-tol.
+    #[arg(long, alias = "rel-tol", allow_negative_numbers = true)]
+    pub(crate) rtol: Option<f64>,
+    /// Absolute tolerance of the comparison for every signal [default: 1e-6]. Formerly
+    /// --abs-tol.
+    #[arg(long, alias = "abs-tol", allow_negative_numbers = true)]
+    pub(crate) atol: Option<f64>,
     /// Tolerance relative to each signal's range (max - min) [default: 1e-3].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) range_tol: Option<f64>,
     /// Time tolerance [s]: half-width of the tube in time [default: 1e-3 of the duration].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) time_tol: Option<f64>,
-    /// Start time [s] (overrides the case's and the model's).
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) start_time: Option<f64>,
-    /// Stop time [s].
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) stop_time: Option<f64>,
-    /// Communication step size [s].
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) step_size: Option<f64>,
-    /// Interval between result rows [s].
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) output_interval: Option<f64>,
+    /// Where to compare: `reference` (default) at the reference's own time points, the run
+    /// taking a communication point at each one between its output points; `all` at every
+    /// result row against a straight line between the reference's rows, and at every
+    /// reference row (the earlier default, which fails a correct FMU against a coarse reference).
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub(crate) compare_at: Option<CompareAtArg>,
     /// Write a JUnit XML report.
     #[arg(long, value_name = "FILE")]
     pub(crate) junit: Option<PathBuf>,
-    /// Write the JSON report (schemas/check-report.schema.json) to FILE, or to stdout.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
-    pub(crate) json: Option<PathBuf>,
+    /// Print the JSON report (schemas/check-report.schema.json) on stdout; the text report then
+    /// goes to stderr.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Write the JSON report (schemas/check-report.schema.json) to FILE. Formerly --json FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json_file: Option<PathBuf>,
     /// Write a PNG plot (reference, tube, result) of every failing signal into DIR.
     #[arg(long, value_name = "DIR")]
     pub(crate) plot: Option<PathBuf>,
@@ -71,27 +76,11 @@ pub(crate) struct CheckArgs {
     /// job summary of GitHub Actions).
     #[arg(long)]
     pub(crate) github_summary: bool,
-    /// Keep the simulation results in DIR (default: a temporary folder).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) results: Option<PathBuf>,
-    /// Host every FMU in its own worker process: a case whose FMU crashes fails alone, with
-    /// the signal in its report, and the other cases run.
-    #[arg(long)]
-    pub(crate) isolate: bool,
-    /// Seconds an FMI call may take before its worker is killed and the case fails (puts every
-    /// FMU into a worker process).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub(crate) call_timeout: Option<f64>,
-    /// Memory limit of each worker process, e.g. 512M or 2G.
-    #[arg(long, value_name = "SIZE")]
-    pub(crate) worker_memory: Option<String>,
-    /// Where to compare: `reference` (default) at the reference's own time points, the run
-    /// taking a communication point at each one between its output points; `all` at every
-    /// result row against a straight line between the reference's rows, and at every
-    /// reference row (the earlier default, which fails a correct FMU against a coarse reference).
-    #[arg(long, value_enum, value_name = "WHERE")]
-    pub(crate) compare_at: Option<CompareAtArg>,
-    /// Print no summary.
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+    /// Print no report, only errors: the exit code is the verdict (0 every case passed, 3 a
+    /// signal left its tolerance, 1 a simulation failed, 2 bad input). --json, --json-file and
+    /// --junit still write theirs.
     #[arg(long, short)]
     pub(crate) quiet: bool,
 }
@@ -125,44 +114,50 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
                 return Err(Error::Usage(format!(
                     "--github-summary appends to the file ${GITHUB_SUMMARY_VARIABLE} names, and \
                      it is not set: GitHub Actions sets it in every step of a job; elsewhere \
-                     leave the option out (--junit, --json and --html write reports anywhere)"
+                     leave the option out (--junit, --json-file and --html write reports anywhere)"
                 )))
             }
         }
     } else {
         None
     };
+    let model = &args.model;
     let request = CheckRequest {
         targets: args.targets.clone(),
         reference: args.reference.clone(),
         input_file: args.input_file.clone(),
         settings: args.settings.clone(),
         tolerance: cosimo::results::compare::ToleranceSettings {
-            rel: args.rel_tol,
-            abs: args.abs_tol,
+            rel: args.rtol,
+            abs: args.atol,
             range: args.range_tol,
             time: args.time_tol,
         },
-        start: args.start_time,
-        stop: args.stop_time,
-        step: args.step_size,
-        output_interval: args.output_interval,
+        overrides: model.overrides(),
+        start_values: model.start_values.clone(),
+        run: RunOptions {
+            instance: model.instance(),
+            threads: model.threads,
+            allow_non_finite: model.allow_non_finite,
+            isolate: model.isolate,
+            worker: model.worker()?,
+            worker_processes: model.worker_processes(),
+            interface: model.interface(),
+            ..RunOptions::default()
+        },
         plot: args.plot.clone(),
         html: args.html.clone(),
         results: args.results.clone(),
-        isolate: args.isolate,
-        worker: super::run::worker_options(args.call_timeout, args.worker_memory.as_deref())?,
         compare_at: args.compare_at.map(|at| match at {
             CompareAtArg::Reference => cosimo::results::compare::CompareAt::Reference,
             CompareAtArg::All => cosimo::results::compare::CompareAt::All,
         }),
     };
     let report = check_targets(&request, &mut |warning| say!("warning: {warning}"))?;
-    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     // A failed write to stdout (`> /dev/full`) is an error; a closed pipe (`| head`) is not.
     use std::io::Write as _;
     if !args.quiet {
-        if json_to_stdout {
+        if args.json {
             let _ = write!(std::io::stderr(), "{}", report.text());
         } else {
             print_report(format_args!("{}", report.text()))?;
@@ -174,10 +169,11 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
     if let Some(path) = &args.junit {
         std::fs::write(path, report.junit()).map_err(|e| Error::io(path, e))?;
     }
-    match &args.json {
-        Some(_) if json_to_stdout => print_report(format_args!("{}\n", report.json()))?,
-        Some(path) => std::fs::write(path, report.json() + "\n").map_err(|e| Error::io(path, e))?,
-        None => {}
+    if let Some(path) = &args.json_file {
+        std::fs::write(path, report.json() + "\n").map_err(|e| Error::io(path, e))?;
+    }
+    if args.json {
+        print_report(format_args!("{}\n", report.json()))?;
     }
     if let Some(path) = &summary {
         let text = cosimo::results::markdown::github_summary(&report);

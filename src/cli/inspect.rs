@@ -23,6 +23,9 @@ pub(crate) struct InspectArgs {
     /// The .ssd file of an SSP to inspect (default: SystemStructure.ssd).
     #[arg(long)]
     pub(crate) ssd: Option<String>,
+    /// Print no warnings (what the target declares is printed all the same).
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
 }
 
 /// Import an SSP, printing what it uses that cosimo does not (harmlessly) support.
@@ -47,7 +50,7 @@ fn inspect_ssp(args: &InspectArgs) -> Result<(), Error> {
     if args.json {
         return print_json(args);
     }
-    let (package, imported) = import_ssp(&args.fmu, args.ssd.as_deref(), false)?;
+    let (package, imported) = import_ssp(&args.fmu, args.ssd.as_deref(), args.quiet)?;
     out!("{}", args.fmu.display());
     out!("  System           {}", imported.name);
     if let Some(d) = &imported.description {
@@ -169,7 +172,9 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
     let description = fmu.file_description();
     for variable in description.variables.iter().filter(|v| v.is_array()) {
         if let Err(error) = check_array_size(description, variable) {
-            say!("warning: {error}");
+            if !args.quiet {
+                say!("warning: {error}");
+            }
         }
     }
     super::write_out(format_args!(
@@ -182,7 +187,9 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
 /// `cosimo inspect --json`, as the library builds it.
 fn print_json(args: &InspectArgs) -> Result<(), Error> {
     let json = cosimo::request::inspect_json(&args.fmu, args.ssd.as_deref(), &mut |warning| {
-        say!("warning: {warning}")
+        if !args.quiet {
+            say!("warning: {warning}")
+        }
     })?;
     out!(
         "{}",

@@ -3,11 +3,13 @@
 
 pub(crate) mod check;
 pub(crate) mod inspect;
+pub(crate) mod model;
 pub(crate) mod plot;
 pub(crate) mod run;
 pub(crate) mod stability;
 pub(crate) mod sweep;
 pub(crate) mod validate;
+pub(crate) mod vocabulary;
 
 pub(crate) use super::exit_code;
 

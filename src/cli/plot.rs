@@ -19,7 +19,7 @@ pub(crate) struct PlotArgs {
     #[arg(long)]
     pub(crate) variable: String,
     /// The PNG to write.
-    #[arg(long, short)]
+    #[arg(long, short, value_name = "FILE")]
     pub(crate) output: PathBuf,
     /// A label per file (default: the file names).
     #[arg(long = "label")]
@@ -42,6 +42,9 @@ pub(crate) struct PlotArgs {
     /// With --x: one set of points per value of this column (e.g. a grid parameter).
     #[arg(long)]
     pub(crate) by: Option<String>,
+    /// Print nothing but errors (no line naming the PNG written).
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
 }
 
 pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
@@ -74,8 +77,18 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
         ));
     }
     let mut series = Vec::with_capacity(args.files.len());
+    // The horizontal axis is the first column: time in result files, else what it is named.
+    let mut x_label = None;
     for (i, file) in args.files.iter().enumerate() {
         let table = cosimo::fs_checks::read_table(file, "results")?;
+        x_label.get_or_insert_with(|| {
+            let name = table.time_name();
+            if name.eq_ignore_ascii_case("time") || name.is_empty() {
+                "time [s]".to_string()
+            } else {
+                name.to_string()
+            }
+        });
         let values = element_or_column(&table, &args.variable)?;
         let values = match values {
             Some(values) => values,
@@ -119,11 +132,16 @@ pub(crate) fn plot_command(args: &PlotArgs) -> Result<(), Error> {
     plot_series(
         &args.output,
         args.title.as_deref().unwrap_or(&args.variable),
-        &args.variable,
+        (
+            x_label.as_deref().unwrap_or("time [s]"),
+            args.variable.as_str(),
+        ),
         &series,
         range,
     )?;
-    say!("plot: {}", args.output.display());
+    if !args.quiet {
+        say!("plot: {}", args.output.display());
+    }
     Ok(())
 }
 
@@ -214,7 +232,9 @@ fn plot_over(args: &PlotArgs, x: &str) -> Result<(), Error> {
         &series,
         args.y_min.zip(args.y_max),
     )?;
-    say!("plot: {}", args.output.display());
+    if !args.quiet {
+        say!("plot: {}", args.output.display());
+    }
     Ok(())
 }
 

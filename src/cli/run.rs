@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
+use super::model::ModelArgs;
 use super::say;
+use cosimo::numbers::{number, seconds};
 
 use cosimo::fmu::description::{Causality, FmiVersion, Interface, StartValue, VariableType};
 use cosimo::fmu::instance::InstanceOptions;
-use cosimo::fmu::model_exchange::{SolverMethod, SolverOptions};
 use cosimo::fs_checks::read_table;
 use cosimo::master::execution::Execution;
 use cosimo::master::run::{self as run_loop, Observer};
@@ -19,12 +20,10 @@ use cosimo::observe::realtime::check_factor;
 use cosimo::observe::{
     JsonProgress, Progress as ProgressObserver, RateMeter, RealTime, RealTimeReport,
 };
-pub(crate) use cosimo::request::worker_options;
 use cosimo::request::{prepare, PreparedRun, RunRequest};
 use cosimo::results::CsvWriter;
-use cosimo::settings::control::Estimator;
 use cosimo::settings::scenario::Scenario;
-use cosimo::settings::{AlgorithmKind, Experiment, Overrides};
+use cosimo::settings::{Experiment, Overrides};
 use cosimo::system::System;
 use cosimo::Error;
 
@@ -35,6 +34,15 @@ pub(crate) struct RunArgs {
     /// the file) with --connect.
     #[arg(required = true, value_name = "FMU|SYSTEM|SSP|NAME=FMU")]
     pub(crate) targets: Vec<String>,
+    /// Where to write the results (default: <FMU file name>_out.csv, or <system file
+    /// name>_out.csv, in the current folder, as FMPy names them). Formerly --output-file.
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "output-file",
+        value_name = "FILE"
+    )]
+    pub(crate) output_file: Vec<PathBuf>,
     /// Connect an output to an input: `component.output=component.input` (repeatable).
     #[arg(long = "connect", value_name = "FROM=TO")]
     pub(crate) connections: Vec<String>,
@@ -46,37 +54,8 @@ pub(crate) struct RunArgs {
     /// The .ssd file of an SSP to run (default: SystemStructure.ssd).
     #[arg(long)]
     pub(crate) ssd: Option<String>,
-    /// Master algorithm for systems: jacobi, gauss-seidel, or implicit (predictor / corrector
-    /// repeating each macro step from saved FMU states until the coupling equations hold).
-    #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "constraint", "rim"])]
-    pub(crate) algorithm: Option<String>,
-    /// Interface Jacobian of --algorithm implicit: system (one repeated macro step of every
-    /// component per coupling variable) or components (each component repeats only its own
-    /// step per own input, in parallel; direct feedthrough from the FMUs' directional
-    /// derivatives; composed along the coupling graph).
-    #[arg(long, value_parser = ["system", "components"])]
-    pub(crate) jacobian: Option<String>,
-    /// Extended coupling of --algorithm implicit (the stability thesis, Sect. 3.4) for the
-    /// connections the system file marks "halfStep": derivative (the coupling condition's time
-    /// derivative at each point, from the sources' output derivatives) or integral (its
-    /// integral over each step, from the outputs the connections name as "sourceIntegral").
-    #[arg(long, value_parser = ["none", "derivative", "integral"])]
-    pub(crate) extension: Option<String>,
-    /// Extrapolation order k of Float inputs in systems: 0 (hold) to 3 (with --adaptive: the
-    /// highest order the order controller may choose).
-    #[arg(long, visible_alias = "order", value_parser = clap::value_parser!(u8).range(0..=3), allow_negative_numbers = true)]
-    pub(crate) extrapolation_order: Option<u8>,
-    /// Control the macro-step size (and, unless --fixed-order, the order) with an error
-    /// estimator; --step-size is the first step.
-    #[arg(long)]
-    pub(crate) adaptive: bool,
-    /// Error estimator for --adaptive: ExLocal, ExMilne, ExSLocal (explicit), ImMilne, ImSLocal
-    /// (implicit). Default: ExSLocal, or ImSLocal with --algorithm implicit.
-    #[arg(long, value_parser = ["ExLocal", "ExMilne", "ExSLocal", "ImMilne", "ImSLocal"])]
-    pub(crate) estimator: Option<String>,
-    /// With --adaptive: keep the order given by --order instead of controlling it.
-    #[arg(long)]
-    pub(crate) fixed_order: bool,
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
     /// With --adaptive: relative tolerance of states (ExLocal, ExMilne, ImMilne).
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) rtol: Option<f64>,
@@ -92,77 +71,11 @@ pub(crate) struct RunArgs {
     /// With --adaptive: absolute tolerance of coupling variables.
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) atol_coupling: Option<f64>,
-    /// With --adaptive: largest macro step.
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) max_step: Option<f64>,
-    /// With --adaptive: safety factor of the step-size controller (the paper recommends 2..6).
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) safety_factor: Option<f64>,
-    /// Step components in parallel, each FMU on one thread for life: a short trial times the
-    /// components' steps first and the run uses threads only where they pay (else it runs
-    /// sequentially and says why).
-    #[arg(long)]
-    pub(crate) parallel: bool,
-    /// Threads for --parallel, used without a trial (default: chosen by the trial, at most one
-    /// per core).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    pub(crate) threads: usize,
-    /// Host every FMU in a worker process (its own, unless --worker-processes): a crash, abort or
-    /// exit of an FMU then ends the run with a message naming the component, call and time,
-    /// with the results so far kept.
-    #[arg(long)]
-    pub(crate) isolate: bool,
-    /// Seconds an FMI call may take before its worker process is killed and the run ends with
-    /// a message naming the call (puts every component into a worker process; a component's
-    /// own callTimeout in a system file wins).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub(crate) call_timeout: Option<f64>,
-    /// Memory limit of each worker process (address space), e.g. 512M or 2G; a worker that
-    /// exceeds it dies and the run ends with a message saying so.
-    #[arg(long, value_name = "SIZE")]
-    pub(crate) worker_memory: Option<String>,
-    /// Spread the FMUs that run in worker processes over N processes instead of one each
-    /// (components naming a workerGroup keep theirs): with more FMUs than cores, fewer
-    /// processes step much faster. A crash ends the run either way.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096), allow_negative_numbers = true)]
-    pub(crate) worker_processes: Option<u64>,
-    /// Start time [s] (default: the FMU's default experiment, else 0).
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) start_time: Option<f64>,
-    /// Stop time [s] (default: the FMU's default experiment, else start + 1).
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) stop_time: Option<f64>,
-    /// Communication step size [s] (default: the default experiment's, else (stop - start) / 500).
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) step_size: Option<f64>,
-    /// Interval between result rows [s] (default: the step size).
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) output_interval: Option<f64>,
-    /// Most result rows the output grid may make; a run that would write more is refused
-    /// before it starts [default: 100000000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
-    pub(crate) max_rows: Option<u64>,
-    /// A magnitude no coupling value, constraint multiplier or recorded Float value may
-    /// exceed: a run that passes it has diverged and stops with a message naming the value
-    /// (default: no bound; NaN and infinity, and correctors that diverge, stop a run anyway).
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
-    pub(crate) divergence_limit: Option<f64>,
-    /// Relative tolerance passed to the FMU (default: the default experiment's).
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) tolerance: Option<f64>,
-    /// Start value or parameter, NAME=VALUE (repeatable; in systems component.NAME=VALUE).
-    /// Arrays: space-separated elements.
-    #[arg(long = "start-value", value_name = "NAME=VALUE")]
-    pub(crate) start_values: Vec<String>,
     /// CSV with a time column and one column per input (in systems component.NAME): continuous
     /// Float inputs interpolated; discrete, integer, Boolean and String inputs held; arrays as
     /// space-separated values in one cell.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub(crate) input_file: Option<PathBuf>,
-    /// Where to write the results (default: <FMU file name>_out.csv, or <system file
-    /// name>_out.csv, in the current folder, as FMPy names them).
-    #[arg(long)]
-    pub(crate) output_file: Option<PathBuf>,
     /// Variable to record (repeatable; in systems component.NAME; default: every output).
     #[arg(long = "output-variable", value_name = "NAME")]
     pub(crate) output_variables: Vec<String>,
@@ -175,30 +88,6 @@ pub(crate) struct RunArgs {
     /// Turn on the FMU's debug logging and print its messages.
     #[arg(long)]
     pub(crate) debug_logging: bool,
-    /// FMI 3: ask the FMU to return early at events and handle them in event mode.
-    #[arg(long)]
-    pub(crate) event_mode: bool,
-    /// The interface of FMUs that have both: cs (Co-Simulation, the default) or me (Model
-    /// Exchange: cosimo integrates the model with --solver). A system file's component may
-    /// choose its own ("interface").
-    #[arg(long, value_parser = ["cs", "me"])]
-    pub(crate) interface: Option<String>,
-    /// Integrator of Model Exchange components: bdf (variable-order BDF, for stiff models;
-    /// the default) or rk45 (Tsitouras 5(4), explicit).
-    #[arg(long, value_parser = ["bdf", "rk45"])]
-    pub(crate) solver: Option<String>,
-    /// Relative tolerance of the Model Exchange integrator (default: the experiment's
-    /// tolerance, else 1e-6). Not --rtol, which is the implicit master's.
-    #[arg(long, value_name = "RTOL", allow_negative_numbers = true)]
-    pub(crate) solver_rtol: Option<f64>,
-    /// Absolute tolerance of the Model Exchange integrator, times each state's nominal value
-    /// (default: 1e-3 of the relative tolerance).
-    #[arg(long, value_name = "ATOL", allow_negative_numbers = true)]
-    pub(crate) solver_atol: Option<f64>,
-    /// Record and pass on outputs that are NaN or infinite (by default such a value ends the
-    /// run with an error naming the variable and the time).
-    #[arg(long)]
-    pub(crate) allow_non_finite: bool,
     /// Pace macro steps to the wall clock, FACTOR times real time (default 1; 2 runs twice as
     /// fast): each step waits until its simulated time is due. The summary reports the total
     /// and rolling real-time factor, the steps that finished late and the worst lateness;
@@ -227,11 +116,14 @@ pub(crate) struct RunArgs {
     /// is checked before the start; those that took effect are listed in the summary.
     #[arg(long, value_name = "FILE")]
     pub(crate) scenario: Option<PathBuf>,
-    /// Write the run's summary as JSON to FILE (what ran, steps, rows, times, the real-time
-    /// figures, the scenario events that took effect), for programs and CI jobs; written also
+    /// Print the run's summary as JSON on stdout (what ran, steps, rows, times, the real-time
+    /// figures, the scenario events that took effect), for programs and CI jobs; printed also
     /// for a run that fails, with the error.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) summary_json: Option<PathBuf>,
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Write the run's summary as JSON (as --json prints it) to FILE. Formerly --summary-json.
+    #[arg(long, value_name = "FILE", alias = "summary-json")]
+    pub(crate) json_file: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -390,10 +282,16 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
             say!("warning: {warning}");
         }
     }
-    let output_file = args
-        .output_file
-        .clone()
-        .unwrap_or_else(|| default_output(args, &name, single_fmu));
+    let output_file = match args.output_file.as_slice() {
+        [] => default_output(args, &name, single_fmu),
+        [one] => one.clone(),
+        many => {
+            return Err(Error::Usage(format!(
+                "-o/--output given {} times: a run writes one results file (CSV); give it once",
+                many.len()
+            )))
+        }
+    };
     let sources: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
     refuse_overwriting(&output_file, &sources, args)?;
     let lines = progress_lines(args)?;
@@ -434,9 +332,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
     }
     progress.finish();
     let interrupted = signals.stop.load(Ordering::Relaxed) && result.is_ok();
-    if let Some(path) = &args.summary_json {
-        write_summary_json(
-            path,
+    if args.json || args.json_file.is_some() {
+        let summary = summary_json(
             &name,
             experiment,
             &result,
@@ -444,10 +341,16 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
             pacing.as_ref(),
             &output_file,
         )?;
+        if let Some(path) = &args.json_file {
+            std::fs::write(path, summary.clone() + "\n").map_err(|e| Error::io(path, e))?;
+        }
+        if args.json {
+            super::write_out(format_args!("{summary}\n"))?;
+        }
     }
     let stats = result.inspect_err(|e| {
-        if let Error::Simulation { time, .. } = e {
-            say!("results up to t = {time} are in {}", output_file.display());
+        if let Error::Simulation { .. } = e {
+            say!("{}", kept_rows(last_row, &output_file));
         }
     })?;
     if !args.quiet {
@@ -481,13 +384,14 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
         // Said even with --quiet: the run did not do what was asked.
         match last_row {
             Some(row) => say!(
-                "interrupted at t = {}, rows up to t = {row} kept in {}",
-                stats.end_time,
+                "interrupted at t = {}, rows up to t = {} kept in {}",
+                number(stats.end_time),
+                number(row),
                 output_file.display()
             ),
             None => say!(
                 "interrupted at t = {}, no rows written to {}",
-                stats.end_time,
+                number(stats.end_time),
                 output_file.display()
             ),
         }
@@ -530,8 +434,10 @@ fn long_co_simulation(
     let steps = (experiment.stop - experiment.start) / step;
     (steps >= HOURS_OF_STEPS).then(|| {
         format!(
-            "{} as Co-Simulation takes about {steps:.0e} internal steps of {step} s to t = {} s, which may take hours; it also has Model Exchange: --interface me integrates it with cosimo's variable-step solver",
-            description.model_name, experiment.stop
+            "{} as Co-Simulation takes about {steps:.0e} internal steps of {} to t = {}, which may take hours; it also has Model Exchange: --interface me integrates it with cosimo's variable-step solver",
+            description.model_name,
+            seconds(step),
+            seconds(experiment.stop)
         )
     })
 }
@@ -614,13 +520,21 @@ fn start_text(value: &StartValue) -> String {
 
 /// The command line as a library run request (clap has checked the syntax of its options).
 fn request(args: &RunArgs) -> Result<RunRequest, Error> {
+    let model = &args.model;
     Ok(RunRequest {
         targets: args.targets.clone(),
         connections: args.connections.clone(),
         ignore_units: args.ignore_units.clone(),
         ssd: args.ssd.clone(),
-        overrides: overrides(args),
-        start_values: args.start_values.clone(),
+        overrides: Overrides {
+            rtol: args.rtol,
+            atol_position: args.atol_position,
+            atol_velocity: args.atol_velocity,
+            rtol_coupling: args.rtol_coupling,
+            atol_coupling: args.atol_coupling,
+            ..model.overrides()
+        },
+        start_values: model.start_values.clone(),
         output_variables: args.output_variables.clone(),
         inputs: args
             .input_file
@@ -635,53 +549,18 @@ fn request(args: &RunArgs) -> Result<RunRequest, Error> {
                 FmiVersion::Fmi3
             }
         }),
-        threads: args.threads,
+        threads: model.threads,
         instance: InstanceOptions {
             log_fmi_calls: args.log_fmi_calls,
             logging_on: args.debug_logging,
-            event_mode: args.event_mode,
-            solver: SolverOptions {
-                method: args.solver.as_deref().and_then(SolverMethod::parse),
-                rtol: args.solver_rtol,
-                atol: args.solver_atol,
-            },
-            ..InstanceOptions::default()
+            ..model.instance()
         },
-        allow_non_finite: args.allow_non_finite,
-        isolate: args.isolate,
-        worker: worker_options(args.call_timeout, args.worker_memory.as_deref())?,
-        worker_processes: args.worker_processes.map(|n| n as usize),
-        interface: args.interface.as_deref().and_then(Interface::parse),
+        allow_non_finite: model.allow_non_finite,
+        isolate: model.isolate,
+        worker: model.worker()?,
+        worker_processes: model.worker_processes(),
+        interface: model.interface(),
     })
-}
-
-/// The experiment options of `run` as library overrides (clap has checked their syntax).
-fn overrides(args: &RunArgs) -> Overrides {
-    use cosimo::settings::implicit::{Extension, JacobianMethod};
-    Overrides {
-        start: args.start_time,
-        stop: args.stop_time,
-        step: args.step_size,
-        output_interval: args.output_interval,
-        tolerance: args.tolerance,
-        algorithm: args.algorithm.as_deref().and_then(AlgorithmKind::parse),
-        extrapolation_order: args.extrapolation_order,
-        parallel: args.parallel,
-        jacobian: args.jacobian.as_deref().and_then(JacobianMethod::parse),
-        extension: args.extension.as_deref().and_then(Extension::parse),
-        adaptive: args.adaptive,
-        estimator: args.estimator.as_deref().and_then(Estimator::parse),
-        fixed_order: args.fixed_order,
-        rtol: args.rtol,
-        atol_position: args.atol_position,
-        atol_velocity: args.atol_velocity,
-        rtol_coupling: args.rtol_coupling,
-        atol_coupling: args.atol_coupling,
-        max_step: args.max_step,
-        safety_factor: args.safety_factor,
-        max_rows: args.max_rows,
-        divergence_limit: args.divergence_limit,
-    }
 }
 
 /// The summary of a run on stderr: what ran, how far, how fast, and the algorithm's figures.
@@ -692,9 +571,9 @@ fn print_summary(
     terminated: &str,
 ) {
     say!(
-        "{what}: simulated {} s to {} s in {} macro steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
-        experiment.start,
-        stats.end_time,
+        "{what}: simulated {} to {} in {} macro steps ({} FMI calls, {} rows) in {:.3} s wall time, real-time factor {:.1}{}",
+        seconds(experiment.start),
+        seconds(stats.end_time),
         stats.steps,
         stats.fmi_calls,
         stats.rows,
@@ -718,13 +597,13 @@ fn print_summary(
             .map(|(k, n)| format!("k={k}: {n}"))
             .collect();
         say!(
-            "step control: {} accepted, {} rejected, {} corrector iterations, {} macro-step computations, H from {:e} to {:e} s, orders {}",
+            "step control: {} accepted, {} rejected, {} corrector iterations, {} macro-step computations, H from {} to {}, orders {}",
             control.accepted,
             control.rejected,
             control.corrector_iterations,
             control.macro_steps,
-            control.smallest_step,
-            control.largest_step,
+            seconds(control.smallest_step),
+            seconds(control.largest_step),
             histogram.join(", ")
         );
     } else if stats.corrector_iterations > 0 {
@@ -755,8 +634,9 @@ fn shortened_note(experiment: &Experiment, shortened: u64) -> String {
     };
     let why = match experiment.output_interval {
         Some(interval) if !is_multiple(interval, experiment.step) => format!(
-            " (output interval {interval} s is not a multiple of the step {} s)",
-            experiment.step
+            " (output interval {} is not a multiple of the step {})",
+            seconds(interval),
+            seconds(experiment.step)
         ),
         _ => String::new(),
     };
@@ -783,16 +663,30 @@ fn default_output(args: &RunArgs, name: &str, single_fmu: bool) -> PathBuf {
     PathBuf::from(format!("{stem}_out.csv"))
 }
 
-/// `--summary-json`: the run's figures (or its error) as one JSON object.
-fn write_summary_json(
-    path: &Path,
+/// What a failed run left in its results file: the rows up to the last one written, or none.
+fn kept_rows(last_row: Option<f64>, output_file: &Path) -> String {
+    match last_row {
+        Some(t) => format!(
+            "results up to t = {} are in {}",
+            number(t),
+            output_file.display()
+        ),
+        None => format!(
+            "no result rows were written: {} holds the header only",
+            output_file.display()
+        ),
+    }
+}
+
+/// `--json` / `--json-file`: the run's figures (or its error) as one JSON object.
+fn summary_json(
     name: &str,
     experiment: &Experiment,
     result: &Result<cosimo::master::RunStatistics, Error>,
     interrupted: bool,
     pacing: Option<&RealTime>,
     output_file: &Path,
-) -> Result<(), Error> {
+) -> Result<String, Error> {
     let mut summary = serde_json::json!({
         "name": name,
         "results": output_file.display().to_string(),
@@ -836,12 +730,8 @@ fn write_summary_json(
             "worst_lateness": report.worst_lateness,
         });
     }
-    let text = serde_json::to_string_pretty(&summary)
-        .map_err(|e| Error::Internal(format!("the summary as JSON: {e}")))?;
-    std::fs::write(path, text + "\n").map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    serde_json::to_string_pretty(&summary)
+        .map_err(|e| Error::Internal(format!("the summary as JSON: {e}")))
 }
 
 /// The scenario events that took effect, one line each.
@@ -852,12 +742,12 @@ fn print_scenario(events: &[cosimo::master::scenario::AppliedEvent]) {
         if event.action == "end" {
             say!(
                 "  t = {}: the scenario ended; every change undone",
-                event.time
+                number(event.time)
             );
         } else {
             say!(
                 "  t = {}: {} {}{} ({})",
-                event.time,
+                number(event.time),
                 event.action,
                 event.variable,
                 event
@@ -1026,7 +916,7 @@ fn refuse_overwriting(output: &Path, inputs: &[&Path], args: &RunArgs) -> Result
         .find(|p| same(output, p))
     {
         return Err(Error::Usage(format!(
-            "--output-file {} is {}, an input of the run: writing the results would overwrite it; choose another file",
+            "-o/--output {} is {}, an input of the run: writing the results would overwrite it; choose another file",
             output.display(),
             clobbered.display()
         )));

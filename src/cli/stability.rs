@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{out, say};
+use cosimo::numbers::seconds;
 
 use cosimo::settings::{AlgorithmKind, Labels, Overrides};
 use cosimo::Error;
@@ -14,7 +15,7 @@ use cosimo::Error;
 pub(crate) struct StabilityArgs {
     /// A JSON system file with a "stability" section (the FMU states and the start values that
     /// set them): the spectral radius of that system's one-step map with its own algorithm at
-    /// its macro step, or --max-step, --map, --scan. Without a system file: the stability
+    /// its macro step, or --max-stable-step, --map, --scan. Without a system file: the stability
     /// thesis' two-mass oscillator (--decomposition, --plane, ...).
     pub(crate) system: Option<PathBuf>,
     /// Thesis: decomposition of the two-mass oscillator: ff (force/force), fd
@@ -23,7 +24,7 @@ pub(crate) struct StabilityArgs {
     pub(crate) decomposition: Option<String>,
     /// Master algorithm [thesis default: jacobi; with a system file: the file's]. Thesis with
     /// constraint: the two masses joined rigidly (x2 - x1 = 0) with index-1 coupling of
-    /// --order 2 or 3, the index-1 paper's Appendix A model.
+    /// --extrapolation-order 2 or 3, the index-1 paper's Appendix A model.
     #[arg(long, value_parser = ["jacobi", "gauss-seidel", "implicit", "constraint"])]
     pub(crate) algorithm: Option<String>,
     /// Thesis map: the model's ratios. Applied-force coupling: alpha, a_Re, a_Im, k_Re, k_Im
@@ -34,8 +35,8 @@ pub(crate) struct StabilityArgs {
     pub(crate) ratios: Option<Vec<f64>>,
     /// Extrapolation / interpolation order k [thesis default: 0; with a system file: the
     /// file's].
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3), allow_negative_numbers = true)]
-    pub(crate) order: Option<u8>,
+    #[arg(long, visible_alias = "order", value_parser = clap::value_parser!(u8).range(0..=3), allow_negative_numbers = true)]
+    pub(crate) extrapolation_order: Option<u8>,
     /// implicit: the thesis' extended coupling (Sect. 3.4): derivative (D) with half-step
     /// values of the forces (F/F), the force and velocity (F/D) or the velocities (D/D);
     /// integral (I) with the forces, the force and position, or the positions; k = 0, 1, 2
@@ -51,22 +52,24 @@ pub(crate) struct StabilityArgs {
     /// Grid points per axis of a map, or step sizes of --scan [default: 21].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) points: Option<usize>,
-    /// Thesis: folder with the project's packed FMUs [default: target/fmus].
-    #[arg(long)]
+    /// Thesis: folder with the project's packed FMUs (`cargo run -p fmu-pack` builds them)
+    /// [default: target/fmus of the current folder, else the one beside this cosimo's build].
+    #[arg(long, value_name = "DIR")]
     pub(crate) fmus: Option<PathBuf>,
     /// CSV of the spectral radius per grid point (or per step size of --scan).
-    #[arg(long)]
+    #[arg(long, short, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
     /// PNG stability map.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub(crate) png: Option<PathBuf>,
     /// Instead of a map: the largest stable macro step above --h-low: the first loss of
     /// stability on a grid of 100 steps per decade up to --h-high, then bisection (a scheme
     /// unstable in a window and stable again above it is reported at the window's start);
     /// --h-high when all are stable (thesis: of the physical system given by --m1 --c1 --d1
-    /// --m2 --c2 --d2 --cc --dc).
-    #[arg(long)]
-    pub(crate) max_step: bool,
+    /// --m2 --c2 --d2 --cc --dc). Formerly --max-step, which `run` uses for the largest step
+    /// of --adaptive.
+    #[arg(long, alias = "max-step")]
+    pub(crate) max_stable_step: bool,
     /// With a system file: the spectral radius over a grid of two parameters, --x and --y.
     #[arg(long)]
     pub(crate) map: bool,
@@ -85,36 +88,39 @@ pub(crate) struct StabilityArgs {
     /// the file's experiment.stepSize.
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) step_size: Option<f64>,
-    /// Thesis, --max-step: mass 1 [default: 1].
+    /// Thesis, --max-stable-step: mass 1 [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) m1: Option<f64>,
-    /// Thesis, --max-step: stiffness of mass 1 [default: 1000].
+    /// Thesis, --max-stable-step: stiffness of mass 1 [default: 1000].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) c1: Option<f64>,
-    /// Thesis, --max-step: damping of mass 1 [default: 10].
+    /// Thesis, --max-stable-step: damping of mass 1 [default: 10].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) d1: Option<f64>,
-    /// Thesis, --max-step: mass 2 [default: 1].
+    /// Thesis, --max-stable-step: mass 2 [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) m2: Option<f64>,
-    /// Thesis, --max-step: stiffness of mass 2 [default: 1000].
+    /// Thesis, --max-stable-step: stiffness of mass 2 [default: 1000].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) c2: Option<f64>,
-    /// Thesis, --max-step: damping of mass 2 [default: 10].
+    /// Thesis, --max-stable-step: damping of mass 2 [default: 10].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) d2: Option<f64>,
-    /// Thesis, --max-step: coupling stiffness [default: 1000].
+    /// Thesis, --max-stable-step: coupling stiffness [default: 1000].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) cc: Option<f64>,
-    /// Thesis, --max-step: coupling damping [default: 10].
+    /// Thesis, --max-stable-step: coupling damping [default: 10].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) dc: Option<f64>,
-    /// --max-step, --scan: the smallest macro step [default: 1e-4].
+    /// --max-stable-step, --scan: the smallest macro step [default: 1e-4].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) h_low: Option<f64>,
-    /// --max-step, --scan: the largest macro step [default: 1].
+    /// --max-stable-step, --scan: the largest macro step [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) h_high: Option<f64>,
+    /// Print nothing but errors and the results (no line naming the PNG written).
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
 }
 
 pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
@@ -158,12 +164,14 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
     let draw = |path: &Path, title: &str, axes: (&str, &str), map: &[MapPoint]| {
         let points: Vec<(f64, f64, bool)> = map.iter().map(|p| (p.x, p.y, p.stable())).collect();
         cosimo::results::plot::plot_stability_map(path, title, axes, &points)?;
-        say!("map: {}", path.display());
+        if !args.quiet {
+            say!("map: {}", path.display());
+        }
         Ok::<(), Error>(())
     };
 
     if let Some(path) = &args.system {
-        // A user's system: its own algorithm (unless --algorithm, --order or --extension
+        // A user's system: its own algorithm (unless --algorithm, --extrapolation-order or --extension
         // change it) at its own macro step.
         let thesis = [
             ("--decomposition", args.decomposition.is_some()),
@@ -176,13 +184,13 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             "belongs to the stability thesis' two-mass study, which runs without a system file; with a system file, set parameters in the file or map them with --map --x ... --y ...",
         )?;
         let studies = [
-            ("--max-step", args.max_step),
+            ("--max-stable-step", args.max_stable_step),
             ("--map", args.map),
             ("--scan", args.scan),
         ];
         if studies.iter().filter(|s| s.1).count() > 1 {
             return Err(Error::Usage(
-                "--max-step, --map and --scan are separate studies: choose one".into(),
+                "--max-stable-step, --map and --scan are separate studies: choose one".into(),
             ));
         }
         if !args.map {
@@ -195,15 +203,15 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
                 "draws the map of --map; add --map --x ... --y ...",
             )?;
         }
-        if args.max_step || args.scan {
+        if args.max_stable_step || args.scan {
             refuse(
                 &[("--step-size", args.step_size.is_some())],
-                "fixes the macro step, which --max-step and --scan vary; give --h-low and --h-high instead",
+                "fixes the macro step, which --max-stable-step and --scan vary; give --h-low and --h-high instead",
             )?;
         } else {
             refuse(
                 &bounds,
-                "bounds the macro step of --max-step or --scan; add one of them",
+                "bounds the macro step of --max-stable-step or --scan; add one of them",
             )?;
         }
         if !args.map && !args.scan {
@@ -218,7 +226,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         let (mut system, study) = cosimo::analysis::study::read(path)?;
         system.experiment = Overrides {
             algorithm: args.algorithm.as_deref().and_then(AlgorithmKind::parse),
-            extrapolation_order: args.order,
+            extrapolation_order: args.extrapolation_order,
             extension,
             step: args.step_size,
             ..Overrides::default()
@@ -226,7 +234,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         .apply(&system.experiment, Labels::SYSTEM_FILE)
         .map_err(Error::Usage)?;
         let mut analyser = LinearAnalyser::new(&system, &study)?;
-        if args.max_step {
+        if args.max_stable_step {
             let h = analyser.max_stable_step(h_low, h_high, 1e-3)?;
             out!("largest stable macro step: {h:.6e} s");
         } else if args.scan {
@@ -248,9 +256,9 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             let map = analyser.parameter_map(&x, &y, points)?;
             let count = map.iter().filter(|p| p.stable()).count();
             out!(
-                "{count} of {} grid points stable (spectral radius <= 1) at H = {:e} s",
+                "{count} of {} grid points stable (spectral radius <= 1) at H = {}",
                 map.len(),
-                analyser.step()
+                seconds(analyser.step())
             );
             let axes = (x.parameter.as_str(), y.parameter.as_str());
             if let Some(out) = &args.output {
@@ -258,11 +266,11 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             }
             if let Some(png) = &args.png {
                 let title = format!(
-                    "{}, {} k = {}, H = {:e} s",
+                    "{}, {} k = {}, H = {}",
                     path.file_name().unwrap_or_default().to_string_lossy(),
                     system.experiment.algorithm.kind(),
                     system.experiment.algorithm.extrapolation_order(),
-                    analyser.step()
+                    seconds(analyser.step())
                 );
                 draw(png, &title, axes, &map)?;
             }
@@ -270,8 +278,8 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             out!("state vector: {}", analyser.describe());
             let rho = analyser.spectral_radius()?;
             out!(
-                "spectral radius at H = {:e} s: {rho:.9} ({})",
-                analyser.step(),
+                "spectral radius at H = {}: {rho:.9} ({})",
+                seconds(analyser.step()),
                 stable(rho)
             );
         }
@@ -290,7 +298,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         "studies a system file: cosimo stability SYSTEM.json ...",
     )?;
     let algorithm = args.algorithm.as_deref().unwrap_or("jacobi");
-    let order = args.order.unwrap_or(0);
+    let order = args.extrapolation_order.unwrap_or(0);
     let constraint = algorithm == "constraint";
     if constraint {
         refuse(
@@ -298,7 +306,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             "cuts the two-mass oscillator for applied-force coupling; --algorithm constraint studies the rigidly coupled model",
         )?;
         refuse(
-            &[("--max-step", args.max_step)],
+            &[("--max-stable-step", args.max_stable_step)],
             "analyses applied-force coupling; draw a map for --algorithm constraint",
         )?;
     }
@@ -308,7 +316,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             "applies to the implicit algorithm only; add --algorithm implicit",
         )?;
     }
-    if args.max_step {
+    if args.max_stable_step {
         refuse(
             &[
                 ("--plane", args.plane.is_some()),
@@ -317,12 +325,12 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
                 ("--output", args.output.is_some()),
                 ("--png", args.png.is_some()),
             ],
-            "belongs to a map; --max-step finds one macro step",
+            "belongs to a map; --max-stable-step finds one macro step",
         )?;
     } else {
         refuse(
             &[&physical[..], &bounds[..]].concat(),
-            "gives the physical system of --max-step; add --max-step",
+            "gives the physical system of --max-stable-step; add --max-stable-step",
         )?;
     }
     let decomposition = args.decomposition.as_deref().unwrap_or("ff");
@@ -336,8 +344,11 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         order,
         extension: extension.unwrap_or(Extension::None),
     };
-    let fmus = TestFmus::in_folder(args.fmus.as_deref().unwrap_or(Path::new("target/fmus")));
-    if args.max_step {
+    let fmus = TestFmus::in_folder(&match &args.fmus {
+        Some(folder) => folder.clone(),
+        None => default_fmus()?,
+    });
+    if args.max_stable_step {
         let model = TwoMass {
             m1: args.m1.unwrap_or(1.0),
             c1: args.c1.unwrap_or(1000.0),
@@ -389,7 +400,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
     let map = if constraint {
         if order != 2 && order != 3 {
             return Err(Error::Usage(
-                "--algorithm constraint needs --order 2 or 3 (the index-1 multipliers' polynomial)"
+                "--algorithm constraint needs --extrapolation-order 2 or 3 (the index-1 multipliers' polynomial)"
                     .into(),
             ));
         }
@@ -452,4 +463,28 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         draw(path, &title, axes, &map)?;
     }
     Ok(())
+}
+
+/// The folder of the project's FMUs when --fmus is not given: target/fmus of the current
+/// folder (a checkout), else the one beside the build this cosimo runs from
+/// (target/debug/cosimo -> target/fmus), so that the study runs from any folder.
+fn default_fmus() -> Result<PathBuf, Error> {
+    let mut tried = vec![PathBuf::from("target/fmus")];
+    if let Some(build) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("fmus")))
+    {
+        tried.push(build);
+    }
+    if let Some(found) = tried.iter().find(|folder| folder.is_dir()) {
+        return Ok(found.clone());
+    }
+    Err(Error::Usage(format!(
+        "the stability thesis' two-mass study runs the project's own FMUs, and they are not in {}: build them in a cosimo checkout with `cargo run -p fmu-pack` and give their folder with --fmus DIR (or run from the checkout), or study a system file: cosimo stability SYSTEM.json",
+        tried
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    )))
 }

@@ -58,9 +58,16 @@ pub(crate) struct SweepArgs {
     /// The study: what to run, the parameters to vary, what to keep (schemas/study.schema.json).
     #[arg(value_name = "STUDY.json", required_unless_present = "merge")]
     pub(crate) study: Option<PathBuf>,
-    /// Where to write summary.csv, summary.parquet, sweep.json and (when the study keeps them)
-    /// runs/ with each run's results.
-    #[arg(long, value_name = "DIR", required_unless_present_any = ["dry_run", "resume"])]
+    /// Required (except with --dry-run or --resume): where to write summary.csv,
+    /// summary.parquet, sweep.json and (when the study keeps them) runs/ with each run's
+    /// results. Formerly --output-dir.
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "output-dir",
+        value_name = "DIR",
+        required_unless_present_any = ["dry_run", "resume"]
+    )]
     pub(crate) output_dir: Option<PathBuf>,
     /// Continue the sweep of this study that was stopped or killed with its output in DIR:
     /// make only the runs missing from DIR's table and write the table there, as the sweep
@@ -85,7 +92,7 @@ pub(crate) struct SweepArgs {
     #[arg(long)]
     pub(crate) dry_run: bool,
     /// Join the tables in these output folders (shards of one study) into the table of the
-    /// whole study, written to --output-dir.
+    /// whole study, written to -o/--output.
     #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["study", "shard", "dry_run"])]
     pub(crate) merge: Vec<PathBuf>,
     /// Print nothing but errors.
@@ -223,12 +230,12 @@ fn prepare(args: &SweepArgs, lead: bool) -> Result<Prepared, Error> {
     })
 }
 
-/// Where the table goes: `--output-dir`, or the folder `--resume` continues.
+/// Where the table goes: `-o/--output`, or the folder `--resume` continues.
 fn output_dir(args: &SweepArgs) -> Result<&Path, Error> {
     args.output_dir
         .as_deref()
         .or(args.resume.as_deref())
-        .ok_or_else(|| Error::Usage("name the output folder: --output-dir DIR".into()))
+        .ok_or_else(|| Error::Usage("name the output folder: -o/--output DIR".into()))
 }
 
 /// The table a sweep stopped or killed left in `dir`, checked to be of this study and shard:
@@ -244,7 +251,7 @@ fn earlier_table(
     let meta = &table.meta;
     let refuse = |why: String| {
         Error::Usage(format!(
-            "--resume {}: {why}; resume with the study and --shard the sweep was started with, or start afresh with --output-dir",
+            "--resume {}: {why}; resume with the study and --shard the sweep was started with, or start afresh with -o/--output DIR",
             dir.display()
         ))
     };
@@ -583,7 +590,7 @@ fn csv_cell(text: &str) -> String {
 /// `--merge DIR...`: the tables joined, the per-run results copied.
 fn merge(args: &SweepArgs) -> Result<u8, Error> {
     let dir = args.output_dir.as_deref().ok_or_else(|| {
-        Error::Usage("--merge writes the joined table to --output-dir: add --output-dir DIR".into())
+        Error::Usage("--merge writes the joined table to -o/--output: add -o DIR".into())
     })?;
     let mut tables = Vec::new();
     for part in &args.merge {

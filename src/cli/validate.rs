@@ -17,6 +17,10 @@ pub(crate) struct ValidateArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Print only the findings that are errors, without the count line (the exit code says
+    /// whether there were any); with --json, leave the warnings out of the findings.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
 }
 
 pub(crate) fn validate_command(args: &ValidateArgs) -> ExitCode {
@@ -63,6 +67,10 @@ fn validate_and_print(args: &ValidateArgs) -> Result<u8, Error> {
         .filter(|f| f.severity == Severity::Error)
         .count();
     let warnings = findings.len() - errors;
+    let findings: Vec<_> = findings
+        .into_iter()
+        .filter(|f| !args.quiet || f.severity == Severity::Error)
+        .collect();
     if args.json {
         let json = serde_json::json!({
             "fmu": args.fmu.display().to_string(),
@@ -77,6 +85,9 @@ fn validate_and_print(args: &ValidateArgs) -> Result<u8, Error> {
     } else {
         for finding in &findings {
             out!("{finding}");
+        }
+        if args.quiet {
+            return Ok(if has_errors(&findings) { 2 } else { 0 });
         }
         out!(
             "{}: {errors} error{}, {warnings} warning{}",

@@ -356,7 +356,7 @@ impl Execution {
         let step = jacobian.lu().solve(&(-&base)).ok_or_else(|| {
             Error::Numerics(format!(
                 "constraint coupling at t = {}: the accelerations do not depend on the multipliers (singular); check the force inputs and the acceleration outputs' feedthrough",
-                self.time
+                crate::numbers::number(self.time)
             ))
         })?;
         let lambda: Vec<f64> = lambda_guess
@@ -446,7 +446,8 @@ impl Execution {
             }
             let step = jacobian.lu().solve(&(-&g)).ok_or_else(|| {
                 Error::Numerics(format!(
-                    "constraint coupling at t = {t}: the Jacobian of the residuals with respect to the multiplier parameters is singular; check the constraint equations and force inputs"
+                    "constraint coupling at t = {}: the Jacobian of the residuals with respect to the multiplier parameters is singular; check the constraint equations and force inputs",
+                    crate::numbers::number(t)
                 ))
             })?;
             beta += step;
@@ -555,7 +556,7 @@ impl Execution {
         let step = jacobian.lu().solve(&(-&base)).ok_or_else(|| {
             Error::Numerics(format!(
                 "Baumgarte coupling at t = {}: the accelerations do not depend on the multipliers",
-                self.time
+                crate::numbers::number(self.time)
             ))
         })?;
         let lambda: Vec<f64> = guess.iter().zip(step.iter()).map(|(l, s)| l + s).collect();
@@ -707,7 +708,7 @@ impl ConstraintAlgorithm {
         };
         divergence::diverged(format_args!(
             "in the macro step to t = {}, {method} left constraint equation {equation} ({}) violated on {level} level: residual {scaled} = {:.3e}, more than {} % of the largest interface acceleration ({:.3e})",
-            exec.time,
+            crate::numbers::number(exec.time),
             describe_equation(&self.coupling, equation),
             step.residual,
             divergence::CONSTRAINT_RESIDUAL_FRACTION * 100.0,
@@ -719,7 +720,7 @@ impl ConstraintAlgorithm {
     fn drifted(&self, exec: &Execution, step: &ConstraintStep) -> Error {
         divergence::diverged(format_args!(
             "in the macro step to t = {}, the Baumgarte multipliers let constraint equation {} ({}) drift apart on position level: |g| = {:.3e}, more than {} % of the largest interface position so far ({:.3e})",
-            exec.time,
+            crate::numbers::number(exec.time),
             step.gap.1,
             describe_equation(&self.coupling, step.gap.1),
             step.gap.0,

@@ -138,8 +138,9 @@ pub fn next_step_size(
     };
     if h_new <= settings.h_min {
         return Err(format!(
-            "the macro step fell to {h_new:e} s (at most {:e} allowed): the error test cannot be met; loosen the tolerances or check the system",
-            settings.h_min
+            "the macro step fell to {} (at most {} allowed): the error test cannot be met; loosen the tolerances or check the system",
+            crate::numbers::seconds(h_new),
+            crate::numbers::seconds(settings.h_min)
         ));
     }
     Ok(decision)

@@ -92,7 +92,8 @@ impl Execution {
             .take()
             .filter(|j| settings.reuse_jacobian && j.nrows() == layout.unknowns());
         let singular = format!(
-            "the Jacobian of the extended coupling conditions at t = {t_start} is singular: the half-step values are not determined; check which connections are marked halfStep"
+            "the Jacobian of the extended coupling conditions at t = {} is singular: the half-step values are not determined; check which connections are marked halfStep",
+            crate::numbers::number(t_start)
         );
         let predicted_theta = theta.clone();
         let (theta, jacobian) = self.newton_with_reuse(

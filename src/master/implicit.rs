@@ -136,14 +136,14 @@ impl Execution {
         }
         if !self.split_unconverged_steps {
             return Err(Error::Numerics(format!(
-                "the implicit corrector does not converge in the macro step from t = {} of {h:e} s in {} iterations (tolerances {:e} relative, {:e} absolute)",
-                self.time, settings.max_iterations, settings.rel_tolerance, settings.abs_tolerance
+                "the implicit corrector does not converge in the macro step from t = {} of {} in {} iterations (tolerances {:e} relative, {:e} absolute)",
+                crate::numbers::number(self.time), crate::numbers::seconds(h), settings.max_iterations, settings.rel_tolerance, settings.abs_tolerance
             )));
         }
         if splits >= divergence::MAX_IMPLICIT_SPLITS || h / 4.0 <= 1e-12 {
             return Err(divergence::diverged(format_args!(
-                "the implicit corrector does not converge in the macro step from t = {} even split {splits} times into steps of {h:e} s (at most {} iterations each; corrector.maxIterations)",
-                self.time, settings.max_iterations
+                "the implicit corrector does not converge in the macro step from t = {} even split {splits} times into steps of {} (at most {} iterations each; corrector.maxIterations)",
+                crate::numbers::number(self.time), crate::numbers::seconds(h), settings.max_iterations
             )));
         }
         for _ in 0..4 {
@@ -214,7 +214,8 @@ impl Execution {
             .take()
             .filter(|j| settings.reuse_jacobian && j.nrows() == coupled.len());
         let singular = format!(
-            "the interface Jacobian of the implicit step at t = {t_start} is singular: the coupling equations have no unique solution"
+            "the interface Jacobian of the implicit step at t = {} is singular: the coupling equations have no unique solution",
+            crate::numbers::number(t_start)
         );
         let (_, jacobian) = self.newton_with_reuse(
             settings,

@@ -70,7 +70,7 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
             return Err(divergence::diverged(format_args!(
                 "algebraic loop {} at t = {}: it did not converge: its largest residual (at {worst_target}) grew {growing} iterations in a row, to {:.3e} ({:.3e} times its tolerance), after {} of at most {} {} iterations; check the loop is solvable, or use Newton; {TRY}",
                 describe_block(&exec.resolved, block),
-                exec.time,
+                crate::numbers::number(exec.time),
                 residual[worst.0].abs(),
                 worst.1,
                 iteration + 1,
@@ -149,7 +149,7 @@ fn failure(exec: &Execution, block: &Block, why: &str, residual: &DVector<f64>) 
     Error::Numerics(format!(
         "algebraic loop {} at t = {}: {why}{worst}; {TRY}",
         describe_block(&exec.resolved, block),
-        exec.time
+        crate::numbers::number(exec.time)
     ))
 }
 

@@ -209,7 +209,8 @@ impl Execution {
         let m = w.clone().try_inverse().ok_or_else(|| {
             Error::Numerics(format!(
                 "rim: the interface mobility W = d a / d lambda of \"{}\" is singular at t = {}: the interface has no inertia there",
-                settings.multibody, self.time
+                settings.multibody,
+                crate::numbers::number(self.time)
             ))
         })?;
         let f = &m * DVector::from_vec(a) - DVector::from_vec(lambda);
@@ -229,7 +230,10 @@ impl Execution {
         // 1. Synchronisation: the reduced model from the multibody FMU.
         let (m, f_tilde) = self.effective(i, settings)?;
         let m_inverse = m.clone().try_inverse().ok_or_else(|| {
-            Error::Numerics(format!("rim: the effective mass at t = {t} is singular"))
+            Error::Numerics(format!(
+                "rim: the effective mass at t = {} is singular",
+                crate::numbers::number(t)
+            ))
         })?;
         let (pos, vel) = (i.position.clone(), i.velocity.clone());
         let (mut s, mut v) = self.placement.run_one(i.mbs, move |unit| {

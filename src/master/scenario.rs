@@ -238,7 +238,7 @@ impl ScenarioPlayer {
     fn log(&mut self, event: AppliedEvent) {
         log::info!(
             "scenario: t = {}: {} {}{} ({})",
-            event.time,
+            crate::numbers::number(event.time),
             event.action,
             event.variable,
             event

@@ -256,7 +256,8 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         match self.status {
             Status::Running => Ok(()),
             Status::Failed(time) => Err(Error::Usage(format!(
-                "the simulation failed at t = {time}: restore a snapshot taken before, or finish it"
+                "the simulation failed at t = {}: restore a snapshot taken before, or finish it",
+                crate::numbers::number(time)
             ))),
             Status::Finished => Err(Error::Usage("the simulation is finished".into())),
         }
@@ -267,18 +268,22 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         let now = self.time();
         if target.is_nan() {
             return Err(Error::Usage(format!(
-                "cannot advance to t = NaN (the simulation is at t = {now})"
+                "cannot advance to t = NaN (the simulation is at t = {})",
+                crate::numbers::number(now)
             )));
         }
         if target < now - self.grid.tolerance(now) {
             return Err(Error::Usage(format!(
-                "cannot advance to t = {target}: it is before the current time t = {now} (restore a snapshot to go back)"
+                "cannot advance to t = {}: it is before the current time t = {} (restore a snapshot to go back)",
+                crate::numbers::number(target),
+                crate::numbers::number(now)
             )));
         }
         if target > self.grid.stop + self.grid.tolerance(self.grid.stop) {
             return Err(Error::Usage(format!(
-                "cannot advance to t = {target}: it is after the stop time {} (set a later stop time)",
-                self.grid.stop
+                "cannot advance to t = {}: it is after the stop time {} (set a later stop time)",
+                crate::numbers::number(target),
+                crate::numbers::seconds(self.grid.stop)
             )));
         }
         Ok(())

@@ -13,7 +13,6 @@ use super::CsvWriter;
 use crate::fmu::description::StartValue;
 use crate::fmu::description::{Causality, VariableType};
 use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
-use crate::fmu::worker::WorkerOptions;
 use crate::fmu::Fmu;
 use crate::master::execution::{Execution, RunOptions};
 use crate::master::record::{Cell, Row};
@@ -25,20 +24,20 @@ use crate::system::{config, Endpoint, System};
 use crate::{Error, Result};
 
 /// What the command line sets for every case, on top of each case's own settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct CaseOptions {
-    pub start: Option<f64>,
-    pub stop: Option<f64>,
-    pub step: Option<f64>,
-    pub output_interval: Option<f64>,
+    /// Experiment and algorithm settings that win over the case's (start, stop, step, output
+    /// interval, tolerance, algorithm, step control, ...).
+    pub overrides: Overrides,
+    /// Start values `NAME=VALUE` (`component.NAME=VALUE` in systems) that win over the case's.
+    pub start_values: Vec<String>,
+    /// How the model runs: instance options, interface, threads, isolation and worker
+    /// processes (what to record, the inputs and the opened FMUs are the case's).
+    pub run: RunOptions,
     /// Tolerances that win over the case's.
     pub tolerance: ToleranceSettings,
     /// Keep the compared traces (for plots).
     pub keep_traces: bool,
-    /// Host every FMU in a worker process: a case whose FMU crashes or hangs fails alone.
-    pub isolate: bool,
-    /// How worker processes are started and watched (a call timeout isolates every FMU).
-    pub worker: WorkerOptions,
     /// Where to compare (wins over the case's `compareAt`; default: the reference's times).
     pub compare_at: Option<CompareAt>,
 }
@@ -105,13 +104,14 @@ pub fn simulate_and_compare(
 ) -> Result<Comparison> {
     let settings = &case.settings;
     let experiment = &settings.experiment;
+    let given = &options.overrides;
     let overrides = Overrides {
-        start: options.start.or(experiment.start_time),
-        stop: options.stop.or(experiment.stop_time),
-        step: options.step.or(experiment.step_size),
-        output_interval: options.output_interval.or(experiment.output_interval),
-        tolerance: experiment.tolerance,
-        ..Overrides::default()
+        start: given.start.or(experiment.start_time),
+        stop: given.stop.or(experiment.stop_time),
+        step: given.step.or(experiment.step_size),
+        output_interval: given.output_interval.or(experiment.output_interval),
+        tolerance: given.tolerance.or(experiment.tolerance),
+        ..given.clone()
     };
     let compare_options = CompareOptions {
         tolerance: options.tolerance.over(&settings.tolerance),
@@ -195,6 +195,18 @@ pub fn simulate_and_compare(
                 parse_value(&md, variable, &text)?;
                 start_values.push((variable.name.clone(), text));
             }
+            for assignment in &options.start_values {
+                let (name, text) = assignment.split_once('=').ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--start-value \"{assignment}\": expected NAME=VALUE, e.g. --start-value m=2.5"
+                    ))
+                })?;
+                let variable = find_variable(&md, name.trim(), "--start-value")?;
+                check_start_value_allowed(&md, variable)?;
+                parse_value(&md, variable, text.trim())?;
+                start_values.retain(|(n, _)| *n != variable.name);
+                start_values.push((variable.name.clone(), text.trim().to_string()));
+            }
             // Every output, and whatever else the reference names.
             let mut record: Vec<String> = md
                 .variables
@@ -224,6 +236,7 @@ pub fn simulate_and_compare(
             } else {
                 Vec::new()
             };
+            refuse_idle_threads(&system, &options.run)?;
             let run_options = RunOptions {
                 record,
                 bare_names: true,
@@ -233,9 +246,7 @@ pub fn simulate_and_compare(
                     .transpose()?
                     .map(Arc::new),
                 opened: vec![fmu],
-                isolate: options.isolate,
-                worker: options.worker.clone(),
-                ..RunOptions::default()
+                ..options.run.clone()
             };
             simulate(&system, &run_options, result_file, &land, clock)?;
             clock.enter(Phase::Compare);
@@ -278,6 +289,21 @@ pub fn simulate_and_compare(
                 .apply(&system.experiment, labels)
                 .map_err(|m| in_model(Error::Usage(m)))?;
             set_start_values(&mut system, &settings.start_values)?;
+            for assignment in &options.start_values {
+                let (name, text) = assignment
+                    .split_once('=')
+                    .and_then(|(name, text)| Some((Endpoint::parse(name.trim())?, text)))
+                    .ok_or_else(|| {
+                        Error::Usage(format!(
+                            "--start-value \"{assignment}\": in a system, name the component: \
+                             component.NAME=VALUE, e.g. --start-value mass1.m=2.5"
+                        ))
+                    })?;
+                system
+                    .set_start_value(&name, text.trim().to_string())
+                    .map_err(|m| in_model(Error::Usage(format!("--start-value {name}: {m}"))))?;
+            }
+            refuse_idle_threads(&system, &options.run).map_err(in_model)?;
             refuse_short(
                 &reference_path.display().to_string(),
                 &reference,
@@ -285,9 +311,11 @@ pub fn simulate_and_compare(
                 system.experiment.stop,
             )?;
             let run_options = RunOptions {
-                isolate: options.isolate,
-                worker: options.worker.clone(),
-                ..RunOptions::default()
+                record: Vec::new(),
+                bare_names: false,
+                inputs: None,
+                opened: Vec::new(),
+                ..options.run.clone()
             };
             // A system's communication points stay the system's: extra points would change the
             // coupling's numerics. Reference times between output points are interpolated.
@@ -309,6 +337,17 @@ pub fn simulate_and_compare(
             ))
         }
     }
+}
+
+/// `--threads` sizes the pool of `--parallel`: without it there is no pool to size.
+fn refuse_idle_threads(system: &System, run: &RunOptions) -> Result<()> {
+    if run.threads != 0 && !system.experiment.parallel {
+        return Err(Error::Usage(
+            "--threads sets the worker threads of --parallel: add --parallel or drop --threads"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 type Descriptions = Vec<(String, Arc<crate::fmu::ModelDescription>)>;
@@ -471,7 +510,7 @@ pub fn json_value_text(value: &serde_json::Value) -> String {
 }
 
 /// What `cosimo check` is asked for: the targets and what applies on top of every case.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct CheckRequest {
     /// Models (FMU, system file, SSP), case folders or folders of case folders.
     pub targets: Vec<PathBuf>,
@@ -483,20 +522,19 @@ pub struct CheckRequest {
     pub settings: Option<PathBuf>,
     /// Tolerances that win over every case's.
     pub tolerance: ToleranceSettings,
-    pub start: Option<f64>,
-    pub stop: Option<f64>,
-    pub step: Option<f64>,
-    pub output_interval: Option<f64>,
+    /// Experiment and algorithm settings that win over every case's.
+    pub overrides: Overrides,
+    /// Start values `NAME=VALUE` (`component.NAME=VALUE` in systems) over every case's.
+    pub start_values: Vec<String>,
+    /// How every model runs: instance options, interface, threads, isolation, worker
+    /// processes (what to record, inputs and opened FMUs come from each case).
+    pub run: RunOptions,
     /// Write a PNG plot of every failing signal into this folder.
     pub plot: Option<PathBuf>,
     /// Write an HTML report (with an SVG plot of every failing signal) into this folder.
     pub html: Option<PathBuf>,
     /// Keep the simulation results in this folder (default: a temporary folder).
     pub results: Option<PathBuf>,
-    /// Host every FMU in a worker process.
-    pub isolate: bool,
-    /// How worker processes are started and watched.
-    pub worker: WorkerOptions,
     /// Where to compare, for every case (default: each case's own, else the reference's
     /// time points).
     pub compare_at: Option<CompareAt>,
@@ -566,8 +604,8 @@ pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Resu
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
 
-    let worker = args.worker.clone();
-    if worker.memory_limit.is_some() && !args.isolate && worker.call_timeout.is_none() {
+    let worker = &args.run.worker;
+    if worker.memory_limit.is_some() && !args.run.isolate && worker.call_timeout.is_none() {
         return Err(Error::Usage(
             "--worker-memory limits worker processes, but no FMU runs in one: add --isolate".into(),
         ));
@@ -584,7 +622,7 @@ pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Resu
     for case in &cases {
         let file_name = super::html::unique_name(&safe_name(&case.name), &file_names);
         file_names.push(file_name.clone());
-        let mut report = check_case(case, args, &cli_tolerance, &worker, &work, &file_name);
+        let mut report = check_case(case, args, &cli_tolerance, &work, &file_name);
         if let Some(dir) = &args.plot {
             plot_failures(&dir.join(&file_name), &mut report, warn);
         }
@@ -609,7 +647,6 @@ fn check_case(
     case: &Case,
     args: &CheckRequest,
     cli_tolerance: &ToleranceSettings,
-    worker: &WorkerOptions,
     work: &Path,
     file_name: &str,
 ) -> CaseReport {
@@ -618,14 +655,11 @@ fn check_case(
     let mut reference_used = case.reference.as_ref().map(|p| p.display().to_string());
     let result_file = work.join(format!("{file_name}_out.csv"));
     let options = CaseOptions {
-        start: args.start,
-        stop: args.stop,
-        step: args.step,
-        output_interval: args.output_interval,
+        overrides: args.overrides.clone(),
+        start_values: args.start_values.clone(),
+        run: args.run.clone(),
         tolerance: cli_tolerance.clone(),
         keep_traces: args.plot.is_some() || args.html.is_some(),
-        isolate: args.isolate,
-        worker: worker.clone(),
         compare_at: args.compare_at,
     };
     let simulated = simulate_and_compare(

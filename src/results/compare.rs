@@ -616,7 +616,11 @@ pub fn compare_signal(
         };
         out.first_violation = Some(at);
         out.message = Some(format!(
-            "the result covers t = {y_first} to {y_last}, the reference t = {start} to {end}"
+            "the result covers t = {} to {}, the reference t = {} to {}",
+            crate::numbers::number(y_first),
+            crate::numbers::number(y_last),
+            crate::numbers::number(start),
+            crate::numbers::number(end)
         ));
     }
 

@@ -44,12 +44,25 @@ pub fn plot_signal(path: &Path, title: &str, signal: &SignalComparison) -> Resul
             signal.name
         )));
     };
-    draw(path, title, signal, trace).map_err(|e| {
-        Error::io(
-            path,
-            std::io::Error::other(format!("cannot draw the plot: {e}")),
-        )
-    })
+    writable(path)?;
+    draw(path, title, signal, trace).map_err(|e| not_drawn(path, e))
+}
+
+/// Create (or empty) the PNG file first: a folder that does not exist or cannot be written is
+/// then an error naming the file and the system's reason, not the image library's debug text.
+fn writable(path: &Path) -> Result<()> {
+    std::fs::File::create(path)
+        .map(drop)
+        .map_err(|e| Error::io(path, e))
+}
+
+/// A plot that could not be drawn: no half-written file is left behind.
+fn not_drawn(path: &Path, error: Box<dyn std::error::Error>) -> Error {
+    let _ = std::fs::remove_file(path);
+    Error::io(
+        path,
+        std::io::Error::other(format!("cannot draw the plot: {error}")),
+    )
 }
 
 fn bounds(trace: &Trace) -> (f64, f64, f64, f64) {
@@ -212,22 +225,18 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Plot several series of one variable over time into a PNG at `path` (non-finite points are
-/// left out, and the value axis is clipped to `y_range` when given, so a diverging run does not
-/// flatten the others).
+/// Plot several series of one variable over time (or over the first column of a table, which
+/// `axes` name as (x, y)) into a PNG at `path` (non-finite points are left out, and the value
+/// axis is clipped to `y_range` when given, so a diverging run does not flatten the others).
 pub fn plot_series(
     path: &Path,
     title: &str,
-    y_label: &str,
+    axes: (&str, &str),
     series: &[Series],
     y_range: Option<(f64, f64)>,
 ) -> Result<()> {
-    draw_series(path, title, ("time [s]", y_label), series, y_range, false).map_err(|e| {
-        Error::io(
-            path,
-            std::io::Error::other(format!("cannot draw the plot: {e}")),
-        )
-    })
+    writable(path)?;
+    draw_series(path, title, axes, series, y_range, false).map_err(|e| not_drawn(path, e))
 }
 
 /// Plot several series of one quantity over another (points, not lines: e.g. a sweep's summary
@@ -239,12 +248,8 @@ pub fn plot_points(
     series: &[Series],
     y_range: Option<(f64, f64)>,
 ) -> Result<()> {
-    draw_series(path, title, axes, series, y_range, true).map_err(|e| {
-        Error::io(
-            path,
-            std::io::Error::other(format!("cannot draw the plot: {e}")),
-        )
-    })
+    writable(path)?;
+    draw_series(path, title, axes, series, y_range, true).map_err(|e| not_drawn(path, e))
 }
 
 fn draw_series(
@@ -347,12 +352,8 @@ pub fn plot_stability_map(
     axes: (&str, &str),
     points: &[(f64, f64, bool)],
 ) -> Result<()> {
-    draw_stability(path, title, axes, points).map_err(|e| {
-        Error::io(
-            path,
-            std::io::Error::other(format!("cannot draw the plot: {e}")),
-        )
-    })
+    writable(path)?;
+    draw_stability(path, title, axes, points).map_err(|e| not_drawn(path, e))
 }
 
 fn draw_stability(
@@ -479,7 +480,7 @@ mod tests {
         }];
         let path = dir.path().join("series.png");
         finishes("plot_series", move || {
-            plot_series(&path, "huge", "y", &series, None)
+            plot_series(&path, "huge", ("time [s]", "y"), &series, None)
         });
         let path = dir.path().join("map.png");
         finishes("plot_stability_map", move || {

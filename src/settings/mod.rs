@@ -664,13 +664,10 @@ fn check_time_resolution(
     Ok(())
 }
 
-/// A number as a user would write it: 1e17 rather than 100000000000000000.
+/// A number as a user would write it: 1e17 rather than 100000000000000000 (see
+/// [`crate::numbers::number`]).
 pub(crate) fn short(x: f64) -> String {
-    if x != 0.0 && !(1e-6..1e9).contains(&x.abs()) {
-        format!("{x:e}")
-    } else {
-        x.to_string()
-    }
+    crate::numbers::number(x)
 }
 
 /// Refuse an output grid of more than `max_rows` rows and a fixed step grid of more than

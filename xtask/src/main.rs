@@ -127,7 +127,7 @@ fn demo() -> Result<(), String> {
         "run",
     ]);
     simulate.arg(&oscillator);
-    simulate.args(["--stop-time", "10", "--start-value", "F=1", "--output-file"]);
+    simulate.args(["--stop-time", "10", "--start-value", "F=1", "-o"]);
     simulate.arg(&csv);
     run(simulate)?;
     println!("results written to {}", csv.display());
@@ -148,7 +148,7 @@ fn demo() -> Result<(), String> {
             .join("fmus")
             .join("two-mass-force-force.json"),
     );
-    system.args(["--extrapolation-order", "2", "--output-file"]);
+    system.args(["--extrapolation-order", "2", "-o"]);
     system.arg(&system_csv);
     run(system)?;
     println!("results written to {}", system_csv.display());

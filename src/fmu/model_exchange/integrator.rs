@@ -215,7 +215,8 @@ pub(super) fn integrate(run: Integration<'_>) -> Result<(Stop, f64, f64)> {
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
             Err(Error::Numerics(format!(
-                "the Model Exchange integrator failed from t = {t0}: {what}"
+                "the Model Exchange integrator failed from t = {}: {what}",
+                crate::numbers::number(t0)
             )))
         },
     )
@@ -422,7 +423,8 @@ fn solver_error(model: &Model<'_>, t: f64, message: &str) -> Error {
     }
     let name = model.fmu.borrow().name().to_string();
     Error::Numerics(format!(
-        "{name}: the Model Exchange integrator failed at t = {t}: {message} (try --solver bdf for a \
-         stiff model, or other --rtol / --atol)"
+        "{name}: the Model Exchange integrator failed at t = {}: {message} (try --solver bdf for a \
+         stiff model, or other --solver-rtol / --solver-atol)",
+        crate::numbers::number(t)
     ))
 }

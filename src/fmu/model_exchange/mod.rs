@@ -239,7 +239,7 @@ impl ModelExchangeSlave {
             return Err(Error::Numerics(format!(
                 "{}: the FMU's continuous states are not finite at t = {}: {:?}",
                 self.inner.name(),
-                self.time,
+                crate::numbers::number(self.time),
                 self.x
             )));
         }
@@ -278,7 +278,7 @@ impl ModelExchangeSlave {
                 "{}: the event iteration at t = {} did not settle after {MAX_ITERATIONS} \
                  iterations (the FMU keeps asking for new discrete states)",
                 self.inner.name(),
-                self.time
+                crate::numbers::number(self.time)
             )));
         }
         if terminate {

@@ -452,9 +452,19 @@ impl WorkerSlave {
     /// "fmi2DoStep from t = 1", "fmi2GetReal at t = 2".
     fn during(&self, code: Code) -> String {
         match code {
-            Code::Plain(Call::DoStep) => format!("{} from t = {}", self.fmi(code), self.time),
+            Code::Plain(Call::DoStep) => {
+                format!(
+                    "{} from t = {}",
+                    self.fmi(code),
+                    crate::numbers::number(self.time)
+                )
+            }
             Code::Plain(Call::Instantiate) => self.fmi(code),
-            _ => format!("{} at t = {}", self.fmi(code), self.time),
+            _ => format!(
+                "{} at t = {}",
+                self.fmi(code),
+                crate::numbers::number(self.time)
+            ),
         }
     }
 
