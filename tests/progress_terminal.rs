@@ -22,7 +22,7 @@ fn a_long_first_step_shows_the_progress_bar_while_it_runs() {
     // Robertson as Co-Simulation takes internal steps of 1 ms: one macro step of 200 s is
     // 200,000 of them, seconds of work before the first step ends.
     let command = format!(
-        "'{}' run '{}' --step-size 200 --stop-time 200 --output-file '{}'",
+        "'{}' run '{}' --step-size 200 --stop-time 200 -o '{}'",
         env!("CARGO_BIN_EXE_cosimo"),
         fmu_pack::fmu_path("Robertson", 2).display(),
         dir.path().join("out.csv").display()
