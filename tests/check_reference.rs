@@ -314,3 +314,22 @@ fn a_reference_that_does_not_cover_the_run_is_refused_unless_the_span_is_narrowe
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(stdout(&out).contains("compared at the reference's 12 time points"));
 }
+
+#[test]
+fn a_reference_longer_than_the_narrowed_run_is_compared_over_the_run_only() {
+    // Dahlquist ships its closed-form solution from t = 0 to 10 s (FMI-LS-REF); a run asked
+    // to stop at 1 s is compared at the reference's points up to 1 s, not failed for the rest.
+    let dahlquist = fmu("Dahlquist", 2);
+    let out = cosimo([
+        Path::new("check").as_os_str(),
+        dahlquist.as_os_str(),
+        "--stop-time".as_ref(),
+        "1".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        stdout(&out).contains("compared at the reference's 11 time points, t = 0 to 1"),
+        "{}",
+        show(&out)
+    );
+}

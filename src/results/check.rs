@@ -226,6 +226,7 @@ pub fn simulate_and_compare(
                 system.experiment.start,
                 system.experiment.stop,
             )?;
+            let reference = reference.within(system.experiment.start, system.experiment.stop);
             // An FMU's outputs between its communication points are unknown (a straight line
             // between rows is not the FMU's answer where an output jumps or is sampled): at the
             // reference's times that fall between output points, the run takes a communication
@@ -310,6 +311,7 @@ pub fn simulate_and_compare(
                 system.experiment.start,
                 system.experiment.stop,
             )?;
+            let reference = reference.within(system.experiment.start, system.experiment.stop);
             let run_options = RunOptions {
                 record: Vec::new(),
                 bare_names: false,

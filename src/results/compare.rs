@@ -287,6 +287,42 @@ impl SignalTable {
         &self.path
     }
 
+    /// The rows from `start` to `stop` (to a billionth of the span): a reference narrowed to
+    /// what a run was asked to cover (`--start-time` / `--stop-time`), so rows past the run's
+    /// end are not held against it.
+    pub fn within(&self, start: f64, stop: f64) -> SignalTable {
+        let slack = 1e-9 * (stop - start).abs().max(start.abs().max(stop.abs()) * 1e-6);
+        let keep: Vec<bool> = self
+            .time
+            .iter()
+            .map(|&t| t >= start - slack && t <= stop + slack)
+            .collect();
+        fn kept<T: Clone>(items: &[T], keep: &[bool]) -> Vec<T> {
+            items
+                .iter()
+                .zip(keep)
+                .filter(|(_, &k)| k)
+                .map(|(item, _)| item.clone())
+                .collect()
+        }
+        SignalTable {
+            path: self.path.clone(),
+            time: kept(&self.time, &keep),
+            signals: self
+                .signals
+                .iter()
+                .map(|signal| Signal {
+                    name: signal.name.clone(),
+                    column: signal.column.clone(),
+                    values: match &signal.values {
+                        Values::Numbers(values) => Values::Numbers(kept(values, &keep)),
+                        Values::Cells(cells) => Values::Cells(kept(cells, &keep)),
+                    },
+                })
+                .collect(),
+        }
+    }
+
     /// The time column.
     pub fn time(&self) -> &[f64] {
         &self.time
