@@ -1,4 +1,5 @@
-//! A table read from CSV: input signals for a run, or reference results for a check.
+//! A table read from CSV (or a MAT, Arrow or Parquet result file, by its extension: see
+//! [`crate::results::read`]): input signals for a run, or results to plot.
 //!
 //! The first column is time (non-decreasing; a repeated time marks a discontinuity, the later
 //! row being the value from then on). Booleans may be written `true` / `false` or `1` / `0`;
@@ -52,10 +53,31 @@ pub struct Table {
 }
 
 impl Table {
-    /// Read a CSV file whose first column is time.
+    /// Read a result file whose first column is time: MAT, Arrow or Parquet by the extension,
+    /// else CSV.
     pub fn read(path: &Path) -> Result<Table> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Table::parse(&text, path)
+        use crate::settings::results::ResultFormat;
+        match crate::results::read::format_of(path) {
+            ResultFormat::Csv => {
+                let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+                Table::parse(&text, path)
+            }
+            format => Ok(Table::from_data(&crate::results::read::read_typed(
+                path, format,
+            )?)),
+        }
+    }
+
+    /// A table of a result file read in another format (numbers, arrays and text as in CSV).
+    pub fn from_data(data: &crate::results::read::ResultData) -> Table {
+        let (columns, data_columns) = data.table_columns().into_iter().unzip();
+        Table {
+            path: data.path.clone(),
+            time_name: data.time_name.clone(),
+            columns,
+            time: data.time.clone(),
+            data: data_columns,
+        }
     }
 
     /// Parse CSV text; `path` names it in error messages. A column holds numbers when every

@@ -24,7 +24,9 @@ pub(crate) struct CheckArgs {
     /// Keep the simulation results in DIR (default: a temporary folder). Formerly --results.
     #[arg(short = 'o', long = "output", alias = "results", value_name = "DIR")]
     pub(crate) results: Option<PathBuf>,
-    /// Reference CSV for a model given directly (default: the FMU's own FMI-LS-REF reference).
+    /// Reference results for a model given directly: CSV, or by the extension MAT (also
+    /// Dymola's and OpenModelica's), Arrow or Parquet (default: the FMU's own FMI-LS-REF
+    /// reference).
     #[arg(long, value_name = "FILE")]
     pub(crate) reference: Option<PathBuf>,
     /// Input CSV for an FMU given directly.

@@ -11,7 +11,8 @@ use cosimo::Error;
 
 #[derive(Args)]
 pub(crate) struct PlotArgs {
-    /// Result files (CSV with a time column), one line each; with --x any CSV table (a sweep's
+    /// Result files (CSV, MAT (also Dymola's and OpenModelica's), Arrow or Parquet, by the
+    /// extension), one line each; with --x any CSV table (a sweep's
     /// summary.csv), one set of points each.
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,

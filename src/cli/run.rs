@@ -17,11 +17,12 @@ use cosimo::master::execution::Execution;
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::scenario::ScenarioPlayer;
 use cosimo::observe::realtime::check_factor;
+use cosimo::observe::ResultFile;
 use cosimo::observe::{
     JsonProgress, Progress as ProgressObserver, RateMeter, RealTime, RealTimeReport,
 };
 use cosimo::request::{prepare, PreparedRun, RunRequest};
-use cosimo::results::CsvWriter;
+use cosimo::settings::results::ResultFormat;
 use cosimo::settings::scenario::Scenario;
 use cosimo::settings::{Experiment, Overrides};
 use cosimo::system::System;
@@ -34,8 +35,10 @@ pub(crate) struct RunArgs {
     /// the file) with --connect.
     #[arg(required = true, value_name = "FMU|SYSTEM|SSP|NAME=FMU")]
     pub(crate) targets: Vec<String>,
-    /// Where to write the results (default: <FMU file name>_out.csv, or <system file
-    /// name>_out.csv, in the current folder, as FMPy names them). Formerly --output-file.
+    /// Where to write the results (repeatable: one run, several files); the extension picks
+    /// the format: .csv, .mat (MAT v4 as Dymola and OpenModelica write it), .arrow (Arrow IPC
+    /// stream) or .parquet (default: <FMU file name>_out.csv, or <system file name>_out.csv,
+    /// in the current folder, as FMPy names them). Formerly --output-file.
     #[arg(
         short = 'o',
         long = "output",
@@ -282,28 +285,45 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
             say!("warning: {warning}");
         }
     }
-    let output_file = match args.output_file.as_slice() {
-        [] => default_output(args, &name, single_fmu),
-        [one] => one.clone(),
-        many => {
-            return Err(Error::Usage(format!(
-                "-o/--output given {} times: a run writes one results file (CSV); give it once",
-                many.len()
-            )))
-        }
+    let output_files = if args.output_file.is_empty() {
+        vec![default_output(args, &name, single_fmu)]
+    } else {
+        args.output_file.clone()
     };
     let sources: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
-    refuse_overwriting(&output_file, &sources, args)?;
+    for (k, output_file) in output_files.iter().enumerate() {
+        refuse_overwriting(output_file, &sources, args)?;
+        ResultFormat::of_path(output_file).map_err(Error::Usage)?;
+        if output_files[..k].contains(output_file) {
+            return Err(Error::Usage(format!(
+                "-o/--output {} is given twice; name each result file once",
+                output_file.display()
+            )));
+        }
+    }
+    let shown_files = output_files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
     let lines = progress_lines(args)?;
     let experiment = &system.experiment;
     let player = scenario
         .map(|s| ScenarioPlayer::new(&execution, Arc::new(s), experiment.start))
         .transpose()?;
-    let mut writer = CsvWriter::create(&output_file, &execution.column_names())?;
+    let columns = execution.result_columns();
+    let mut writers = Vec::with_capacity(output_files.len());
+    for output_file in &output_files {
+        writers.push(ResultFile::create(output_file, &columns, &mut |warning| {
+            if !quiet {
+                say!("warning: {warning}");
+            }
+        })?);
+    }
     cosimo::fmu::crash::run_started();
-    cosimo::fmu::crash::results_file(&output_file);
+    cosimo::fmu::crash::results_file(Path::new(&shown_files));
     let mut writer = OnDisk {
-        writer: &mut writer,
+        writers: &mut writers,
         last_row: None,
     };
     let mut pacing = args.real_time.map(RealTime::new).transpose()?;
@@ -339,7 +359,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
             &result,
             interrupted,
             pacing.as_ref(),
-            &output_file,
+            &output_files,
         )?;
         if let Some(path) = &args.json_file {
             std::fs::write(path, summary.clone() + "\n").map_err(|e| Error::io(path, e))?;
@@ -350,7 +370,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
     }
     let stats = result.inspect_err(|e| {
         if let Error::Simulation { .. } = e {
-            say!("{}", kept_rows(last_row, &output_file));
+            say!("{}", kept_rows(last_row, &shown_files, output_files.len()));
         }
     })?;
     if !args.quiet {
@@ -377,22 +397,20 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
             print_scenario(&stats.scenario);
         }
         if !interrupted {
-            say!("results: {}", output_file.display());
+            say!("results: {shown_files}");
         }
     }
     if interrupted {
         // Said even with --quiet: the run did not do what was asked.
         match last_row {
             Some(row) => say!(
-                "interrupted at t = {}, rows up to t = {} kept in {}",
+                "interrupted at t = {}, rows up to t = {} kept in {shown_files}",
                 number(stats.end_time),
                 number(row),
-                output_file.display()
             ),
             None => say!(
-                "interrupted at t = {}, no rows written to {}",
+                "interrupted at t = {}, no rows written to {shown_files}",
                 number(stats.end_time),
-                output_file.display()
             ),
         }
         let signal = i32::try_from(signals.signal.load(Ordering::Relaxed)).unwrap_or_default();
@@ -664,17 +682,13 @@ fn default_output(args: &RunArgs, name: &str, single_fmu: bool) -> PathBuf {
 }
 
 /// What a failed run left in its results file: the rows up to the last one written, or none.
-fn kept_rows(last_row: Option<f64>, output_file: &Path) -> String {
+fn kept_rows(last_row: Option<f64>, shown_files: &str, files: usize) -> String {
     match last_row {
-        Some(t) => format!(
-            "results up to t = {} are in {}",
-            number(t),
-            output_file.display()
-        ),
-        None => format!(
-            "no result rows were written: {} holds the header only",
-            output_file.display()
-        ),
+        Some(t) => format!("results up to t = {} are in {shown_files}", number(t)),
+        None if files == 1 => {
+            format!("no result rows were written: {shown_files} holds the header only")
+        }
+        None => format!("no result rows were written: {shown_files} hold the header only"),
     }
 }
 
@@ -685,11 +699,13 @@ fn summary_json(
     result: &Result<cosimo::master::RunStatistics, Error>,
     interrupted: bool,
     pacing: Option<&RealTime>,
-    output_file: &Path,
+    output_files: &[PathBuf],
 ) -> Result<String, Error> {
+    let shown = |p: &PathBuf| p.display().to_string();
     let mut summary = serde_json::json!({
         "name": name,
-        "results": output_file.display().to_string(),
+        "results": output_files.first().map(shown).unwrap_or_default(),
+        "result_files": output_files.iter().map(shown).collect::<Vec<_>>(),
         "start_time": experiment.start,
         "stop_time": experiment.stop,
     });
@@ -858,46 +874,67 @@ impl Progress {
     }
 }
 
-/// The result writer, telling the crash handler the time of the last row on disk.
-struct OnDisk<'a, W: std::io::Write> {
-    writer: &'a mut CsvWriter<W>,
+/// The result writers, telling the crash handler the time of the last row on disk.
+struct OnDisk<'a> {
+    writers: &'a mut [ResultFile],
     /// The last row written, flushed or not.
     last_row: Option<f64>,
 }
 
-impl<W: std::io::Write> OnDisk<'_, W> {
+impl OnDisk<'_> {
     fn note(&self) {
-        if let Some(t) = self.last_row.filter(|_| !self.writer.pending()) {
+        // On disk in every file a killed run leaves readable (Parquet is complete at the end).
+        let flushed = self.writers.iter().all(|w| !w.streams() || !w.pending());
+        if let Some(t) = self.last_row.filter(|_| flushed) {
             cosimo::fmu::crash::row_on_disk(t);
         }
     }
 }
 
-impl<W: std::io::Write> Observer for OnDisk<'_, W> {
+impl Observer for OnDisk<'_> {
     fn started(&mut self, columns: &[String]) -> Result<(), Error> {
-        self.writer.started(columns)
+        self.writers.iter_mut().try_for_each(|w| w.started(columns))
     }
     fn row(&mut self, row: &cosimo::master::record::Row) -> Result<(), Error> {
-        self.writer.row(row)?;
+        // Every file takes the row, even after one fails to: the others keep it.
+        let mut result = Ok(());
+        for writer in self.writers.iter_mut() {
+            let written = writer.row(row);
+            if result.is_ok() {
+                result = written;
+            }
+        }
+        result?;
         self.last_row = Some(row.time);
         self.note();
         Ok(())
     }
     fn stepped(&mut self, time: f64) {
-        self.writer.stepped(time);
+        for writer in self.writers.iter_mut() {
+            writer.stepped(time);
+        }
         self.note();
     }
-    fn stop_requested(&mut self) -> bool {
-        self.writer.stop_requested()
-    }
     fn finished(&mut self, stats: &cosimo::master::RunStatistics) -> Result<(), Error> {
-        self.writer.finished(stats)
+        // Every file is closed, even after one fails; the first failure is the run's.
+        let mut result = Ok(());
+        for writer in self.writers.iter_mut() {
+            let closed = writer.finished(stats);
+            if result.is_ok() {
+                result = closed;
+            }
+        }
+        result
     }
     fn failed(&mut self, error: &Error) {
-        self.writer.failed(error)
+        for writer in self.writers.iter_mut() {
+            writer.failed(error);
+        }
     }
     fn restored(&mut self, rows: u64, time: f64) {
-        self.writer.restored(rows, time)
+        for writer in self.writers.iter_mut() {
+            writer.restored(rows, time);
+        }
     }
 }
 

@@ -988,6 +988,21 @@ impl Execution {
             .collect()
     }
 
+    /// What each result column holds (name, type, unit, description, aliases), in column order.
+    pub fn result_columns(&self) -> Vec<super::record::ResultColumn> {
+        self.recordings
+            .iter()
+            .flat_map(|(i, recording)| {
+                let prefix = if self.bare_names {
+                    String::new()
+                } else {
+                    format!("{}.", self.resolved.components[*i].name)
+                };
+                recording.result_columns(&prefix, *i)
+            })
+            .collect()
+    }
+
     /// An empty row with one cell per result column, to fill with [`Execution::read_row`].
     pub fn new_row(&self) -> Row {
         let cells = self.recordings.iter().map(|(_, r)| r.len()).sum();

@@ -1,7 +1,7 @@
 //! Reading the recorded variables of a slave into result rows, without allocating for the
 //! common case of scalar Float64 outputs (one batched get per row).
 
-use crate::fmu::description::{StartValue, Variable, VariableType};
+use crate::fmu::description::{Causality, StartValue, Variability, Variable, VariableType};
 use crate::fmu::values::{dimension_size, element_count, get_value};
 use crate::fmu::{ModelDescription, Slave, ValueReference};
 use crate::Result;
@@ -9,8 +9,31 @@ use crate::Result;
 /// The variables of one slave that go into the result file, in column order.
 pub struct Recording {
     columns: Vec<Column>,
+    /// What each column holds, for writers of typed formats (apart from `columns`, which the
+    /// row loop walks).
+    described: Vec<ResultColumn>,
     float_vrs: Vec<ValueReference>,
     float_values: Vec<f64>,
+}
+
+/// What a result column holds: its name and its variable's declaration, for the result
+/// writers that keep types, units and aliases (MAT, Arrow, Parquet).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultColumn {
+    /// The column's name (`component.variable` in systems).
+    pub name: String,
+    /// The variable's type (of its elements, for arrays).
+    pub var_type: VariableType,
+    pub causality: Causality,
+    pub variability: Variability,
+    pub unit: Option<String>,
+    pub description: Option<String>,
+    /// The element count of a whole array column (its cells are `Cell::Floats` for Float
+    /// arrays, text for others); `None` for a scalar or one element of an array.
+    pub array: Option<usize>,
+    /// Columns with equal keys read the same value (one variable under several names): the
+    /// component, the value reference, the type and the element.
+    pub source: (usize, ValueReference, VariableType, Option<usize>),
 }
 
 struct Column {
@@ -153,6 +176,7 @@ impl Recording {
     ) -> Result<Recording> {
         let mut recording = Recording {
             columns: Vec::with_capacity(columns.len()),
+            described: Vec::with_capacity(columns.len()),
             float_vrs: Vec::new(),
             float_values: Vec::new(),
         };
@@ -163,6 +187,16 @@ impl Recording {
         } in columns
         {
             let count = element_count(description, &variable)?;
+            recording.described.push(ResultColumn {
+                name: name.clone(),
+                var_type: variable.var_type,
+                causality: variable.causality,
+                variability: variable.variability,
+                unit: variable.unit.clone(),
+                description: variable.description.clone(),
+                array: (variable.is_array() && element.is_none()).then_some(count),
+                source: (0, variable.value_reference, variable.var_type, element),
+            });
             let read = if let Some(index) = element {
                 Read::Element(Box::new(variable), count, index)
             } else if variable.var_type == VariableType::Float64 && !variable.is_array() {
@@ -182,6 +216,19 @@ impl Recording {
         self.columns
             .iter()
             .map(|c| format!("{prefix}{}", c.name))
+            .collect()
+    }
+
+    /// What the columns hold, named with `prefix` before each variable name, as columns of
+    /// component `component`.
+    pub fn result_columns(&self, prefix: &str, component: usize) -> Vec<ResultColumn> {
+        self.described
+            .iter()
+            .map(|c| ResultColumn {
+                name: format!("{prefix}{}", c.name),
+                source: (component, c.source.1, c.source.2, c.source.3),
+                ..c.clone()
+            })
             .collect()
     }
 

@@ -165,6 +165,11 @@ impl<W: Write> CsvWriter<W> {
         self.flush_if_due()
     }
 
+    /// The file written (as named in messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Whether rows were written since the last flush.
     pub fn pending(&self) -> bool {
         self.pending

@@ -1,11 +1,16 @@
 //! Observers of a run: they implement [`Observer`](crate::master::run::Observer), which the run
-//! loop defines, and watch it without steering it. The CSV writer is one observer among others;
+//! loop defines, and watch it without steering it. The result writers (CSV, MAT, Arrow,
+//! Parquet; [`ResultFile`] picks one by the file's extension) are observers among others;
 //! `Progress` turns a closure into one, `JsonProgress` writes progress as JSON lines and
 //! `RealTime` paces a run to the wall clock.
 
+pub mod arrow;
 pub mod csv;
+pub mod flush;
+pub mod mat;
 pub mod progress;
 pub mod realtime;
+pub mod result_file;
 
 use std::io::Write;
 
@@ -14,9 +19,12 @@ use crate::master::record::{Cell, Row};
 use crate::master::run::{run, Observer};
 use crate::master::RunStatistics;
 use crate::Result;
+pub use arrow::{ArrowWriter, ParquetWriter};
 pub use csv::CsvWriter;
+pub use mat::MatWriter;
 pub use progress::JsonProgress;
 pub use realtime::{RateMeter, RealTime, RealTimeReport};
+pub use result_file::ResultFile;
 
 impl<W: Write> CsvWriter<W> {
     /// Write one result row.

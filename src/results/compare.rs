@@ -207,10 +207,80 @@ pub struct SignalTable {
 }
 
 impl SignalTable {
-    /// Read a CSV file.
+    /// Read a result file: MAT, Arrow or Parquet by the extension, else CSV.
     pub fn read(path: &Path) -> Result<SignalTable> {
-        let text = crate::fs_checks::read_to_string(path, "results")?;
-        SignalTable::parse(&text, path)
+        use crate::settings::results::ResultFormat;
+        match super::read::format_of(path) {
+            ResultFormat::Csv => {
+                let text = crate::fs_checks::read_to_string(path, "results")?;
+                SignalTable::parse(&text, path)
+            }
+            format => {
+                crate::fs_checks::check_regular(path, "results")?;
+                Ok(SignalTable::from_data(&super::read::read_typed(
+                    path, format,
+                )?))
+            }
+        }
+    }
+
+    /// The signals of a result file read in another format: numbers (integers and Booleans as
+    /// numbers, as CSV holds them), Float arrays split into elements, text as cells.
+    pub fn from_data(data: &super::read::ResultData) -> SignalTable {
+        use super::read::Data;
+        let mut signals = Vec::new();
+        for column in &data.columns {
+            let numbers = |values: Vec<f64>| Signal {
+                name: column.name.clone(),
+                column: column.name.clone(),
+                values: Values::Numbers(values),
+            };
+            let text = |cells: Vec<String>| Signal {
+                name: column.name.clone(),
+                column: column.name.clone(),
+                values: Values::Cells(cells.into_iter().map(Cell::Text).collect()),
+            };
+            match &column.values {
+                Data::Float(v) => signals.push(numbers(v.clone())),
+                Data::Int(v) => signals.push(numbers(v.iter().map(|&x| x as f64).collect())),
+                Data::UInt(v) => signals.push(numbers(v.iter().map(|&x| x as f64).collect())),
+                Data::Bool(v) => {
+                    signals.push(numbers(v.iter().map(|&x| f64::from(u8::from(x))).collect()))
+                }
+                Data::Text(v) => signals.push(text(v.clone())),
+                Data::Bytes(v) => {
+                    signals.push(text(v.iter().map(|b| super::read::hex(b)).collect()))
+                }
+                Data::FloatArrays(rows) => {
+                    let width = rows.first().map_or(0, Vec::len);
+                    if width > 0 && rows.iter().all(|r| r.len() == width) {
+                        for element in 0..width {
+                            signals.push(Signal {
+                                name: format!("{}[{}]", column.name, element + 1),
+                                column: column.name.clone(),
+                                values: Values::Numbers(rows.iter().map(|r| r[element]).collect()),
+                            });
+                        }
+                    } else {
+                        let cells = rows
+                            .iter()
+                            .map(|r| {
+                                r.iter()
+                                    .map(|x| x.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            })
+                            .collect();
+                        signals.push(text(cells));
+                    }
+                }
+            }
+        }
+        SignalTable {
+            path: data.path.clone(),
+            time: data.time.clone(),
+            signals,
+        }
     }
 
     /// Parse CSV text; `path` names it in messages.

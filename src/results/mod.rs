@@ -1,12 +1,14 @@
-//! Recording results (CSV), reading input and reference tables, comparing with references
-//! (`check`: one case of `cosimo check`) and reporting the comparison (`report`: text, JSON,
-//! JUnit; `html` with `svg` plots; `markdown` for GitHub's job summary).
+//! Recording results (CSV), reading results, input and reference tables of every format
+//! (`read`), comparing with references (`check`: one case of `cosimo check`) and reporting the
+//! comparison (`report`: text, JSON, JUnit; `html` with `svg` plots; `markdown` for GitHub's job
+//! summary).
 
 pub mod check;
 pub mod compare;
 pub mod html;
 pub mod markdown;
 pub mod plot;
+pub mod read;
 pub mod reference;
 pub mod report;
 pub mod svg;

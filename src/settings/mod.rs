@@ -11,6 +11,7 @@ pub mod constraint;
 pub mod control;
 pub mod implicit;
 pub mod overrides;
+pub mod results;
 pub mod rim;
 pub mod scenario;
 pub mod study;

@@ -219,10 +219,12 @@ pub enum Distribution {
 }
 
 /// What each run leaves behind.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Keep {
     /// Write each run's result file under `DIR/runs/`.
     pub results: bool,
+    /// The format of those files (`keep.format`, default CSV).
+    pub format: super::results::ResultFormat,
     /// The variables to record (empty: every output, or only the summaries' variables when no
     /// result files are kept).
     pub variables: Vec<String>,
@@ -385,6 +387,7 @@ struct ExperimentFile {
 struct KeepFile {
     #[serde(default)]
     results: bool,
+    format: Option<String>,
     #[serde(default)]
     variables: Vec<String>,
     #[serde(default)]
@@ -619,6 +622,20 @@ impl Study {
             max_rows: e.max_rows,
             ..Overrides::default()
         };
+        let format = match &file.keep.format {
+            None => super::results::ResultFormat::Csv,
+            Some(_) if !file.keep.results => {
+                return Err(at(
+                    "keep.format applies to the runs' result files: set keep.results to true, or leave keep.format out"
+                        .into(),
+                ))
+            }
+            Some(name) => super::results::ResultFormat::parse(name).ok_or_else(|| {
+                at(format!(
+                    "keep.format \"{name}\" is not a result format; choose csv, mat, arrow or parquet"
+                ))
+            })?,
+        };
         let mut summaries = Vec::new();
         for (i, s) in file.keep.summaries.iter().enumerate() {
             let field = format!("keep.summaries[{i}]");
@@ -748,6 +765,7 @@ impl Study {
             call_timeout,
             keep: Keep {
                 results: file.keep.results,
+                format,
                 variables: file.keep.variables,
                 summaries,
             },

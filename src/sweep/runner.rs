@@ -16,12 +16,14 @@ use crate::fmu::description::Causality;
 use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
 use crate::fmu::{Fmu, ModelDescription};
 use crate::master::execution::{Execution, RunOptions};
+use crate::master::record::ResultColumn;
 use crate::master::record::{Cell, Row};
 use crate::master::run::{self as run_loop, Observer};
 use crate::master::RunStatistics;
-use crate::observe::CsvWriter;
+use crate::observe::{CsvWriter, ResultFile};
 use crate::results::check::kind_of_type;
 use crate::results::compare::{SignalKind, SignalTable};
+use crate::settings::results::ResultFormat;
 use crate::settings::study::{in_study_words, Direction, Study, Summary, SummaryKind};
 use crate::settings::Overrides;
 use crate::system::load::{load, Target};
@@ -111,6 +113,10 @@ pub struct Runner {
     call_timeout: Option<std::time::Duration>,
     /// Per-run result files go here (`run-000042.csv`).
     results: Option<PathBuf>,
+    /// The format of the per-run result files.
+    format: ResultFormat,
+    /// What the format leaves out was said (it is the same in every run).
+    warned: AtomicBool,
     study_file: PathBuf,
 }
 
@@ -292,6 +298,8 @@ impl Runner {
             isolate,
             call_timeout,
             results,
+            format: study.keep.format,
+            warned: AtomicBool::new(false),
             study_file: study.file.clone(),
         })
     }
@@ -326,7 +334,7 @@ impl Runner {
         let width = (self.plan.len().max(1) - 1).to_string().len().max(6);
         self.results
             .as_ref()
-            .map(|dir| dir.join(format!("run-{index:0width$}.csv")))
+            .map(|dir| dir.join(format!("run-{index:0width$}.{}", self.format.extension())))
     }
 
     /// Make run `index`: its record, whatever happened. A run stops at its next result row
@@ -514,8 +522,18 @@ impl Runner {
         let mut writer = match self.result_file(index) {
             Some(file) => {
                 let cells = file_columns.map(|names| selected(&columns, &names));
-                let names = pick(&columns, cells.as_deref());
-                Some(Columns::new(CsvWriter::create(&file, &names)?, cells))
+                let described = execution.result_columns();
+                let described: Vec<ResultColumn> = match &cells {
+                    Some(cells) => cells.iter().map(|&i| described[i].clone()).collect(),
+                    None => described,
+                };
+                // What a format leaves out is the same in every run: said once.
+                let writer = ResultFile::create_as(self.format, &file, &described, &mut |w| {
+                    if !self.warned.swap(true, Ordering::Relaxed) {
+                        log::warn!("{w} (and in every run's file)");
+                    }
+                })?;
+                Some(Columns::new(writer, cells))
             }
             None => None,
         };
@@ -567,16 +585,16 @@ fn pick(columns: &[String], cells: Option<&[usize]>) -> Vec<String> {
     }
 }
 
-/// A CSV writer of some of a run's columns (`None`: all of them).
-struct Columns<W: std::io::Write> {
-    writer: CsvWriter<W>,
+/// A result writer of some of a run's columns (`None`: all of them).
+struct Columns<O: Observer> {
+    writer: O,
     cells: Option<Vec<usize>>,
     /// The row of the selected cells, reused.
     row: Row,
 }
 
-impl<W: std::io::Write> Columns<W> {
-    fn new(writer: CsvWriter<W>, cells: Option<Vec<usize>>) -> Self {
+impl<O: Observer> Columns<O> {
+    fn new(writer: O, cells: Option<Vec<usize>>) -> Self {
         Columns {
             writer,
             cells,
@@ -585,29 +603,29 @@ impl<W: std::io::Write> Columns<W> {
     }
 }
 
-impl<W: std::io::Write> Observer for Columns<W> {
+impl<O: Observer> Observer for Columns<O> {
     fn row(&mut self, row: &Row) -> Result<()> {
         let Some(cells) = &self.cells else {
-            return self.writer.write_row(row);
+            return self.writer.row(row);
         };
         self.row.time = row.time;
         self.row.cells.clear();
         self.row
             .cells
             .extend(cells.iter().map(|&i| row.cells[i].clone()));
-        self.writer.write_row(&self.row)
+        self.writer.row(&self.row)
     }
 
     fn stepped(&mut self, time: f64) {
-        Observer::stepped(&mut self.writer, time);
+        self.writer.stepped(time);
     }
 
     fn finished(&mut self, stats: &RunStatistics) -> Result<()> {
-        Observer::finished(&mut self.writer, stats)
+        self.writer.finished(stats)
     }
 
     fn failed(&mut self, error: &Error) {
-        Observer::failed(&mut self.writer, error);
+        self.writer.failed(error);
     }
 }
 
