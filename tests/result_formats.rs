@@ -1,4 +1,4 @@
-//! Result files in every format from one run (`--output-file` repeated, the extension picking
+//! Result files in every format from one run (`-o/--output` repeated, the extension picking
 //! CSV, MAT, Arrow or Parquet): the same numbers bit for bit read back, what each format keeps
 //! (types in Arrow and Parquet, aliases and parameters in MAT), a killed run's files readable,
 //! a failing writer ending the run with the other files kept, and bad files refused with
@@ -47,7 +47,7 @@ fn run_feedthrough(dir: &Path, name: &str, extra: &[&str]) -> (Vec<PathBuf>, Str
         "0.05".into(),
     ];
     for file in &files {
-        args.push("--output-file".into());
+        args.push("--output".into());
         args.push(file.display().to_string());
     }
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -234,7 +234,7 @@ fn a_killed_run_leaves_readable_csv_mat_and_arrow() {
         "none",
     ]);
     for file in &files {
-        command.arg("--output-file").arg(file);
+        command.arg("--output").arg(file);
     }
     let mut child = command.spawn().unwrap();
     let started = Instant::now();
@@ -351,7 +351,7 @@ fn bad_files_and_names_get_messages_that_name_them() {
     let output = cosimo([
         "run",
         &fmu("Dahlquist", 2).display().to_string(),
-        "--output-file",
+        "--output",
         &dir.path().join("r.xlsx").display().to_string(),
     ]);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
@@ -361,6 +361,13 @@ fn bad_files_and_names_get_messages_that_name_them() {
         "{stderr}"
     );
     assert!(!dir.path().join("r.xlsx").exists());
+    // A device without an extension takes CSV, as before.
+    cosimo_ok([
+        "run",
+        &fmu("Dahlquist", 2).display().to_string(),
+        "--output",
+        "/dev/null",
+    ]);
 
     // A cut Arrow stream: the rows before the cut are named, and what to do.
     let (files, _) = run_feedthrough(dir.path(), "t", &[]);

@@ -31,6 +31,7 @@ __version__ = _cosimo.__version__
 
 __all__ = [
     "simulate",
+    "read_result",
     "inspect",
     "check",
     "sweep",
@@ -251,6 +252,16 @@ def _request(path: Union[PathLike, Sequence[PathLike]], start_values: Optional[M
         if key in request:  # pragma: no cover - Python refuses duplicates itself
             raise UsageError(f"{key} given twice")
         request[key] = value
+    if request.get("output_file") is not None:
+        files = request["output_file"]
+        if isinstance(files, (str, os.PathLike)):
+            files = [files]
+        try:
+            request["output_file"] = [os.fspath(f) for f in files]
+        except TypeError:
+            raise UsageError(
+                f"output_file={request['output_file']!r}: expected a path or a list of paths"
+            ) from None
     if "fmi_version" in request and request["fmi_version"] is not None:
         request["fmi_version"] = str(request["fmi_version"])
     request.setdefault("worker_program", _worker_program())
@@ -298,6 +309,12 @@ def simulate(
       have both interfaces with cosimo's solver (``solver="bdf"`` or ``"rk45"``,
       ``solver_rtol``, ``solver_atol``); an FMU with Model Exchange only always is.
 
+    - ``output_file``: a path, or a list of paths, to write the results to as the run goes
+      (besides returning them); the extension picks the format: ``.csv``, ``.mat`` (MAT v4 in
+      the layout Dymola and OpenModelica write, for scipy, DyMat, MATLAB), ``.arrow`` (an
+      Arrow IPC stream: ``pyarrow.ipc.open_stream``) or ``.parquet``. A run that fails keeps
+      its rows so far in every file; :func:`read_result` reads them back.
+
     Returns a numpy structured array: ``time`` and one field per recorded variable (Float
     arrays as sub-arrays, strings and binaries as objects). Raises :class:`Error` (with the
     rows so far in ``result``) or :class:`Interrupted` on Ctrl-C.
@@ -305,6 +322,17 @@ def simulate(
     request = _request(path, start_values, start_time, stop_time, step_size, output_interval,
                        output, input, algorithm, settings)
     return _run(request, progress, observer)
+
+
+def read_result(path: PathLike) -> np.ndarray:
+    """Read a result file, as :func:`simulate` returns the results: ``.csv``, ``.mat`` (cosimo's,
+    Dymola's or OpenModelica's, with their aliases and parameters), ``.arrow`` (stream or
+    file) or ``.parquet``. Arrow and Parquet keep the variables' types; MAT and CSV hold
+    numbers, so integers and Booleans come back as float64 (and CSV arrays as sub-arrays,
+    MAT arrays as one field per element, ``y[1]``, ``y[2]``, ...)."""
+    out, error = _cosimo.read_result(os.fspath(path))
+    _warn_or_raise([], error, stacklevel=3)
+    return _result(out["columns"], out["time"], out["values"])
 
 
 def _warn_or_raise(messages: List[str], error: Optional[Tuple[str, str]],

@@ -35,6 +35,10 @@ def sweep(
     ``complete``, ``raised`` (KeyboardInterrupt or ``None``) and ``error`` (``None`` or
     ``(kind, message)``)."""
 
+def read_result(path: str) -> Tuple[Optional[Dict[str, Any]], Optional[Tuple[str, str]]]:
+    """``({columns, time, values}, None)`` as ``simulate`` returns them, or ``(None, (kind,
+    message))``."""
+
 def settings() -> List[str]:
     """The keyword settings ``cosimo.simulate`` takes besides its named arguments."""
 

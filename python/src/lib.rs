@@ -20,7 +20,7 @@ use cosimo::master::record::{Cell, Row};
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::scenario::{AppliedEvent, ScenarioPlayer};
 use cosimo::master::RunStatistics;
-use cosimo::observe::{RealTime, RealTimeReport};
+use cosimo::observe::{RealTime, RealTimeReport, ResultFile};
 use cosimo::request::{prepare, worker_options, RunRequest};
 use cosimo::results::check::{check_targets, CheckRequest};
 use cosimo::results::compare::ToleranceSettings;
@@ -78,6 +78,7 @@ const SETTINGS: &[&str] = &[
     "ssd",
     "connections",
     "ignore_units",
+    "output_file",
 ];
 
 /// The request keys the Python half always passes.
@@ -562,11 +563,16 @@ fn simulate<'py>(
     let mut warnings: Vec<String> = Vec::new();
     let mut collector = Collector::new(progress, observer);
     let mut pacing = None;
-    let result = match run_request(request)
-        .and_then(|r| Ok((r, real_time(request)?, scenario(request)?)))
-    {
+    let result = match run_request(request).and_then(|r| {
+        Ok((
+            r,
+            real_time(request)?,
+            scenario(request)?,
+            output_files(request)?,
+        ))
+    }) {
         Err(e) => Err(e),
-        Ok((run_request, real_time, scenario)) => py.detach(|| {
+        Ok((run_request, real_time, scenario, output_files)) => py.detach(|| {
             let mut prepared = prepare(&run_request, &mut |w| warnings.push(w.to_string()))?;
             collector.start = prepared.system.experiment.start;
             collector.stop = prepared.system.experiment.stop;
@@ -574,13 +580,23 @@ fn simulate<'py>(
                 .map(|s| ScenarioPlayer::new(&prepared.execution, s, collector.start))
                 .transpose()?;
             pacing = real_time;
+            let columns = prepared.execution.result_columns();
+            let mut files = Vec::with_capacity(output_files.len());
+            for path in &output_files {
+                files.push(ResultFile::create(Path::new(path), &columns, &mut |w| {
+                    warnings.push(w.to_string())
+                })?);
+            }
             let execution = &mut prepared.execution;
-            let stats = match &mut pacing {
-                Some(pacing) => {
-                    run_loop::run_with_scenario(execution, player, &mut [&mut collector, pacing])
-                }
-                None => run_loop::run_with_scenario(execution, player, &mut [&mut collector]),
-            };
+            let mut observers: Vec<&mut dyn Observer> = vec![&mut collector];
+            if let Some(pacing) = &mut pacing {
+                observers.push(pacing);
+            }
+            for file in &mut files {
+                observers.push(file);
+            }
+            let stats = run_loop::run_with_scenario(execution, player, &mut observers);
+            drop(observers);
             drop(prepared);
             stats
         }),
@@ -615,6 +631,50 @@ fn simulate<'py>(
         }
     }
     Ok(out)
+}
+
+/// `output_file=PATH` or a list of paths (the Python half passes a list): result files
+/// written as the run goes, in the format of each one's extension.
+pub(crate) fn output_files(request: &Bound<'_, PyDict>) -> Result<Vec<String>, Error> {
+    Ok(
+        get::<Vec<String>>(request, "output_file", "a path or a list of paths")?
+            .unwrap_or_default(),
+    )
+}
+
+/// The columns read, or the error as `(kind, message)`.
+type ReadOutcome<'py> = (Option<Bound<'py, PyDict>>, Option<(String, String)>);
+
+/// Read a result file of any format cosimo writes (or a Dymola / OpenModelica MAT file):
+/// `(dict, None)` with `columns`, `time` and `values` as `simulate` returns them, or
+/// `(None, (kind, message))`.
+#[pyfunction]
+fn read_result<'py>(py: Python<'py>, path: String) -> PyResult<ReadOutcome<'py>> {
+    use cosimo::results::read::Data;
+    let data = match py.detach(|| cosimo::results::read::read_result(Path::new(&path))) {
+        Ok(data) => data,
+        Err(e) => return Ok((None, Some((kind(&e).into(), e.to_string())))),
+    };
+    let out = PyDict::new(py);
+    let names: Vec<&str> = data.columns.iter().map(|c| c.name.as_str()).collect();
+    out.set_item("columns", names)?;
+    out.set_item("time", PyArray1::from_slice(py, &data.time))?;
+    let mut values = Vec::with_capacity(data.columns.len());
+    for column in &data.columns {
+        // As cells, so the column becomes what `simulate` makes of the same cells.
+        let cells: Vec<Cell> = match &column.values {
+            Data::Float(v) => v.iter().map(|&x| Cell::Float(x)).collect(),
+            Data::Int(v) => v.iter().map(|&x| Cell::Int(x)).collect(),
+            Data::UInt(v) => v.iter().map(|&x| Cell::UInt(x)).collect(),
+            Data::Bool(v) => v.iter().map(|&x| Cell::Bool(x)).collect(),
+            Data::FloatArrays(v) => v.iter().map(|x| Cell::Floats(x.clone())).collect(),
+            Data::Text(v) => v.iter().map(|x| Cell::Text(x.clone())).collect(),
+            Data::Bytes(v) => v.iter().map(|x| Cell::Bytes(x.clone())).collect(),
+        };
+        values.push(column_object(py, &cells)?);
+    }
+    out.set_item("values", values)?;
+    Ok((Some(out), None))
 }
 
 /// A run's figures as the Python half reports them.
@@ -998,6 +1058,7 @@ fn _cosimo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(serve_worker, m)?)?;
     m.add_function(wrap_pyfunction!(settings, m)?)?;
+    m.add_function(wrap_pyfunction!(read_result, m)?)?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Snapshot>()?;
     m.add("SessionError", m.py().get_type::<session::SessionError>())?;

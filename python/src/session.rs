@@ -149,6 +149,14 @@ impl Session {
         let run_request = run_request(request).map_err(raise)?;
         let real_time = crate::real_time(request).map_err(raise)?;
         let scenario = crate::scenario(request).map_err(raise)?;
+        if !crate::output_files(request).map_err(raise)?.is_empty() {
+            // A session's rows can be taken back (restore): a file would keep them.
+            return Err(raise(cosimo::Error::Usage(
+                "output_file: a Session writes no result files (restoring a snapshot takes rows \
+                 back); simulate(..., output_file=...) writes them"
+                    .into(),
+            )));
+        }
         let mut watchers = Watchers {
             collector: Collector::new(None, observer),
             real_time,

@@ -22,7 +22,6 @@ use cosimo::observe::{
     JsonProgress, Progress as ProgressObserver, RateMeter, RealTime, RealTimeReport,
 };
 use cosimo::request::{prepare, PreparedRun, RunRequest};
-use cosimo::settings::results::ResultFormat;
 use cosimo::settings::scenario::Scenario;
 use cosimo::settings::{Experiment, Overrides};
 use cosimo::system::System;
@@ -293,7 +292,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
     let sources: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
     for (k, output_file) in output_files.iter().enumerate() {
         refuse_overwriting(output_file, &sources, args)?;
-        ResultFormat::of_path(output_file).map_err(Error::Usage)?;
+        ResultFile::format_of(output_file)?;
         if output_files[..k].contains(output_file) {
             return Err(Error::Usage(format!(
                 "-o/--output {} is given twice; name each result file once",

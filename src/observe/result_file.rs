@@ -30,8 +30,20 @@ impl ResultFile {
         columns: &[ResultColumn],
         warn: &mut dyn FnMut(&str),
     ) -> Result<ResultFile> {
-        let format = ResultFormat::of_path(path).map_err(Error::Usage)?;
-        ResultFile::create_as(format, path, columns, warn)
+        ResultFile::create_as(ResultFile::format_of(path)?, path, columns, warn)
+    }
+
+    /// The format `path` is written in: its extension's; CSV for a device without one
+    /// (`/dev/null`, `/dev/stdout`), as before formats were picked by extension.
+    pub fn format_of(path: &Path) -> Result<ResultFormat> {
+        ResultFormat::of_path(path).or_else(|message| {
+            let device = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+            if device && path.extension().is_none() {
+                Ok(ResultFormat::Csv)
+            } else {
+                Err(Error::Usage(message))
+            }
+        })
     }
 
     /// Create `path` in `format`, whatever its extension.

@@ -31,6 +31,9 @@ const VENV_REQUIREMENTS: &[&str] = &[
     // py-crane's FMUs import scipy and pint from the hosting Python.
     "scipy==1.17.1",
     "pint==0.25.3",
+    // Readers of the result files that the Python tests compare with (MAT: scipy above).
+    "pyarrow==26.0.1",
+    "DyMat==0.7",
     // The Python module (python/): its build backend and its test runner.
     "maturin==1.16.0",
     "pytest==9.2.0",
@@ -397,6 +400,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "system_json",
     "input_csv",
     "scenario",
+    "result_mat",
+    "result_arrow",
 ];
 
 /// The cargo-fuzz installed into `target/tools`, pinned like the venv's packages.
@@ -580,6 +585,13 @@ fn fuzz_seeds() -> Result<PathBuf, String> {
             seed_name(file),
             (head.join("\n") + "\n").as_bytes(),
         )?;
+    }
+    // Result files of every streamed binary format (tests/data/results).
+    for (target, extension) in [("result_mat", "mat"), ("result_arrow", "arrow")] {
+        let dir = folder(target)?;
+        for file in named(&[extension]) {
+            write(&dir, seed_name(file), &read(file)?)?;
+        }
     }
     let scenarios = folder("scenario")?;
     for file in files.iter().filter(|f| {
