@@ -57,8 +57,8 @@ pub fn read_to_string(path: &Path, what: &str) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
 }
 
-/// Read a CSV table a user named as `what` (an input file, results to plot), refusing pipes,
-/// devices and sockets first.
+/// Read a table a user named as `what` (an input file, results to plot: CSV, or MAT, Arrow or
+/// Parquet by the extension), refusing pipes, devices and sockets first.
 pub fn read_table(path: &Path, what: &str) -> Result<crate::table::Table> {
     check_regular(path, what)?;
     crate::table::Table::read(path)

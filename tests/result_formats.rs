@@ -487,3 +487,50 @@ fn a_study_keeps_each_runs_results_in_the_format_it_names() {
     assert!(String::from_utf8_lossy(&output.stderr)
         .contains("keep.format applies to the runs' result files: set keep.results to true"));
 }
+
+#[test]
+fn mutated_mat_and_arrow_files_are_an_error_or_a_table_never_a_panic() {
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/results");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(31);
+    let mut read = 0;
+    for name in [
+        "feedthrough.mat",
+        "dahlquist.mat",
+        "feedthrough.arrow",
+        "dahlquist.arrow",
+    ] {
+        let original = std::fs::read(seeds.join(name)).unwrap();
+        for _ in 0..1500 {
+            let mut bytes = original.clone();
+            // Flip bytes, overwrite a 4-byte field with an extreme, or cut the file.
+            match rng.next_u32() % 3 {
+                0 => {
+                    for _ in 0..1 + rng.next_u32() % 4 {
+                        let at = rng.next_u32() as usize % bytes.len();
+                        bytes[at] ^= 1 << (rng.next_u32() % 8);
+                    }
+                }
+                1 => {
+                    let at = rng.next_u32() as usize % (bytes.len() - 4);
+                    let value = [i32::MAX, i32::MIN, -1, 0, 1 << 20][rng.next_u32() as usize % 5];
+                    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+                }
+                _ => bytes.truncate(rng.next_u32() as usize % bytes.len()),
+            }
+            let path = Path::new(name);
+            let result = if name.ends_with(".mat") {
+                cosimo::results::read::mat::parse(&bytes, path)
+            } else {
+                cosimo::results::read::arrow::parse_ipc(bytes, path)
+            };
+            if let Ok(data) = result {
+                read += 1;
+                for column in &data.columns {
+                    assert_eq!(column.values.len(), data.time.len());
+                }
+            }
+        }
+    }
+    assert!(read > 100, "some mutations leave a readable file: {read}");
+}

@@ -25,7 +25,10 @@ const FILE_MAGIC: &[u8] = b"ARROW1";
 /// Read an Arrow IPC stream or file from its bytes; `path` names it in messages.
 pub fn parse_ipc(bytes: Vec<u8>, path: &Path) -> Result<ResultData> {
     let bad = |message: String| Error::Usage(format!("{}: {message}", path.display()));
-    let mut buffer = Buffer::from_vec(bytes);
+    // Copied into Arrow's own 64-byte aligned memory: the buffers of a message must lie
+    // 8-byte aligned, which a Vec of bytes does not promise.
+    let mut buffer = Buffer::from(bytes.as_slice());
+    drop(bytes);
     if buffer.starts_with(FILE_MAGIC) {
         // The file format: magic (padded to 8 bytes), the stream, the footer, its length and
         // the magic again. Read the stream, which ends with its end-of-stream marker.
@@ -39,43 +42,270 @@ pub fn parse_ipc(bytes: Vec<u8>, path: &Path) -> Result<ResultData> {
             })?;
         buffer = buffer.slice_with_length(8, n - 18 - footer);
     }
-    let mut decoder = arrow_ipc::reader::StreamDecoder::new();
-    let mut batches = Vec::new();
-    let mut rows = 0;
-    let cut = |rows: usize| {
-        bad(format!(
+    let messages = messages(&buffer).map_err(|problem| match problem {
+        Problem::Cut { rows } => bad(format!(
             "the Arrow stream ends inside a message, after {rows} complete rows: it was cut \
              short (a run killed while writing it, or a copy that did not finish); run the \
              simulation again to get it whole"
-        ))
-    };
-    while !buffer.is_empty() {
-        match decoder.decode(&mut buffer) {
-            Ok(Some(batch)) => {
-                rows += batch.num_rows();
-                batches.push(batch);
+        )),
+        Problem::Broken { rows, what } => bad(format!(
+            "not a readable Arrow IPC stream after {rows} rows: {what}"
+        )),
+    })?;
+    let mut decoder = arrow_ipc::reader::StreamDecoder::new();
+    let mut batches = Vec::new();
+    let mut rows = 0;
+    // Message by message, each with the first byte of the next: the decoder finishes a
+    // message whose body is empty (the schema's) only when it sees more bytes.
+    let mut fed = 0;
+    for (k, &(start, end)) in messages.iter().enumerate() {
+        if let Some(schema) = decoder.schema() {
+            check_lengths(&schema, &buffer, start).map_err(|what| {
+                bad(format!(
+                    "not a readable Arrow IPC stream after {rows} rows: the message at byte {start} {what}"
+                ))
+            })?;
+        }
+        let until = (end + 1).min(buffer.len());
+        let mut message = buffer.slice_with_length(fed, until - fed);
+        fed = until;
+        while !message.is_empty() {
+            match decoder.decode(&mut message) {
+                Ok(Some(batch)) => {
+                    rows += batch.num_rows();
+                    batches.push(batch);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    return Err(bad(format!(
+                        "not a readable Arrow IPC stream after {rows} rows: {e}"
+                    )))
+                }
             }
-            Ok(None) => {}
-            // What follows the end-of-stream marker is no part of the stream.
-            Err(_) if decoder_finished(&mut decoder) => break,
-            Err(e) => {
+        }
+        if k == 0 {
+            // Only types cosimo reads are decoded: the decoder is not asked to make sense of
+            // others (unions, dictionaries, ...) from untrusted bytes.
+            let schema = decoder
+                .schema()
+                .ok_or_else(|| bad("the Arrow stream does not start with a schema".into()))?;
+            if let Some(field) = schema.fields().iter().find(|f| !readable(f.data_type())) {
                 return Err(bad(format!(
-                    "not a readable Arrow IPC stream after {rows} rows: {e}"
-                )))
+                    "column {} is of Arrow type {}, which cosimo does not read (it reads numbers, Booleans, strings, binaries and lists of numbers)",
+                    field.name(),
+                    field.data_type()
+                )));
             }
         }
     }
-    decoder.finish().map_err(|_| cut(rows))?;
     let schema = decoder
         .schema()
         .ok_or_else(|| bad("the Arrow stream has no schema: an empty or cut file".into()))?;
     from_batches(&schema, &batches, path)
 }
 
-/// Whether the decoder read the end-of-stream marker, after which it refuses more bytes (a
-/// decoder that failed inside a message is not finished).
-fn decoder_finished(decoder: &mut arrow_ipc::reader::StreamDecoder) -> bool {
-    decoder.finish().is_ok()
+/// What is wrong with a stream's framing.
+enum Problem {
+    /// It ends inside a message, after this many rows in complete batches.
+    Cut { rows: usize },
+    /// A message that is no Arrow IPC message, or declares parts beyond its body.
+    Broken { rows: usize, what: String },
+}
+
+/// The byte ranges of the stream's messages up to its end-of-stream marker (or its end), each
+/// checked before the decoder sees it: the metadata is a valid flatbuffer, the body and every
+/// buffer of a batch lie within the bytes there are (the decoder slices them unchecked).
+fn messages(stream: &[u8]) -> std::result::Result<Vec<(usize, usize)>, Problem> {
+    const CONTINUATION: [u8; 4] = [0xff; 4];
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    let mut rows = 0usize;
+    let word = |at: usize| -> Option<[u8; 4]> { stream.get(at..at + 4)?.try_into().ok() };
+    while at < stream.len() {
+        let start = at;
+        let Some(mut size) = word(at) else {
+            return Err(Problem::Cut { rows });
+        };
+        at += 4;
+        if size == CONTINUATION {
+            size = word(at).ok_or(Problem::Cut { rows })?;
+            at += 4;
+        }
+        let size = u32::from_le_bytes(size) as usize;
+        if size == 0 {
+            break; // the end-of-stream marker
+        }
+        let metadata = stream.get(at..at + size).ok_or(Problem::Cut { rows })?;
+        let message = arrow_ipc::root_as_message(metadata).map_err(|e| Problem::Broken {
+            rows,
+            what: format!("a message at byte {start} is no Arrow IPC message ({e})"),
+        })?;
+        let broken = |what: String| Problem::Broken {
+            rows,
+            what: format!("the message at byte {start} {what}"),
+        };
+        let body = usize::try_from(message.bodyLength())
+            .map_err(|_| broken(format!("declares a body of {} bytes", message.bodyLength())))?;
+        at += size;
+        let end = at.checked_add(body).filter(|&end| end <= stream.len());
+        let Some(end) = end else {
+            return Err(Problem::Cut { rows });
+        };
+        if at % 8 != 0 && body > 0 {
+            return Err(broken(format!(
+                "has its body at byte {at}, not on an 8-byte boundary as the IPC format requires"
+            )));
+        }
+        let batch = message
+            .header_as_record_batch()
+            .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
+        if let Some(batch) = batch {
+            let length = usize::try_from(batch.length())
+                .map_err(|_| broken(format!("declares {} rows", batch.length())))?;
+            for buffer in batch.buffers().iter().flatten() {
+                let inside = u64::try_from(buffer.offset())
+                    .ok()
+                    .zip(u64::try_from(buffer.length()).ok())
+                    .and_then(|(offset, length)| offset.checked_add(length))
+                    .is_some_and(|last| last <= body as u64);
+                if buffer.offset() % 8 != 0 {
+                    return Err(broken(format!(
+                        "declares a buffer at offset {}, not on an 8-byte boundary as the IPC format requires",
+                        buffer.offset()
+                    )));
+                }
+                if !inside {
+                    return Err(broken(format!(
+                        "declares a buffer of {} bytes at {} in a body of {body}",
+                        buffer.length(),
+                        buffer.offset()
+                    )));
+                }
+            }
+            for node in batch.nodes().iter().flatten() {
+                if node.length() < 0 || node.null_count() < 0 || node.null_count() > node.length() {
+                    return Err(broken(format!(
+                        "declares an array of {} values with {} nulls",
+                        node.length(),
+                        node.null_count()
+                    )));
+                }
+            }
+            if message.header_as_record_batch().is_some() {
+                rows = rows.saturating_add(length);
+            }
+        }
+        ranges.push((start, end));
+        at = end;
+    }
+    Ok(ranges)
+}
+
+/// The metadata of the message at `start` (framing checked by [`messages`]).
+fn message_at(stream: &[u8], start: usize) -> Option<arrow_ipc::Message<'_>> {
+    let mut at = start;
+    let mut size: [u8; 4] = stream.get(at..at + 4)?.try_into().ok()?;
+    at += 4;
+    if size == [0xff; 4] {
+        size = stream.get(at..at + 4)?.try_into().ok()?;
+        at += 4;
+    }
+    let size = u32::from_le_bytes(size) as usize;
+    arrow_ipc::root_as_message(stream.get(at..at + size)?).ok()
+}
+
+/// A record batch's arrays against the schema: a list of fixed size needs that many values
+/// per row (counted without overflow), and each buffer of offsets or values holds whole
+/// elements (the decoder's validation asserts both instead of returning an error).
+fn check_lengths(
+    schema: &SchemaRef,
+    stream: &[u8],
+    start: usize,
+) -> std::result::Result<(), String> {
+    let Some(batch) = message_at(stream, start).and_then(|m| m.header_as_record_batch()) else {
+        return Ok(());
+    };
+    let nodes: Vec<_> = batch.nodes().iter().flatten().collect();
+    let buffers: Vec<_> = batch.buffers().iter().flatten().collect();
+    let (mut node, mut buffer) = (0, 0);
+    // The next buffer, which holds elements of `width` bytes (none left: the decoder says so).
+    let mut whole = |width: usize| -> std::result::Result<(), String> {
+        if let Some(b) = buffers.get(buffer) {
+            if width > 1 && b.length() % width as i64 != 0 {
+                return Err(format!(
+                    "declares a buffer of {} bytes for elements of {width}",
+                    b.length()
+                ));
+            }
+        }
+        buffer += 1;
+        Ok(())
+    };
+    let width = |t: &DataType| t.primitive_width().unwrap_or(1);
+    for field in schema.fields() {
+        whole(1)?; // validity
+        let lengths = (
+            nodes.get(node).map(|n| n.length()),
+            nodes.get(node + 1).map(|n| n.length()),
+        );
+        node += 1;
+        match field.data_type() {
+            DataType::Utf8 | DataType::Binary => {
+                whole(4)?;
+                whole(1)?;
+            }
+            DataType::LargeUtf8 | DataType::LargeBinary => {
+                whole(8)?;
+                whole(1)?;
+            }
+            DataType::List(item) | DataType::LargeList(item) => {
+                whole(if matches!(field.data_type(), DataType::List(_)) {
+                    4
+                } else {
+                    8
+                })?;
+                node += 1;
+                whole(1)?;
+                whole(width(item.data_type()))?;
+            }
+            DataType::FixedSizeList(item, size) => {
+                node += 1;
+                if let (Some(rows), Some(values)) = lengths {
+                    let needed = rows.checked_mul(i64::from(*size));
+                    if *size < 0 || needed.is_none_or(|n| n > values) {
+                        return Err(format!(
+                            "declares {rows} lists of {size} values in {values} values"
+                        ));
+                    }
+                }
+                whole(1)?;
+                whole(width(item.data_type()))?;
+            }
+            DataType::Boolean => whole(1)?,
+            t => whole(width(t))?,
+        }
+    }
+    Ok(())
+}
+
+/// Whether cosimo reads a column of this type (a list: of numbers).
+fn readable(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::FixedSizeList(item, _) | DataType::List(item) | DataType::LargeList(item) => {
+            item.data_type().is_numeric()
+        }
+        t => {
+            t.is_numeric()
+                || matches!(
+                    t,
+                    DataType::Boolean
+                        | DataType::Utf8
+                        | DataType::LargeUtf8
+                        | DataType::Binary
+                        | DataType::LargeBinary
+                )
+        }
+    }
 }
 
 /// Read a Parquet file.
