@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod error;
+pub mod export;
 pub mod fmu;
 pub mod fs_checks;
 pub mod master;

@@ -10,6 +10,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cli;
 use cli::check::{check_command, CheckArgs};
+use cli::export::{export_command, ExportArgs};
 use cli::inspect::{inspect, InspectArgs};
 use cli::plot::{plot_command, PlotArgs};
 use cli::run::{run, RunArgs};
@@ -51,6 +52,9 @@ enum Command {
     /// Many runs of one system or FMU: the parameters a study file varies, on every core (or
     /// one shard of a batch job), into one summary table (CSV and Parquet).
     Sweep(Box<SweepArgs>),
+    /// Pack a system (or one FMU) as an FMI 2 / FMI 3 Co-Simulation FMU that runs it with
+    /// cosimo inside, with the options of `run`.
+    Export(Box<ExportArgs>),
     /// Host one FMU instance for a cosimo master (started by cosimo itself for --isolate).
     #[command(hide = true)]
     Worker {
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Run(r) => (r.quiet, r.log_fmi_calls, r.debug_logging),
         Command::Inspect(i) => (i.quiet, false, false),
         Command::Check(c) => (c.quiet, false, false),
+        Command::Export(e) => (e.run.quiet, false, false),
         Command::Sweep(s) => (s.quiet, false, false),
         Command::Validate(v) => (v.quiet, false, false),
         Command::Plot(p) => (p.quiet, false, false),
@@ -123,6 +128,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => return validate_command(&args),
         Command::Plot(args) => plot_command(&args),
         Command::Stability(args) => stability_command(&args),
+        Command::Export(args) => export_command(&args),
         Command::Sweep(args) => return sweep_command(&args),
         Command::Worker { .. } => Ok(()),
     };

@@ -2,6 +2,7 @@
 //! calls the library and prints.
 
 pub(crate) mod check;
+pub(crate) mod export;
 pub(crate) mod inspect;
 pub(crate) mod model;
 pub(crate) mod plot;

@@ -536,7 +536,7 @@ fn start_text(value: &StartValue) -> String {
 }
 
 /// The command line as a library run request (clap has checked the syntax of its options).
-fn request(args: &RunArgs) -> Result<RunRequest, Error> {
+pub(crate) fn request(args: &RunArgs) -> Result<RunRequest, Error> {
     let model = &args.model;
     Ok(RunRequest {
         targets: args.targets.clone(),

@@ -229,7 +229,7 @@ const LIBRARY_EXTENSION: &str = ".dylib";
 const LIBRARY_EXTENSION: &str = ".so";
 
 /// The folders under `binaries/` that may hold this platform's library, preferred first.
-fn platform_folders(version: FmiVersion) -> &'static [&'static str] {
+pub fn platform_folders(version: FmiVersion) -> &'static [&'static str] {
     let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
     match (version, os, arch) {
         (FmiVersion::Fmi2, "linux", "x86_64") => &["linux64"],

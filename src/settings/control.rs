@@ -2,7 +2,7 @@
 //! variable-order paper, Sects. 4 and 5).
 
 /// The five error estimators of the paper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Estimator {
     /// Explicit: a second run with extrapolation of degree k + 1 (Sect. 4.1).
     ExLocal,

@@ -18,7 +18,7 @@ pub struct ImplicitSettings {
 }
 
 /// How the implicit scheme computes the interface Jacobian `dG/du*`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum JacobianMethod {
     /// One repeated macro step of the whole system per coupling variable, perturbed.
     #[default]
@@ -59,7 +59,7 @@ impl Default for ImplicitSettings {
 }
 
 /// Which condition the extended coupling adds for a half-step value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Extension {
     /// None: the original implicit scheme (half-step marks are not allowed).
     #[default]

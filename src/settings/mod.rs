@@ -119,7 +119,7 @@ impl Default for Algorithm {
 }
 
 /// The algorithms by name, without their settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AlgorithmKind {
     Jacobi,
     GaussSeidel,

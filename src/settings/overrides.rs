@@ -6,7 +6,8 @@ use super::implicit::{Extension, ImplicitSettings, JacobianMethod};
 use super::{AlgorithmKind, Experiment, Labels};
 
 /// Settings that win over the file's, as the command line names them.
-#[derive(Debug, Clone, Default, PartialEq)]
+// Serialisable: an exported FMU stores the overrides it was exported with (`export::manifest`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Overrides {
     pub start: Option<f64>,
     pub stop: Option<f64>,

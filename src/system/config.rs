@@ -333,6 +333,9 @@ struct SystemFile {
     /// The stability study of the system: read by `analysis::study`, not by a run.
     #[serde(rename = "stability")]
     _stability: Option<serde::de::IgnoredAny>,
+    /// What `cosimo export` shows: read by `export`, not by a run.
+    #[serde(rename = "export")]
+    _export: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]

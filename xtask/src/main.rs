@@ -217,6 +217,11 @@ fn test(extra: &[String]) -> Result<(), String> {
         }
         _ => {}
     }
+    // tests/export.rs packs the container library that `cosimo export` ships (next to the
+    // cosimo executable): a cdylib that `cargo test` does not build by itself.
+    let mut container = cargo();
+    container.args(["build", "-p", "cosimo-container"]);
+    run(container)?;
     let mut tests = cargo();
     // Every test binary runs even after a failure, so one run shows everything that broke.
     tests.args(["test", "--workspace", "--no-fail-fast"]);

@@ -1,0 +1,189 @@
+//! What an exported FMU keeps in `resources/cosimo-export.json`: the run as `cosimo export`
+//! was asked for it (targets inside `resources/`, the run's options) and the variables the FMU
+//! shows, each with the value reference the importer uses and the name the simulation knows.
+//! The exporter writes it; the container reads it and turns it back into the same
+//! [`RunRequest`] that `cosimo run` would make.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fmu::description::{StartValue, VariableType};
+use crate::fmu::instance::InstanceOptions;
+use crate::fmu::model_exchange::SolverOptions;
+use crate::request::RunRequest;
+use crate::settings::Overrides;
+use crate::{Error, Result};
+
+/// The manifest's file name inside `resources/`.
+pub const MANIFEST_FILE: &str = "cosimo-export.json";
+
+/// The format version this build writes and reads.
+pub const FORMAT: u32 = 1;
+
+/// Everything the container needs besides the files it names.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Manifest {
+    pub format: u32,
+    /// The instantiation token (FMI 2 GUID) the model description declares.
+    pub token: String,
+    /// As `cosimo run` takes them, with paths relative to `resources/`: one system file or
+    /// SSP, one FMU, or components `name=path`.
+    pub targets: Vec<String>,
+    pub connections: Vec<String>,
+    pub ignore_units: Vec<String>,
+    pub ssd: Option<String>,
+    pub start_values: Vec<String>,
+    /// The run's experiment options (the importer's start / stop time and tolerance win).
+    pub overrides: Overrides,
+    pub threads: usize,
+    pub allow_non_finite: bool,
+    pub log_fmi_calls: bool,
+    pub debug_logging: bool,
+    pub event_mode: bool,
+    pub interface: Option<String>,
+    pub solver: SolverOptions,
+    /// The variables the FMU shows, in value-reference order.
+    pub variables: Vec<Exposed>,
+}
+
+/// How an exposed variable faces the importer.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Role {
+    /// An input of the system that no connection drives.
+    Input,
+    /// An output of a component.
+    Output,
+    /// A parameter of a component: set before the start (fixed) or also between steps
+    /// (tunable).
+    Parameter,
+    /// A tunable parameter.
+    TunableParameter,
+}
+
+/// One variable of the exported FMU.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Exposed {
+    /// The name in the exported model description.
+    pub name: String,
+    pub value_reference: u32,
+    /// The name the simulation knows (`component.variable`, or the variable of one FMU).
+    pub target: String,
+    pub role: Role,
+    /// The FMI 3 type name (`Float64`, `Int32`, ...).
+    pub var_type: String,
+    /// Elements (1 for a scalar).
+    pub count: usize,
+    /// The value before the start: the inner variable's start value, if it has one.
+    pub start: Option<StartValue>,
+}
+
+impl Exposed {
+    /// The type as the library names it.
+    pub fn variable_type(&self) -> Option<VariableType> {
+        type_from_name(&self.var_type)
+    }
+}
+
+/// A type from its FMI 3 name.
+pub fn type_from_name(name: &str) -> Option<VariableType> {
+    use VariableType::*;
+    Some(match name {
+        "Float32" => Float32,
+        "Float64" => Float64,
+        "Int8" => Int8,
+        "UInt8" => UInt8,
+        "Int16" => Int16,
+        "UInt16" => UInt16,
+        "Int32" => Int32,
+        "UInt32" => UInt32,
+        "Int64" => Int64,
+        "UInt64" => UInt64,
+        "Boolean" => Boolean,
+        "String" => String,
+        "Binary" => Binary,
+        "Enumeration" => Enumeration,
+        _ => return None,
+    })
+}
+
+/// What the importer says about the experiment when it initializes the FMU.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ImporterExperiment {
+    pub start: f64,
+    pub stop: Option<f64>,
+    pub tolerance: Option<f64>,
+}
+
+impl Manifest {
+    /// Read the manifest of an exported FMU's `resources/` folder.
+    pub fn read(resources: &Path) -> Result<Manifest> {
+        let path = resources.join(MANIFEST_FILE);
+        let text = crate::fs_checks::read_to_string(&path, "the export manifest")?;
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
+            Error::Usage(format!(
+                "{}: not a manifest of this cosimo version ({e}); export the system again",
+                path.display()
+            ))
+        })?;
+        if manifest.format != FORMAT {
+            return Err(Error::Usage(format!(
+                "{}: manifest format {} but this container reads format {FORMAT}; export the system again",
+                path.display(),
+                manifest.format
+            )));
+        }
+        Ok(manifest)
+    }
+
+    /// The run this FMU packs, with its files found under `resources`, the importer's
+    /// experiment on top of the exported options and `start_values` (`target=value`, set
+    /// before the start by the importer) after the exported ones.
+    pub fn request(
+        &self,
+        resources: &Path,
+        experiment: ImporterExperiment,
+        start_values: Vec<String>,
+    ) -> RunRequest {
+        let inside = |target: &str| match target.split_once('=') {
+            Some((name, path)) => format!("{name}={}", resources.join(path).display()),
+            None => resources.join(target).display().to_string(),
+        };
+        let mut overrides = self.overrides.clone();
+        overrides.start = Some(experiment.start);
+        if let Some(stop) = experiment.stop {
+            overrides.stop = Some(stop);
+        }
+        if let Some(tolerance) = experiment.tolerance {
+            overrides.tolerance = Some(tolerance);
+        }
+        // The importer asks for values; no rows are written inside.
+        let mut all_start_values = self.start_values.clone();
+        all_start_values.extend(start_values);
+        RunRequest {
+            targets: self.targets.iter().map(|t| inside(t)).collect(),
+            connections: self.connections.clone(),
+            ignore_units: self.ignore_units.clone(),
+            ssd: self.ssd.clone(),
+            overrides,
+            start_values: all_start_values,
+            threads: self.threads,
+            allow_non_finite: self.allow_non_finite,
+            instance: InstanceOptions {
+                log_fmi_calls: self.log_fmi_calls,
+                logging_on: self.debug_logging,
+                event_mode: self.event_mode,
+                solver: self.solver,
+                ..InstanceOptions::default()
+            },
+            interface: self
+                .interface
+                .as_deref()
+                .and_then(crate::fmu::description::Interface::parse),
+            ..RunRequest::default()
+        }
+    }
+}

@@ -1,0 +1,660 @@
+//! `cosimo export`: a system packed as an FMI 2 / FMI 3 Co-Simulation FMU runs inside cosimo
+//! and inside FMPy with the results of `cosimo run` of the system, lands on any outer step,
+//! saves and restores its state across instances, refuses misuse with Error, nests, and is
+//! refused at export time when it would not run.
+//!
+//! The container library comes from `cargo build -p cosimo-container` (`cargo xtask test`
+//! builds it); FMPy from `COSIMO_FMPY_PYTHON` (else the FMPy tests log themselves skipped).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::skip::Skip;
+use common::*;
+
+/// The container library next to the cosimo executable.
+fn container_library() -> PathBuf {
+    let path =
+        Path::new(env!("CARGO_BIN_EXE_cosimo")).with_file_name(cosimo::export::library_file_name());
+    assert!(
+        path.is_file(),
+        "{} is missing: build it with `cargo build -p cosimo-container` (cargo xtask test does)",
+        path.display()
+    );
+    path
+}
+
+/// An example system of `fmus/` (its FMUs packed first).
+fn example(name: &str) -> PathBuf {
+    fmu("Oscillator", 2);
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fmus")
+        .join(name)
+}
+
+/// `cosimo export` of `targets` into `dir/name`, FMI `version`.
+fn export(targets: &[&str], version: u8, extra: &[&str], dir: &Path, name: &str) -> PathBuf {
+    let out = dir.join(name);
+    let mut args: Vec<String> = vec!["export".into()];
+    args.extend(targets.iter().map(|s| s.to_string()));
+    args.extend([
+        "-o".into(),
+        out.display().to_string(),
+        "--fmi-version".into(),
+        version.to_string(),
+        "--container-library".into(),
+        container_library().display().to_string(),
+    ]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    cosimo_ok(&args);
+    out
+}
+
+/// `cosimo run` with `args` into `dir/name`; the result table.
+fn run(args: &[&str], dir: &Path, name: &str) -> cosimo::results::Table {
+    let out = dir.join(name);
+    let mut all: Vec<String> = vec!["run".into()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all.extend([
+        "--output-file".into(),
+        out.display().to_string(),
+        "-q".into(),
+    ]);
+    cosimo_ok(&all);
+    read_results(&out)
+}
+
+/// Every column of `expected` that `actual` has too, at every time of `expected` that
+/// `actual` has: equal within `tolerance` (0: the same bits). Returns the values compared.
+fn compare(
+    expected: &cosimo::results::Table,
+    actual: &cosimo::results::Table,
+    tolerance: f64,
+) -> usize {
+    let mut compared = 0;
+    for (c, name) in expected.columns().iter().enumerate() {
+        let Some(a) = actual.column(name) else {
+            continue;
+        };
+        for (i, &t) in expected.time().iter().enumerate() {
+            let Some(j) = actual
+                .time()
+                .iter()
+                .position(|&s| (s - t).abs() <= 1e-9 * t.abs().max(1e-3))
+            else {
+                continue;
+            };
+            let (x, y) = (expected.values(c)[i], actual.values(a)[j]);
+            assert!(
+                (x - y).abs() <= tolerance * x.abs().max(1.0),
+                "{name} at t = {t}: expected {x:e}, got {y:e}"
+            );
+            compared += 1;
+        }
+    }
+    compared
+}
+
+#[test]
+fn an_exported_system_validates_and_runs_like_the_system() {
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    let system = system.to_str().unwrap();
+    let flat = run(&[system], dir.path(), "flat.csv");
+    for version in [2, 3] {
+        let fmu = export(
+            &[system],
+            version,
+            &[],
+            dir.path(),
+            &format!("two-mass-{version}.fmu"),
+        );
+        cosimo_ok(["validate", fmu.to_str().unwrap()]);
+        let md = String::from_utf8(
+            zip::ZipArchive::new(std::fs::File::open(&fmu).unwrap())
+                .unwrap()
+                .by_name("modelDescription.xml")
+                .map(|mut f| {
+                    let mut v = Vec::new();
+                    std::io::Read::read_to_end(&mut f, &mut v).unwrap();
+                    v
+                })
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            md.contains("canHandleVariableCommunicationStepSize=\"true\""),
+            "{md}"
+        );
+        assert!(md.contains("name=\"mass1.x\""), "{md}");
+        assert!(
+            !md.contains("name=\"spring.x1\""),
+            "a connected input is not shown: {md}"
+        );
+        // The outer step is the macro step (the FMU's default experiment): the same bits.
+        let nested = run(
+            &[fmu.to_str().unwrap(), "--output-interval", "0.01"],
+            dir.path(),
+            &format!("exported-{version}.csv"),
+        );
+        assert!(
+            compare(&flat, &nested, 0.0) > 300,
+            "too few values compared"
+        );
+    }
+}
+
+#[test]
+fn the_same_export_is_the_same_fmu_and_another_is_another() {
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    let system = system.to_str().unwrap();
+    let token = |fmu: &Path| {
+        let archive = zip::ZipArchive::new(std::fs::File::open(fmu).unwrap());
+        let mut archive = archive.unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut archive.by_name("modelDescription.xml").unwrap(),
+            &mut text,
+        )
+        .unwrap();
+        let at = text.find("guid=\"").unwrap() + 6;
+        text[at..at + 38].to_string()
+    };
+    let a = export(&[system], 2, &[], dir.path(), "a.fmu");
+    let b = export(&[system], 2, &[], dir.path(), "b.fmu");
+    let c = export(&[system], 2, &["--step-size", "2e-3"], dir.path(), "c.fmu");
+    assert_eq!(token(&a), token(&b));
+    assert_ne!(token(&a), token(&c));
+}
+
+#[test]
+fn exposed_parameters_take_start_values_like_the_system() {
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    let system = system.to_str().unwrap();
+    let fmu = export(
+        &[system],
+        2,
+        &["--expose", "mass*.x", "--expose", "mass1.m"],
+        dir.path(),
+        "m.fmu",
+    );
+    let flat = run(
+        &[system, "--start-value", "mass1.m=2"],
+        dir.path(),
+        "flat.csv",
+    );
+    let nested = run(
+        &[
+            fmu.to_str().unwrap(),
+            "--output-interval",
+            "0.01",
+            "--start-value",
+            "mass1.m=2",
+        ],
+        dir.path(),
+        "nested.csv",
+    );
+    assert!(
+        nested.column("mass1.v").is_none(),
+        "only the exposed variables are shown"
+    );
+    assert!(compare(&flat, &nested, 0.0) > 150);
+    let default = run(&[system], dir.path(), "default.csv");
+    let x = default.column("mass2.x").unwrap();
+    let y = nested.column("mass2.x").unwrap();
+    assert_ne!(
+        default.values(x).last(),
+        nested.values(y).last(),
+        "m = 2 changes the motion"
+    );
+}
+
+#[test]
+fn a_nested_export_equals_the_flat_system() {
+    let dir = temp_dir();
+    let (mass, spring) = (fmu("Oscillator", 2), fmu("CouplingSpring", 2));
+    let inner = dir.path().join("inner.json");
+    std::fs::write(
+        &inner,
+        serde_json::json!({
+            "components": [
+                {"name": "mass1", "fmu": mass, "parameters": {"m": 1, "c": 1000, "d": 10, "x0": 0.1, "v0": 0}},
+                {"name": "spring", "fmu": spring, "parameters": {"c1": 1000, "d1": 10, "c3": 0, "d3": 0}}
+            ],
+            "connections": [
+                {"from": "mass1.x", "to": "spring.x1"},
+                {"from": "mass1.v", "to": "spring.v1"},
+                {"from": "spring.F1", "to": "mass1.F"}
+            ],
+            "experiment": {"startTime": 0, "stopTime": 1, "stepSize": 1e-3, "algorithm": "jacobi"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let sub = export(&[inner.to_str().unwrap()], 2, &[], dir.path(), "sub.fmu");
+    let outer = dir.path().join("outer.json");
+    let mass3 = fmu("Oscillator", 3);
+    std::fs::write(
+        &outer,
+        serde_json::json!({
+            "components": [
+                {"name": "sub", "fmu": sub},
+                {"name": "mass2", "fmu": mass3, "parameters": {"m": 1, "c": 1000, "d": 10, "x0": 0, "v0": 0}}
+            ],
+            "connections": [
+                {"from": "mass2.x", "to": "sub.spring.x2"},
+                {"from": "mass2.v", "to": "sub.spring.v2"},
+                {"from": "sub.spring.F2", "to": "mass2.F"}
+            ],
+            "experiment": {"startTime": 0, "stopTime": 1, "stepSize": 1e-3, "outputInterval": 1e-2, "algorithm": "jacobi"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let flat = run(
+        &[example("two-mass-force-force.json").to_str().unwrap()],
+        dir.path(),
+        "flat.csv",
+    );
+    let nested = run(&[outer.to_str().unwrap()], dir.path(), "nested.csv");
+    // Renamed columns: sub.mass1.x is mass1.x.
+    let mut compared = 0;
+    for name in ["mass1.x", "mass1.v", "mass2.x", "mass2.v"] {
+        let f = flat.column(name).unwrap();
+        let nested_name = if name.starts_with("mass1") {
+            format!("sub.{name}")
+        } else {
+            name.to_string()
+        };
+        let n = nested
+            .column(&nested_name)
+            .unwrap_or_else(|| panic!("no {nested_name} in {:?}", nested.columns()));
+        assert_eq!(flat.time(), nested.time());
+        for (i, (&a, &b)) in flat.values(f).iter().zip(nested.values(n)).enumerate() {
+            assert_eq!(a, b, "{name} at t = {}", flat.time()[i]);
+            compared += 1;
+        }
+    }
+    assert!(compared > 400);
+}
+
+#[test]
+fn an_export_that_would_not_run_is_refused_with_the_name() {
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    let system = system.to_str().unwrap();
+    let library = container_library();
+    let library = library.to_str().unwrap();
+    let out = dir.path().join("x.fmu");
+    let out = out.to_str().unwrap();
+    let refused = |args: &[&str], needle: &str| {
+        let output = cosimo(args);
+        assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+        assert!(!Path::new(out).exists(), "nothing is written");
+    };
+    refused(
+        &[
+            "export",
+            system,
+            "-o",
+            out,
+            "--container-library",
+            library,
+            "--expose",
+            "mass1.nothing",
+        ],
+        "mass1.nothing",
+    );
+    refused(
+        &[
+            "export",
+            system,
+            "-o",
+            out,
+            "--container-library",
+            library,
+            "--expose",
+            "spring.x1",
+        ],
+        "driven by a connection",
+    );
+    refused(
+        &[
+            "export",
+            system,
+            "-o",
+            out,
+            "--container-library",
+            library,
+            "--hide",
+            "nobody.*",
+        ],
+        "nobody.*",
+    );
+    refused(
+        &[
+            "export",
+            system,
+            "-o",
+            out,
+            "--container-library",
+            "/nonexistent/lib.so",
+        ],
+        "cosimo-container",
+    );
+    refused(
+        &[
+            "export",
+            system,
+            "-o",
+            out,
+            "--container-library",
+            library,
+            "--isolate",
+        ],
+        "--isolate",
+    );
+    // An inner FMU without a binary for this platform.
+    let unpacked = unpacked_with_edit("Oscillator", 2, "modelName", "modelName");
+    std::fs::remove_dir_all(unpacked.path().join("binaries")).unwrap();
+    let component = format!("a={}", unpacked.path().display());
+    refused(
+        &[
+            "export",
+            &component,
+            "-o",
+            out,
+            "--container-library",
+            library,
+        ],
+        "binaries",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// In FMPy
+
+fn fmpy_python() -> Option<PathBuf> {
+    match std::env::var_os("COSIMO_FMPY_PYTHON") {
+        Some(python) => Some(PathBuf::from(python)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("FMPy is required in CI: run the suite with `cargo xtask test`")
+        }
+        None => {
+            common::skip::skipped(
+                Skip::Fmpy,
+                "COSIMO_FMPY_PYTHON not set; run `cargo xtask test` to run exported FMUs in FMPy",
+            );
+            None
+        }
+    }
+}
+
+/// Run a Python script with FMPy; its stdout.
+fn python(python: &Path, script: &str, args: &[&str]) -> String {
+    let output = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python runs");
+    assert!(output.status.success(), "{}", show(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// simulate_fmu, every value printed with repr (exact).
+const SIMULATE: &str = r#"
+import sys
+from fmpy import simulate_fmu, validate_fmu
+path, interval, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+problems = validate_fmu(path)
+assert not problems, problems
+result = simulate_fmu(path, fmi_type='CoSimulation', output_interval=interval)
+names = result.dtype.names
+with open(out, 'w') as f:
+    f.write(','.join(names) + '\n')
+    for row in result:
+        f.write(','.join(repr(float(row[n])) for n in names) + '\n')
+print(len(result))
+"#;
+
+#[test]
+fn fmpy_validates_and_simulates_the_export_like_cosimo_run() {
+    let Some(py) = fmpy_python() else { return };
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    let system = system.to_str().unwrap();
+    let flat = run(
+        &[system, "--output-interval", "1e-3"],
+        dir.path(),
+        "flat.csv",
+    );
+    for version in [2, 3] {
+        let fmu = export(
+            &[system],
+            version,
+            &[],
+            dir.path(),
+            &format!("e{version}.fmu"),
+        );
+        // The outer step is the macro step, and a multiple of it: the same bits.
+        for interval in ["1e-3", "5e-3", "0.01"] {
+            let out = dir.path().join(format!("fmpy-{version}-{interval}.csv"));
+            python(
+                &py,
+                SIMULATE,
+                &[fmu.to_str().unwrap(), interval, out.to_str().unwrap()],
+            );
+            let fmpy = read_results(&out);
+            assert!(
+                compare(&flat, &fmpy, 0.0) > 400,
+                "FMI {version}, interval {interval}: too few values compared"
+            );
+        }
+    }
+}
+
+/// Random outer steps, FMI 2 and FMI 3: each lands where it was asked to.
+const RANDOM_STEPS: &str = r#"
+import sys, random, shutil
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave, fmi2LastSuccessfulTime
+from fmpy.fmi3 import FMU3Slave
+path = sys.argv[1]
+md = read_model_description(path)
+unzipped = extract(path)
+version = md.fmiVersion
+cls = FMU2Slave if version == '2.0' else FMU3Slave
+ident = md.coSimulation.modelIdentifier
+fmu = cls(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=ident, instanceName='r')
+fmu.instantiate()
+if version == '2.0':
+    fmu.setupExperiment(startTime=0.0, stopTime=1.0)
+    fmu.enterInitializationMode(); fmu.exitInitializationMode()
+else:
+    fmu.enterInitializationMode(startTime=0.0, stopTime=1.0); fmu.exitInitializationMode()
+rng = random.Random(7)
+t = 0.0
+worst = 0.0
+steps = 0
+while t < 0.9:
+    h = rng.choice([1e-3, 2.5e-4, 3.7e-3, 1e-2, 7e-5]) * rng.uniform(0.5, 1.5)
+    if version == '2.0':
+        fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+        landed = fmu.getRealStatus(fmi2LastSuccessfulTime)
+    else:
+        _, _, _, landed = fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+    worst = max(worst, abs(landed - (t + h)))
+    t = t + h
+    steps += 1
+x = fmu.getReal([1])[0] if version == '2.0' else fmu.getFloat64([1])[0]
+fmu.terminate(); fmu.freeInstance()
+shutil.rmtree(unzipped, ignore_errors=True)
+print(steps, worst, x)
+"#;
+
+#[test]
+fn random_outer_steps_land_exactly() {
+    let Some(py) = fmpy_python() else { return };
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    for version in [2, 3] {
+        let fmu = export(
+            &[system.to_str().unwrap()],
+            version,
+            &[],
+            dir.path(),
+            &format!("r{version}.fmu"),
+        );
+        let printed = python(&py, RANDOM_STEPS, &[fmu.to_str().unwrap()]);
+        let fields: Vec<f64> = printed
+            .split_whitespace()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        assert!(fields[0] > 100.0, "{printed}");
+        assert!(
+            fields[1] <= 1e-12,
+            "a step did not land where asked: {printed}"
+        );
+        assert!(fields[2].is_finite(), "{printed}");
+    }
+}
+
+/// Save at t = 0.3, go on to 0.6; restore in the same instance and, serialised, in a fresh
+/// one; both go on to the same bits.
+const STATE: &str = r#"
+import sys, shutil
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave
+from fmpy.fmi3 import FMU3Slave
+path = sys.argv[1]
+md = read_model_description(path)
+unzipped = extract(path)
+version = md.fmiVersion
+cls = FMU2Slave if version == '2.0' else FMU3Slave
+outputs = [v.valueReference for v in md.modelVariables if v.causality == 'output']
+def make(name):
+    fmu = cls(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
+    fmu.instantiate()
+    if version == '2.0':
+        fmu.setupExperiment(startTime=0.0, stopTime=1.0)
+        fmu.enterInitializationMode(); fmu.exitInitializationMode()
+    else:
+        fmu.enterInitializationMode(startTime=0.0, stopTime=1.0); fmu.exitInitializationMode()
+    return fmu
+def get(fmu):
+    return list(fmu.getReal(outputs) if version == '2.0' else fmu.getFloat64(outputs))
+def go(fmu, t0, n, h=0.01):
+    rows = []
+    for i in range(n):
+        t = t0 + i * h
+        fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+        rows.append(get(fmu))
+    return rows
+a = make('a')
+go(a, 0.0, 30)
+state = a.getFMUState() if version == '3.0' else a.getFMUstate()
+data = a.serializeFMUState(state) if version == '3.0' else a.serializeFMUstate(state)
+first = go(a, 0.3, 30)
+if version == '3.0':
+    a.setFMUState(state)
+else:
+    a.setFMUstate(state)
+again = go(a, 0.3, 30)
+b = make('b')
+restored = b.deserializeFMUState(data) if version == '3.0' else b.deSerializeFMUstate(data)
+if version == '3.0':
+    b.setFMUState(restored)
+else:
+    b.setFMUstate(restored)
+fresh = go(b, 0.3, 30)
+assert first == again, 'restored in the same instance differs'
+assert first == fresh, 'restored in a fresh instance differs'
+for fmu in (a, b):
+    fmu.terminate(); fmu.freeInstance()
+shutil.rmtree(unzipped, ignore_errors=True)
+print('same', len(first), len(data))
+"#;
+
+#[test]
+fn a_saved_state_continues_identically_here_and_in_a_fresh_instance() {
+    let Some(py) = fmpy_python() else { return };
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    for version in [2, 3] {
+        let fmu = export(
+            &[system.to_str().unwrap()],
+            version,
+            &[],
+            dir.path(),
+            &format!("s{version}.fmu"),
+        );
+        let printed = python(&py, STATE, &[fmu.to_str().unwrap()]);
+        assert!(printed.starts_with("same 30"), "{printed}");
+    }
+}
+
+/// Misuse: each call must fail with Error (status 3) and the process must go on.
+const MISUSE: &str = r#"
+import sys, shutil
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave
+from fmpy.fmi3 import FMU3Slave
+from fmpy.fmi1 import FMICallException
+path = sys.argv[1]
+md = read_model_description(path)
+unzipped = extract(path)
+version = md.fmiVersion
+cls = FMU2Slave if version == '2.0' else FMU3Slave
+messages = []
+def logger(*args):
+    messages.append(args)
+fmu = cls(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName='m')
+fmu.instantiate()
+def refused(what, f):
+    try:
+        f()
+    except FMICallException as e:
+        assert e.status == 3, (what, e.status)
+        return
+    raise AssertionError(what + ' was accepted')
+step = (lambda t, h: fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h))
+refused('doStep before initialization', lambda: step(0.0, 0.01))
+if version == '2.0':
+    fmu.setupExperiment(startTime=0.0, stopTime=1.0)
+    fmu.enterInitializationMode(); fmu.exitInitializationMode()
+    get = fmu.getReal; set_ = fmu.setReal
+else:
+    fmu.enterInitializationMode(startTime=0.0, stopTime=1.0); fmu.exitInitializationMode()
+    get = fmu.getFloat64; set_ = fmu.setFloat64
+refused('doStep at the wrong time', lambda: step(0.5, 0.01))
+refused('a negative step', lambda: step(0.0, -0.01))
+refused('an unknown value reference', lambda: get([999]))
+refused('setting an output', lambda: set_([1], [1.0]))
+refused('doStep past the stop time', lambda: step(0.0, 5.0))
+print('refused')
+"#;
+
+#[test]
+fn misuse_returns_error_and_the_importer_goes_on() {
+    let Some(py) = fmpy_python() else { return };
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    for version in [2, 3] {
+        let fmu = export(
+            &[system.to_str().unwrap()],
+            version,
+            &[],
+            dir.path(),
+            &format!("m{version}.fmu"),
+        );
+        let printed = python(&py, MISUSE, &[fmu.to_str().unwrap()]);
+        assert!(printed.contains("refused"), "{printed}");
+    }
+}
