@@ -411,7 +411,8 @@ fn python(python: &Path, script: &str, args: &[&str]) -> String {
 /// simulate_fmu, every value printed with repr (exact).
 const SIMULATE: &str = r#"
 import sys
-from fmpy import simulate_fmu, validate_fmu
+from fmpy import simulate_fmu
+from fmpy.validation import validate_fmu
 path, interval, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 problems = validate_fmu(path)
 assert not problems, problems

@@ -133,7 +133,7 @@ impl Instance {
             )));
         }
         if let Some(stop) = experiment.stop {
-            if !(stop > experiment.start) {
+            if stop.is_nan() || stop <= experiment.start {
                 return Err(Fault::error(format!(
                     "{call}: the stop time {stop} is not after the start time {}",
                     experiment.start
@@ -203,7 +203,7 @@ impl Instance {
                 "{call}: the step starts at t = {t}, but the FMU is at t = {now} (a step must start at the current time; restore an FMU state to go back)"
             )));
         }
-        if !(h >= 0.0) || !h.is_finite() {
+        if h.is_nan() || h < 0.0 || !h.is_finite() {
             return Err(Fault::error(format!(
                 "{call}: the step size {h} is not a non-negative number"
             )));

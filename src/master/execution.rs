@@ -973,6 +973,43 @@ impl Execution {
         self.history.push(self.time, &self.values);
     }
 
+    /// Set the inputs of `component` that a result row sets before it reads (those that do not
+    /// feed through are otherwise set just before the next step), so that a value read between
+    /// steps is the one a row at this point records.
+    pub fn settle_inputs(&mut self, component: usize) -> Result<()> {
+        let sets = &self.exchange_plan.row_sets[component];
+        if sets.is_empty() {
+            return Ok(());
+        }
+        let values = &self.values;
+        self.placement
+            .run_one(component, |unit| set_targets(unit, sets, values))
+    }
+
+    /// After input `variable` of `component` was set from outside between steps (a session,
+    /// an exported FMU's importer): the coupling values whose source output feeds through from
+    /// it are read again and passed on, as if that input had arrived through a connection, so
+    /// the next step sees the same values as in a system where a component drives it.
+    pub fn refresh_after_input(&mut self, component: usize, variable: usize) -> Result<()> {
+        let description = self.resolved.components[component].description.clone();
+        for c in 0..self.resolved.connections.len() {
+            let conn = &self.resolved.connections[c];
+            if conn.from_component != component
+                || !crate::system::graph::feeds_through(&description, conn.from_variable, variable)
+            {
+                continue;
+            }
+            let value = self.read_source(c)?;
+            self.values[c] = value;
+            self.after_step[c].store(value.to_bits(), Ordering::Relaxed);
+            if self.history.len > 0 && self.history.times[0] == self.time {
+                self.history.values[c][0] = value;
+            }
+            self.set_target(c, value)?;
+        }
+        Ok(())
+    }
+
     /// Column names of the result file.
     pub fn column_names(&self) -> Vec<String> {
         self.recordings

@@ -470,6 +470,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         let variable = &description.variables[variable];
         let count = element_count(&description, variable)?;
         let variable = variable.clone();
+        exec.settle_inputs(component)?;
         exec.placement.run_one(component, move |unit| {
             get_value(unit.slave.as_mut(), &variable, count)
         })
@@ -504,10 +505,15 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         let count = element_count(&description, variable)?;
         let value =
             fit_value(variable, value, count).map_err(|e| Error::Usage(format!("{name}: {e}")))?;
+        let input = variable.causality == Causality::Input;
         let variable = variable.clone();
         exec.placement.run_one(component, move |unit| {
             set_value(unit.slave.as_mut(), &variable, &value)
-        })
+        })?;
+        if input {
+            exec.refresh_after_input(component, index)?;
+        }
+        Ok(())
     }
 
     fn check_not_finished(&self) -> Result<()> {
