@@ -659,3 +659,122 @@ fn misuse_returns_error_and_the_importer_goes_on() {
         assert!(printed.contains("refused"), "{printed}");
     }
 }
+
+#[test]
+fn every_example_exports_as_fmi_2_and_fmi_3_validates_and_runs() {
+    let dir = temp_dir();
+    let folder = example("");
+    let mut examples: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            // Studies are sweeps over a system, not systems.
+            (name.ends_with(".json") && !name.contains("study")) || name.ends_with(".ssp")
+        })
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 15, "{examples:?}");
+    for system in &examples {
+        // The stability example is the analyser's: it runs as any system does.
+        for version in [2, 3] {
+            let fmu = export(
+                &[system.to_str().unwrap()],
+                version,
+                &[],
+                dir.path(),
+                "e.fmu",
+            );
+            cosimo_ok(["validate", fmu.to_str().unwrap()]);
+            let out = dir.path().join("e.csv");
+            cosimo_ok([
+                "run",
+                fmu.to_str().unwrap(),
+                "-q",
+                "--output-file",
+                out.to_str().unwrap(),
+            ]);
+            assert!(read_results(&out).time().len() > 10, "{}", system.display());
+            std::fs::remove_file(&fmu).unwrap();
+        }
+    }
+}
+
+/// An inner FMU that asks to terminate at t = 0.35: FMI 2 Discard with fmi2Terminated, FMI 3
+/// terminateSimulation, both with the last successful time; its message reaches the
+/// importer's logger prefixed with the component.
+const TERMINATION: &str = r#"
+import sys, shutil
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave, fmi2Terminated, fmi2LastSuccessfulTime
+from fmpy.fmi3 import FMU3Slave
+from fmpy.fmi1 import FMICallException
+path = sys.argv[1]
+md = read_model_description(path)
+unzipped = extract(path)
+version = md.fmiVersion
+cls = FMU2Slave if version == '2.0' else FMU3Slave
+fmu = cls(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName='outer')
+fmu.instantiate()
+if version == '2.0':
+    fmu.setupExperiment(startTime=0.0, stopTime=1.0)
+    fmu.enterInitializationMode(); fmu.exitInitializationMode()
+else:
+    fmu.enterInitializationMode(startTime=0.0, stopTime=1.0); fmu.exitInitializationMode()
+t = 0.0
+while True:
+    if version == '2.0':
+        try:
+            fmu.doStep(currentCommunicationPoint=t, communicationStepSize=0.1)
+        except FMICallException as e:
+            assert e.status == 2, e.status
+            assert fmu.getBooleanStatus(fmi2Terminated)
+            print('terminated at', fmu.getRealStatus(fmi2LastSuccessfulTime), flush=True)
+            break
+    else:
+        _, terminate, _, last = fmu.doStep(currentCommunicationPoint=t, communicationStepSize=0.1)
+        if terminate:
+            print('terminated at', last, flush=True)
+            break
+    t += 0.1
+    assert t < 0.95, 'no termination'
+fmu.terminate(); fmu.freeInstance()
+shutil.rmtree(unzipped, ignore_errors=True)
+"#;
+
+#[test]
+fn an_inner_termination_request_reaches_the_importer_with_its_message() {
+    let Some(py) = fmpy_python() else { return };
+    let dir = temp_dir();
+    for version in [2, 3] {
+        let component = format!("f={}", fmu("Faulty", version).display());
+        let out = export(
+            &[component.as_str()],
+            version,
+            &[
+                "--start-value",
+                "f.failure=4",
+                "--start-value",
+                "f.fail_at=0.35",
+                "--step-size",
+                "0.1",
+            ],
+            dir.path(),
+            &format!("t{version}.fmu"),
+        );
+        let printed = python(&py, TERMINATION, &[out.to_str().unwrap()]);
+        // The FMU stops at 0.35; the system's time is the end of that macro step.
+        let at: f64 = printed
+            .lines()
+            .find_map(|l| l.strip_prefix("terminated at "))
+            .unwrap_or_else(|| panic!("{printed}"))
+            .trim()
+            .parse()
+            .unwrap();
+        assert!((0.35..=0.4 + 1e-12).contains(&at), "{printed}");
+        assert!(
+            printed.contains("f: ") && printed.contains("termination requested by parameter failure"),
+            "the inner message, prefixed with its component, reaches the importer's logger:\n{printed}"
+        );
+    }
+}

@@ -81,12 +81,14 @@ pub(crate) fn call(
     match catch_unwind(AssertUnwindSafe(|| f(container))) {
         Ok(Ok(status)) => status,
         Ok(Err(fault)) => {
-            logger.error(&format!("{name}: {}", fault.message));
-            if fault.discard {
-                DISCARD
+            let status = if fault.discard { DISCARD } else { ERROR };
+            let category = if fault.discard {
+                "logStatusDiscard"
             } else {
-                ERROR
-            }
+                "logStatusError"
+            };
+            logger.log(status, category, &format!("{name}: {}", fault.message));
+            status
         }
         Err(panic) => {
             let what = panic

@@ -160,7 +160,9 @@ impl Manifest {
         if let Some(tolerance) = experiment.tolerance {
             overrides.tolerance = Some(tolerance);
         }
-        // The importer asks for values; no rows are written inside.
+        // No rows are kept inside (the importer asks for values): an importer's long stop time
+        // must not hit the row limit of a run that writes them.
+        overrides.max_rows = Some(u64::MAX);
         let mut all_start_values = self.start_values.clone();
         all_start_values.extend(start_values);
         RunRequest {
@@ -185,5 +187,65 @@ impl Manifest {
                 .and_then(crate::fmu::description::Interface::parse),
             ..RunRequest::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(targets: &[&str]) -> Manifest {
+        Manifest {
+            format: FORMAT,
+            token: "{t}".into(),
+            targets: targets.iter().map(|s| s.to_string()).collect(),
+            connections: vec!["a.y=b.u".into()],
+            ignore_units: Vec::new(),
+            ssd: None,
+            start_values: vec!["a.k=2".into()],
+            overrides: Overrides {
+                step: Some(1e-3),
+                stop: Some(1.0),
+                ..Overrides::default()
+            },
+            threads: 0,
+            allow_non_finite: false,
+            log_fmi_calls: false,
+            debug_logging: false,
+            event_mode: false,
+            interface: None,
+            solver: SolverOptions::default(),
+            variables: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_manifest_reads_back_as_written() {
+        let written = manifest(&["a=fmus/A.fmu"]);
+        let text = serde_json::to_string(&written).unwrap();
+        let read: Manifest = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, written);
+    }
+
+    #[test]
+    fn the_request_finds_files_under_resources_and_the_importer_wins() {
+        let resources = Path::new("/x/resources");
+        let request = manifest(&["a=fmus/A.fmu", "fmus/B.fmu"]).request(
+            resources,
+            ImporterExperiment {
+                start: 0.5,
+                stop: Some(2.0),
+                tolerance: None,
+            },
+            vec!["a.u=3".into()],
+        );
+        assert_eq!(
+            request.targets,
+            vec!["a=/x/resources/fmus/A.fmu", "/x/resources/fmus/B.fmu"]
+        );
+        assert_eq!(request.overrides.start, Some(0.5));
+        assert_eq!(request.overrides.stop, Some(2.0));
+        assert_eq!(request.overrides.step, Some(1e-3));
+        assert_eq!(request.start_values, vec!["a.k=2", "a.u=3"]);
     }
 }

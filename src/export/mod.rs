@@ -63,6 +63,9 @@ enum Packing {
     SystemFile(PathBuf),
     /// An SSP archive, copied whole (it holds its FMUs).
     Ssp(PathBuf),
+    /// An unpacked SSP (a folder, or one `.ssd` file in its folder): its files copied, the
+    /// components' `source` pointing to the packed FMUs.
+    SspFolder { root: PathBuf, ssd: Option<String> },
     /// Components named on the command line.
     Components,
 }
@@ -75,10 +78,16 @@ fn packing(request: &RunRequest, prepared: &PreparedRun) -> Result<Packing> {
     let path = PathBuf::from(&first);
     if request.targets.len() == 1 && !first.contains('=') {
         if crate::system::load::is_ssp(&path) {
-            if !path.is_file() || path.extension().and_then(|e| e.to_str()) != Some("ssp") {
-                return Err(Error::Usage(format!(
-                    "{first}: cosimo export packs an SSP archive (.ssp file); zip this folder into one first"
-                )));
+            if path.is_dir() {
+                return Ok(Packing::SspFolder {
+                    root: path,
+                    ssd: None,
+                });
+            }
+            if path.extension().and_then(|e| e.to_str()) == Some("ssd") {
+                let root = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+                let ssd = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                return Ok(Packing::SspFolder { root, ssd });
             }
             return Ok(Packing::Ssp(path));
         }
@@ -146,6 +155,13 @@ pub fn export(request: &ExportRequest, warn: &mut dyn FnMut(&str)) -> Result<Exp
                 Entry::Bytes(text.into_bytes()),
             );
             vec!["system.json".into()]
+        }
+        Packing::SspFolder { root, ssd } => {
+            add_ssp_folder(root, &packed, &mut entries)?;
+            match ssd {
+                Some(file) => vec![format!("system.ssp/{file}")],
+                None => vec!["system.ssp".into()],
+            }
         }
         Packing::Ssp(path) => {
             // The SSP's FMUs stay inside it.
@@ -613,6 +629,48 @@ fn add_folder(folder: &Path, prefix: &str, entries: &mut BTreeMap<String, Entry>
         } else {
             entries.insert(name, Entry::File(path));
         }
+    }
+    Ok(())
+}
+
+/// An unpacked SSP's files under `resources/system.ssp/`, each `.ssd`'s component sources that name
+/// a packed FMU rewritten to `../fmus/NAME` (the other files as they are).
+fn add_ssp_folder(
+    root: &Path,
+    packed: &BTreeMap<PathBuf, String>,
+    entries: &mut BTreeMap<String, Entry>,
+) -> Result<()> {
+    let mut files = BTreeMap::new();
+    add_folder(root, "resources/system.ssp", &mut files)?;
+    for (name, entry) in files {
+        let Entry::File(path) = &entry else {
+            continue;
+        };
+        if name.ends_with(".fmu") && packed.contains_key(&path.canonicalize().unwrap_or_default()) {
+            // Packed under fmus/ already.
+            continue;
+        }
+        if !name.ends_with(".ssd") {
+            entries.insert(name, entry);
+            continue;
+        }
+        let text = crate::fs_checks::read_to_string(path, "an SSP's .ssd file")?;
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("source=\"") {
+            let (head, tail) = rest.split_at(at + "source=\"".len());
+            out.push_str(head);
+            let end = tail.find('"').unwrap_or(tail.len());
+            let value = &tail[..end];
+            let resolved = root.join(value).canonicalize().unwrap_or_default();
+            match packed.get(&resolved) {
+                Some(packed_name) => out.push_str(&format!("../{packed_name}")),
+                None => out.push_str(value),
+            }
+            rest = &tail[end..];
+        }
+        out.push_str(rest);
+        entries.insert(name, Entry::Bytes(out.into_bytes()));
     }
     Ok(())
 }
