@@ -57,11 +57,7 @@ fn run(args: &[&str], dir: &Path, name: &str) -> cosimo::results::Table {
     let out = dir.join(name);
     let mut all: Vec<String> = vec!["run".into()];
     all.extend(args.iter().map(|s| s.to_string()));
-    all.extend([
-        "--output-file".into(),
-        out.display().to_string(),
-        "-q".into(),
-    ]);
+    all.extend(["-o".into(), out.display().to_string(), "-q".into()]);
     cosimo_ok(&all);
     read_results(&out)
 }
@@ -692,7 +688,7 @@ fn every_example_exports_as_fmi_2_and_fmi_3_validates_and_runs() {
                     "run",
                     fmu.to_str().unwrap(),
                     "-q",
-                    "--output-file",
+                    "-o",
                     out.to_str().unwrap(),
                 ]);
                 assert!(read_results(&out).time().len() > 10, "{}", system.display());

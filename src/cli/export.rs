@@ -43,7 +43,8 @@ fn refuse_run_only(args: &RunArgs) -> Result<(), Error> {
         (args.real_time.is_some(), "--real-time"),
         (args.progress.is_some(), "--progress"),
         (args.progress_file.is_some(), "--progress-file"),
-        (args.summary_json.is_some(), "--summary-json"),
+        (args.json, "--json"),
+        (args.json_file.is_some(), "--json-file"),
         (args.scenario.is_some(), "--scenario"),
     ];
     for (given, option) in refused {
@@ -90,11 +91,10 @@ pub(crate) fn export_command(args: &ExportArgs) -> Result<(), Error> {
         Some(FmiVersion::Fmi3) => FmiVersion::Fmi3,
         _ => FmiVersion::Fmi2,
     };
-    let output = args
-        .run
-        .output_file
-        .clone()
-        .ok_or_else(|| Error::Usage("name the FMU to write with -o OUT.fmu".into()))?;
+    let output = match args.run.output_file.as_slice() {
+        [one] => one.clone(),
+        _ => return Err(Error::Usage("name one FMU to write with -o OUT.fmu".into())),
+    };
     let request = ExportRequest {
         run,
         output,
