@@ -1039,3 +1039,200 @@ fn findings_are_bounded_however_many_tokens_quote_a_long_name() {
         "checking stopped after 1000 findings: fix these first"
     );
 }
+
+/// The findings of `rule`'s messages.
+fn messages_of<'a>(findings: &'a [Finding], rule: &str) -> Vec<&'a str> {
+    of_rule(findings, rule)
+        .into_iter()
+        .map(|(_, _, m)| m)
+        .collect()
+}
+
+/// An Enumeration's start must be the value of one of its type's items (issue 33).
+#[test]
+fn an_enumeration_start_outside_its_items_is_an_error() {
+    const COUNT: &str = "<Int32 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\"/>";
+    let fmi3 = FMI3.replacen(
+        "  <ModelVariables>",
+        "  <TypeDefinitions><EnumerationType name=\"Mode\"><Item name=\"off\" value=\"1\"/><Item name=\"on\" value=\"2\"/><Item name=\"boost\" value=\"5\"/></EnumerationType></TypeDefinitions>\n  <ModelVariables>",
+        1,
+    );
+    let mode = |start: &str| {
+        format!("<Enumeration name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\" declaredType=\"Mode\" initial=\"exact\" start=\"{start}\"/>")
+    };
+    let f = broken(&fmi3, COUNT, &mode("3"));
+    assert_eq!(errors_of(&f), ["values"], "{f:#?}");
+    let (_, line, text) = one_of_rule(&f, "values");
+    assert_eq!(line, Some(10));
+    assert_eq!(
+        text,
+        "\"count\": start 3 is not the value of an item of its enumeration type \"Mode\" (1, 2, 5): write one of them"
+    );
+    assert_eq!(broken(&fmi3, COUNT, &mode("5")), []);
+
+    let fmi2 = FMI2.replacen(
+        "  <ModelVariables>",
+        "  <TypeDefinitions><SimpleType name=\"Gear\"><Enumeration><Item name=\"low\" value=\"1\"/><Item name=\"high\" value=\"2\"/></Enumeration></SimpleType></TypeDefinitions>\n  <ModelVariables>",
+        1,
+    );
+    let int2 = "<Integer/>";
+    let f = broken(
+        &fmi2,
+        int2,
+        "<Enumeration declaredType=\"Gear\" start=\"7\"/>",
+    );
+    assert_eq!(
+        messages_of(&f, "values"),
+        ["\"n\": start 7 is not the value of an item of its enumeration type \"Gear\" (1, 2): write one of them"],
+        "{f:#?}"
+    );
+    assert_eq!(
+        messages_of(
+            &broken(
+                &fmi2,
+                int2,
+                "<Enumeration declaredType=\"Gear\" start=\"2\"/>"
+            ),
+            "values"
+        ),
+        Vec::<&str>::new()
+    );
+}
+
+/// FMI 3 arrays: the start gives one value or one per element; a dimension's size is a positive
+/// start or a UInt64 structural parameter or constant (issue 33).
+#[test]
+fn array_dimensions_and_their_start_values_must_agree() {
+    const COUNT: &str = "<Int32 name=\"count\" valueReference=\"5\" causality=\"output\" variability=\"discrete\"/>";
+    let with = |variables: &str| FMI3.replacen(COUNT, &format!("{COUNT}\n    {variables}"), 1);
+    let array = |start: &str, dimensions: &str| {
+        format!("<Float64 name=\"a\" valueReference=\"7\" causality=\"parameter\" variability=\"fixed\" start=\"{start}\">{dimensions}</Float64>")
+    };
+    let n = |attributes: &str| format!("<UInt64 name=\"n\" valueReference=\"8\" {attributes}/>");
+    let structural = n("causality=\"structuralParameter\" variability=\"fixed\" start=\"2\"");
+    // What the standard allows: one value per element, one value for all, a structural
+    // parameter's size.
+    for variables in [
+        array("1 2 3", "<Dimension start=\"3\"/>"),
+        array("1", "<Dimension start=\"3\"/>"),
+        array(
+            "1 2 3 4 5 6",
+            "<Dimension start=\"3\"/><Dimension start=\"2\"/>",
+        ),
+        format!(
+            "{structural}\n    {}",
+            array("1 2", "<Dimension valueReference=\"8\"/>")
+        ),
+    ] {
+        let f = validate_xml(&with(&variables));
+        assert_eq!(
+            messages_of(&f, "dimensions"),
+            Vec::<&str>::new(),
+            "{variables}"
+        );
+        assert_eq!(errors_of(&f), Vec::<&str>::new(), "{variables}: {f:#?}");
+    }
+    let cases = [
+        (
+            array("1 2", "<Dimension start=\"3\"/>"),
+            "\"a\": its start has 2 values, but its dimensions (3) make 3 elements: give one value per element, or a single value for all of them",
+        ),
+        (
+            array("1 2 3", "<Dimension start=\"3\"/><Dimension start=\"2\"/>"),
+            "\"a\": its start has 3 values, but its dimensions (3 x 2) make 6 elements",
+        ),
+        (
+            format!(
+                "{structural}\n    {}",
+                array("1 2 3", "<Dimension valueReference=\"8\"/>")
+            ),
+            "\"a\": its start has 3 values, but its dimensions (2) make 2 elements",
+        ),
+        (
+            array("1", "<Dimension start=\"0\"/>"),
+            "\"a\": its Dimension 1 of 1 has start 0: an array's initial sizes must be positive",
+        ),
+        (
+            array("1", "<Dimension start=\"3\" valueReference=\"8\"/>"),
+            "\"a\": its Dimension 1 of 1 has both start and valueReference: give one of them",
+        ),
+        (
+            array("1", "<Dimension/>"),
+            "\"a\": its Dimension 1 of 1 has neither start nor valueReference",
+        ),
+        (
+            array("1", "<Dimension valueReference=\"99\"/>"),
+            "\"a\": its Dimension 1 of 1: valueReference=\"99\" is not the value reference of a variable",
+        ),
+        (
+            array("1", "<Dimension valueReference=\"5\"/>"),
+            "\"a\": its Dimension 1 of 1 refers to \"count\", of type Int32: a dimension's size is a UInt64",
+        ),
+        (
+            format!(
+                "{}\n    {}",
+                n("causality=\"parameter\" variability=\"fixed\" start=\"2\""),
+                array("1", "<Dimension valueReference=\"8\"/>")
+            ),
+            "\"a\": its Dimension 1 of 1 refers to \"n\", which is neither a structural parameter nor a constant (causality \"parameter\", variability \"fixed\")",
+        ),
+        (
+            format!(
+                "{}\n    {}",
+                n("causality=\"structuralParameter\" variability=\"fixed\" start=\"0\""),
+                array("1", "<Dimension valueReference=\"8\"/>")
+            ),
+            "\"a\": its Dimension 1 of 1 refers to \"n\", whose start is 0",
+        ),
+        (
+            "<UInt64 name=\"n\" valueReference=\"8\" causality=\"structuralParameter\" variability=\"fixed\" start=\"2\"><Dimension start=\"2\"/></UInt64>".to_string(),
+            "\"n\": a structural parameter cannot be an array",
+        ),
+    ];
+    for (variables, message) in &cases {
+        let f = validate_xml(&with(variables));
+        let found = messages_of(&f, "dimensions");
+        assert_eq!(found.len(), 1, "{variables}: {f:#?}");
+        assert!(found[0].starts_with(message), "{variables}:\n{}", found[0]);
+        let (severity, line, _) = one_of_rule(&f, "dimensions");
+        assert_eq!(severity, Severity::Error);
+        assert!(line.is_some());
+    }
+}
+
+/// `nominal` is a positive finite number, on a variable and on a type (issue 33).
+#[test]
+fn a_nominal_that_is_not_positive_and_finite_is_an_error() {
+    let k = "<Real start=\"1\" min=\"0\"/>";
+    for nominal in ["0", "-2", "INF", "NaN"] {
+        let f = broken(
+            FMI2,
+            k,
+            &format!("<Real start=\"1\" min=\"0\" nominal=\"{nominal}\"/>"),
+        );
+        assert_eq!(errors_of(&f), ["values"], "{nominal}: {f:#?}");
+        let (_, line, text) = one_of_rule(&f, "values");
+        assert_eq!(line, Some(10));
+        assert!(
+            text.starts_with(&format!(
+                "\"k\": nominal {} is not a positive finite number",
+                nominal.replace("INF", "inf")
+            )),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        broken(FMI2, k, "<Real start=\"1\" min=\"0\" nominal=\"1e-3\"/>"),
+        []
+    );
+    let typed = FMI3.replacen(
+        "  <ModelVariables>",
+        "  <TypeDefinitions><Float64Type name=\"Scaled\" nominal=\"0\"/></TypeDefinitions>\n  <ModelVariables>",
+        1,
+    );
+    let f = validate_xml(&typed);
+    assert_eq!(
+        messages_of(&f, "values"),
+        ["type \"Scaled\": nominal 0 is not a positive finite number: the nominal value scales the variable (e.g. its absolute tolerance); write its typical magnitude, or leave nominal out (it is 1 then)"]
+    );
+}

@@ -29,7 +29,7 @@ use cosimo::settings::implicit::{Extension, JacobianMethod};
 use cosimo::settings::scenario::Scenario;
 use cosimo::settings::study::Study;
 use cosimo::settings::AlgorithmKind;
-use cosimo::sweep::table::{Shard, SummaryTable, TableMeta};
+use cosimo::sweep::table::{Shard, SummaryTable, TableMeta, TableWriter};
 use cosimo::sweep::{run_local, Plan, Runner};
 use cosimo::table::Table;
 use cosimo::Error;
@@ -960,9 +960,33 @@ fn sweep<'py>(
             std::fs::create_dir_all(runs).map_err(|e| Error::io(runs, e))?;
         }
         let runner = py.detach(|| Runner::prepare(&parsed, plan, results.clone()))?;
+        let meta = TableMeta {
+            study: study.clone(),
+            fingerprint: parsed.fingerprint.clone(),
+            runs: runner.plan().len(),
+            shard,
+            parameters: runner.plan().parameters.clone(),
+            summaries: runner.summary_columns(),
+            check: runner.checker().is_some(),
+            complete: false,
+        };
+        // As `cosimo sweep`: with an output folder, each row is on disk as its run finishes,
+        // so a sweep killed half-way keeps every finished run.
+        let mut writer = match &dir {
+            Some(dir) => Some(TableWriter::create(dir, meta.clone(), Vec::new())?),
+            None => None,
+        };
+        let mut unwritten: Option<Error> = None;
         let mut checked = Instant::now();
         let records = py.detach(|| {
-            run_local(&runner, &indices, workers, &cancel, &mut |_| {
+            run_local(&runner, &indices, workers, &cancel, &mut |record| {
+                if let (Some(writer), None) = (&mut writer, &unwritten) {
+                    if let Err(error) = writer.add(record.clone()) {
+                        // The table cannot grow: stop rather than make runs nobody keeps.
+                        unwritten = Some(error);
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                }
                 if checked.elapsed() < CHECK_EVERY {
                     return;
                 }
@@ -975,24 +999,17 @@ fn sweep<'py>(
                 });
             })
         });
-        let complete = !cancel.load(Ordering::Relaxed) && records.len() == indices.len();
-        let table = SummaryTable {
-            meta: TableMeta {
-                study: study.clone(),
-                fingerprint: parsed.fingerprint.clone(),
-                runs: runner.plan().len(),
-                shard,
-                parameters: runner.plan().parameters.clone(),
-                summaries: runner.summary_columns(),
-                check: runner.checker().is_some(),
-                complete,
-            },
-            records,
-        };
-        if let Some(dir) = &dir {
-            table.write(dir)?;
+        if let Some(error) = unwritten {
+            return Err(error);
         }
-        Ok(table)
+        let complete = !cancel.load(Ordering::Relaxed) && records.len() == indices.len();
+        match writer {
+            Some(writer) => writer.finish(complete),
+            None => Ok(SummaryTable {
+                meta: TableMeta { complete, ..meta },
+                records,
+            }),
+        }
     };
     match table() {
         Ok(table) => {

@@ -1,6 +1,9 @@
 """cosimo.sweep gives the command line's summary table (cosimo sweep) for the example study."""
 
 import json
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -108,3 +111,51 @@ def test_a_study_with_a_check_keeps_its_text_columns(tmp_path):
     assert table["check_deviation"][0] == 0.0
     for name in ("summary.csv", "summary.parquet"):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+
+
+def complete_lines(path):
+    """The lines of `path` that end with a line break (a row cut short by a kill does not)."""
+    text = path.read_text()
+    return text[: text.rfind("\n") + 1].splitlines()
+
+
+def test_a_killed_sweep_keeps_its_finished_rows_and_resumes(tmp_path):
+    """With an output folder, every row is on disk as its run finishes (as `cosimo sweep`
+    writes it): a Python sweep killed half-way keeps the finished runs, each as the
+    uninterrupted sweep has it, and `cosimo sweep --resume` completes the same table."""
+    code, _, stderr = run_cli("sweep", STUDY, "--output-dir", tmp_path / "cli", "--workers", "1", "-q")
+    assert code == 0, stderr
+    whole = complete_lines(tmp_path / "cli" / "summary.csv")
+    out = tmp_path / "py"
+    script = f"import cosimo; cosimo.sweep({str(STUDY)!r}, output_dir={str(out)!r}, workers=1)"
+    child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
+    summary = out / "summary.csv"
+    deadline = time.monotonic() + 120
+    try:
+        while len(complete_lines(summary) if summary.exists() else []) < 1 + 3:
+            assert child.poll() is None, f"the sweep ended before it was killed: {child.stderr.read()}"
+            assert time.monotonic() < deadline, "no rows after 120 s"
+            time.sleep(0.005)
+    finally:
+        child.kill()
+        child.wait()
+    kept = complete_lines(summary)
+    assert kept[0] == whole[0]
+    assert 3 <= len(kept) - 1 < len(whole) - 1, "killed half-way"
+    by_index = {line.split(",", 1)[0]: line for line in whole[1:]}
+    for line in kept[1:]:
+        assert line == by_index[line.split(",", 1)[0]], line
+    assert json.loads((out / "sweep.json").read_text())["complete"] is False
+    code, _, stderr = run_cli("sweep", STUDY, "--resume", out, "-q")
+    assert code == 0, stderr
+    assert summary.read_bytes() == (tmp_path / "cli" / "summary.csv").read_bytes()
+
+
+def test_a_worker_process_does_not_import_numpy():
+    """Each isolated run starts a `cosimo-worker`: it loads the library alone, not the package
+    and numpy, whose import costs more than a run of the example study."""
+    script = ("import sys, cosimo_worker; library = cosimo_worker._library(); "
+              "print(library.__name__, 'numpy' in sys.modules, 'cosimo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["cosimo._cosimo", "False", "False"]

@@ -97,13 +97,18 @@ pub(crate) enum CompareAtArg {
 }
 
 pub(crate) fn check_command(args: &CheckArgs) -> ExitCode {
-    match check(args) {
-        Ok(code) => ExitCode::from(code),
+    // The cases' FMUs are freed and unloaded after the report: one that crashes there (as FMUs
+    // exported from Python do) is a warning, and the exit code stays the report's.
+    cosimo::fmu::crash::defer_teardown();
+    let code = match check(args) {
+        Ok(code) => code,
         Err(error) => {
             say!("error: {error}");
-            ExitCode::from(exit_code(&error))
+            exit_code(&error)
         }
-    }
+    };
+    cosimo::fmu::crash::run_finished(code);
+    ExitCode::from(code)
 }
 
 /// Collect the cases, run and compare each, write the reports; returns the exit code.

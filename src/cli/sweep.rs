@@ -499,6 +499,7 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
             dir.display(),
             shard.map_or(String::new(), |s| format!(" --shard {s}"))
         );
+        cosimo::fmu::crash::run_finished(STOPPED);
         return Ok(STOPPED);
     }
     if !args.quiet {
@@ -525,7 +526,11 @@ fn sweep(args: &SweepArgs, ranks: Option<&Ranks>) -> Result<u8, Error> {
             dir.join(cosimo::sweep::table::PARQUET_FILE).display()
         );
     }
-    Ok(check_verdict(&table, args.quiet))
+    let code = check_verdict(&table, args.quiet);
+    // The table is written: an FMU that crashes as it is unloaded (in-process runs) or at exit
+    // is a warning, and the exit code stays the study's.
+    cosimo::fmu::crash::run_finished(code);
+    Ok(code)
 }
 
 /// The exit code of a written table: [`CHECK_FAILED`] when some run's check did not pass;

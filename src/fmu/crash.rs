@@ -381,13 +381,50 @@ pub fn run_started() {
 
 /// The run completed with exit code `code` and its results are flushed: a crash from now on
 /// (freeing the instances, unloading the FMUs, an FMU's finaliser at exit) is reported as a
-/// warning and the process exits with `code`.
+/// warning and the process exits with `code`. What [`tear_down_later`] kept is freed now.
 pub fn run_finished(code: u8) {
     let names = LOADED.lock().map(|l| l.join(", ")).unwrap_or_default();
     if !names.is_empty() {
         LOADED_TEXT.store(Box::into_raw(Box::new(names)), Ordering::Release);
     }
     FINISHED.store(i32::from(code), Ordering::Release);
+    let kept = DEFERRED
+        .lock()
+        .map(|mut deferred| deferred.take())
+        .unwrap_or_default();
+    // Dropped here, one by one in the order they came, not under the lock.
+    drop(kept);
+}
+
+/// What frees or unloads FMU code, kept by [`tear_down_later`] until [`run_finished`] once
+/// [`defer_teardown`] asked for it (`None`: dropped at once).
+type Kept = Vec<Box<dyn Send>>;
+static DEFERRED: Mutex<Option<Kept>> = Mutex::new(None);
+
+/// A command that makes several runs in this process before it knows its exit code (`cosimo
+/// check`) keeps their FMU instances and libraries until it calls [`run_finished`] with that
+/// code: an FMU that crashes while it is freed or unloaded then costs a warning, not the
+/// command's report.
+pub fn defer_teardown() {
+    if let Ok(mut deferred) = DEFERRED.lock() {
+        deferred.get_or_insert_with(Vec::new);
+    }
+}
+
+/// Drop `item` (an execution with its FMU instances and libraries): now, or after
+/// [`defer_teardown`] at [`run_finished`].
+pub fn tear_down_later(item: Box<dyn Send>) {
+    let item = match DEFERRED.lock() {
+        Ok(mut deferred) => match deferred.as_mut() {
+            Some(kept) => {
+                kept.push(item);
+                return;
+            }
+            None => item,
+        },
+        Err(_) => item,
+    };
+    drop(item);
 }
 
 /// A fixed buffer on the handler's stack; what does not fit is cut.

@@ -314,6 +314,9 @@ pub fn validate_xml(xml: &str) -> Vec<Finding> {
         combinations(v, version, &mut f);
     }
     values(&root, &vars, version, &mut f);
+    if version == FmiVersion::Fmi3 {
+        dimensions(&vars, &mut f);
+    }
     references(&root, &vars, version, &mut f);
     f.finish()
 }
@@ -1182,6 +1185,8 @@ fn attribute_values(
 /// `max` apply to a variable that declares it and gives none of its own).
 fn values(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) {
     let mut type_bounds: HashMap<&str, (Option<Number>, Option<Number>)> = HashMap::new();
+    // The values of each enumeration type's items.
+    let mut items: HashMap<&str, Vec<i128>> = HashMap::new();
     for (definition, typed) in type_definitions(root, version) {
         let type_name = match version {
             FmiVersion::Fmi2 => typed.name.as_str(),
@@ -1204,7 +1209,15 @@ fn values(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) 
                 );
             }
         }
+        nominal(typed, line, &owner, type_name, version, f);
         type_bounds.insert(name, (min, max));
+        if type_name == "Enumeration" {
+            let values: Vec<i128> = typed
+                .children_named("Item")
+                .filter_map(|item| item.attr("value")?.trim().parse().ok())
+                .collect();
+            items.insert(name, values);
+        }
     }
     for v in vars {
         if f.full() {
@@ -1258,6 +1271,7 @@ fn values(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) 
                 )
             }),
         };
+        nominal(v.typed, line, &owner, type_name, version, f);
         let min = bound("min", own_min, inherited.and_then(|b| b.0));
         let max = bound("max", own_max, inherited.and_then(|b| b.1));
         if let (Some((lo, lo_from)), Some((hi, hi_from))) = (&min, &max) {
@@ -1276,6 +1290,9 @@ fn values(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) 
         let Some(start) = start else {
             continue;
         };
+        if type_name == "Enumeration" {
+            enumeration_start(v, &start, &items, f);
+        }
         let element = |i: usize| {
             if start.len() > 1 {
                 format!(" (element {})", i + 1)
@@ -1301,6 +1318,242 @@ fn values(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) 
                 );
             }
         }
+    }
+}
+
+/// `nominal` of a Float variable or type: a positive, finite number (it scales tolerances, and
+/// FMI assumes 1 when it is absent).
+fn nominal(
+    element: &Node,
+    line: usize,
+    owner: &str,
+    type_name: &str,
+    version: FmiVersion,
+    f: &mut Findings,
+) {
+    if !matches!(type_name, "Real" | "Float32" | "Float64") {
+        return;
+    }
+    let Some(values) =
+        attribute_values(element, "nominal", line, owner, type_name, version, true, f)
+    else {
+        return;
+    };
+    if let Some(Number::Float(x)) = values.first() {
+        if !(x.is_finite() && *x > 0.0) {
+            f.error(
+                "values",
+                line,
+                format!(
+                    "{owner}: nominal {x} is not a positive finite number: the nominal value \
+                     scales the variable (e.g. its absolute tolerance); write its typical \
+                     magnitude, or leave nominal out (it is 1 then)"
+                ),
+            );
+        }
+    }
+}
+
+/// The start of an Enumeration variable: each value one of its type's items.
+fn enumeration_start(
+    v: &Var<'_>,
+    start: &[Number],
+    items: &HashMap<&str, Vec<i128>>,
+    f: &mut Findings,
+) {
+    let Some(type_name) = v.typed.attr("declaredType") else {
+        return;
+    };
+    let Some(values) = items.get(type_name).filter(|values| !values.is_empty()) else {
+        return;
+    };
+    let outside = start.iter().find_map(|s| match s {
+        Number::Int(n) if !values.contains(n) => Some(*n),
+        _ => None,
+    });
+    if let Some(n) = outside {
+        let listed: Vec<String> = values.iter().take(10).map(i128::to_string).collect();
+        f.error(
+            "values",
+            v.node.line,
+            format!(
+                "\"{}\": start {n} is not the value of an item of its enumeration type \"{type_name}\" \
+                 ({}{}): write one of them",
+                v.name,
+                listed.join(", "),
+                if values.len() > listed.len() { ", ..." } else { "" }
+            ),
+        );
+    }
+}
+
+/// FMI 3 arrays: each `<Dimension>` has either a positive `start` or the `valueReference` of a
+/// UInt64 structural parameter or constant (with a positive start), and a start value gives one
+/// value for all elements or one for each.
+fn dimensions(vars: &[Var<'_>], f: &mut Findings) {
+    let by_vr: HashMap<u32, &Var<'_>> = vars.iter().filter_map(|v| Some((v.vr?, v))).collect();
+    for v in vars {
+        if f.full() {
+            return;
+        }
+        let dims: Vec<&Node> = v.node.children_named("Dimension").collect();
+        if dims.is_empty() {
+            continue;
+        }
+        let owner = format!("\"{}\"", v.name);
+        if v.causality == "structuralParameter" || v.type_name == "Clock" {
+            f.error(
+                "dimensions",
+                v.node.line,
+                format!(
+                    "{owner}: a {} cannot be an array: remove its <Dimension> elements",
+                    if v.type_name == "Clock" {
+                        "Clock"
+                    } else {
+                        "structural parameter"
+                    }
+                ),
+            );
+            continue;
+        }
+        // The size of each dimension, where the file fixes it.
+        let mut sizes: Vec<Option<u64>> = Vec::with_capacity(dims.len());
+        for (i, d) in dims.iter().enumerate() {
+            let which = format!("{owner}: its Dimension {} of {}", i + 1, dims.len());
+            let size = match (d.attr("start"), d.attr("valueReference")) {
+                (Some(_), Some(_)) => {
+                    f.error(
+                        "dimensions",
+                        d.line,
+                        format!("{which} has both start and valueReference: give one of them"),
+                    );
+                    None
+                }
+                (None, None) => {
+                    f.error(
+                        "dimensions",
+                        d.line,
+                        format!(
+                            "{which} has neither start nor valueReference: give its size as \
+                             start, or the value reference of a structural parameter"
+                        ),
+                    );
+                    None
+                }
+                (Some(start), None) => {
+                    match start.trim().parse::<u64>() {
+                        Ok(0) => {
+                            f.error(
+                            "dimensions",
+                            d.line,
+                            format!("{which} has start 0: an array's initial sizes must be positive"),
+                        );
+                            None
+                        }
+                        Ok(n) => Some(n),
+                        Err(_) => {
+                            f.error(
+                                "dimensions",
+                                d.line,
+                                format!(
+                                    "{which}: start=\"{start}\" is not a size (a positive integer)"
+                                ),
+                            );
+                            None
+                        }
+                    }
+                }
+                (None, Some(vr)) => {
+                    let target = vr.trim().parse::<u32>().ok().and_then(|vr| by_vr.get(&vr));
+                    match target {
+                        None => {
+                            f.error(
+                                "dimensions",
+                                d.line,
+                                format!(
+                                    "{which}: valueReference=\"{vr}\" is not the value reference \
+                                     of a variable"
+                                ),
+                            );
+                            None
+                        }
+                        Some(t) => referenced_size(&which, d.line, t, f),
+                    }
+                }
+            };
+            sizes.push(size);
+        }
+        let Some(sizes) = sizes.into_iter().collect::<Option<Vec<u64>>>() else {
+            continue;
+        };
+        let start_count = if matches!(v.type_name.as_str(), "String" | "Binary") {
+            v.node.children_named("Start").count()
+        } else {
+            v.node
+                .attr("start")
+                .map_or(0, |s| s.split_whitespace().count())
+        };
+        let elements = sizes.iter().try_fold(1u64, |n, &s| n.checked_mul(s));
+        if start_count > 1 && elements != Some(start_count as u64) {
+            let shape: Vec<String> = sizes.iter().map(u64::to_string).collect();
+            f.error(
+                "dimensions",
+                v.node.line,
+                format!(
+                    "{owner}: its start has {start_count} values, but its dimensions ({}) make {} \
+                     elements: give one value per element, or a single value for all of them",
+                    shape.join(" x "),
+                    elements.map_or("more than 2^64".to_string(), |n| n.to_string())
+                ),
+            );
+        }
+    }
+}
+
+/// The size a `<Dimension valueReference>` takes from the variable `t` it refers to, which must
+/// be a UInt64 structural parameter or constant with a positive start.
+fn referenced_size(which: &str, line: usize, t: &Var<'_>, f: &mut Findings) -> Option<u64> {
+    if t.type_name != "UInt64" {
+        f.error(
+            "dimensions",
+            line,
+            format!(
+                "{which} refers to \"{}\", of type {}: a dimension's size is a UInt64 (declare \
+                 \"{}\" as <UInt64>)",
+                t.name, t.type_name, t.name
+            ),
+        );
+        return None;
+    }
+    if t.causality != "structuralParameter" && t.variability != "constant" {
+        f.error(
+            "dimensions",
+            line,
+            format!(
+                "{which} refers to \"{}\", which is neither a structural parameter nor a constant \
+                 (causality \"{}\", variability \"{}\"): a dimension's size can only change in \
+                 configuration mode; make \"{}\" causality=\"structuralParameter\"",
+                t.name, t.causality, t.variability, t.name
+            ),
+        );
+        return None;
+    }
+    match t.node.attr("start").map(|s| s.trim().parse::<u64>()) {
+        Some(Ok(0)) => {
+            f.error(
+                "dimensions",
+                line,
+                format!(
+                    "{which} refers to \"{}\", whose start is 0: an array's initial sizes must \
+                     be positive",
+                    t.name
+                ),
+            );
+            None
+        }
+        Some(Ok(n)) => Some(n),
+        // A missing or unreadable start is the variable's own finding.
+        _ => None,
     }
 }
 

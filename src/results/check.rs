@@ -378,21 +378,35 @@ fn simulate(
     let last_row = std::cell::Cell::new(f64::NAN);
     let mut last = LastRow(&last_row);
     let mut observers: [&mut dyn Observer; 2] = [&mut writer, &mut last];
-    let mut simulation = Simulation::start(&mut execution, &mut observers)?;
+    let outcome = run_to_stop(&mut execution, &mut observers, &columns, land, &last_row);
+    // In this process, the FMUs are freed and unloaded once the command's report is out
+    // (`crash::defer_teardown`): one that crashes there is a warning, not the lost report.
+    if !options.isolate {
+        crate::fmu::crash::tear_down_later(Box::new(execution));
+    }
+    outcome.map(|()| descriptions)
+}
+
+/// Start, land on `land`, advance to the stop time and finish.
+fn run_to_stop(
+    execution: &mut Execution,
+    observers: &mut [&mut dyn Observer; 2],
+    columns: &[String],
+    land: &[f64],
+    last_row: &std::cell::Cell<f64>,
+) -> Result<()> {
+    let mut simulation = Simulation::start(execution, observers)?;
     let stop = simulation.grid().stop;
-    let advanced = land_on(&mut simulation, &mut observers, &columns, land, &last_row)
-        .and_then(|()| simulation.advance_to(stop, &mut observers).map(|_| ()));
+    let advanced = land_on(&mut simulation, observers, columns, land, last_row)
+        .and_then(|()| simulation.advance_to(stop, observers).map(|_| ()));
     match advanced {
-        Ok(()) => {
-            simulation.finish(&mut observers)?;
-        }
+        Ok(()) => simulation.finish(observers).map(|_| ()),
         Err(error) => {
             // The error is the news; finishing a failed simulation only tidies up.
-            let _ = simulation.finish(&mut observers);
-            return Err(error);
+            let _ = simulation.finish(observers);
+            Err(error)
         }
     }
-    Ok(descriptions)
 }
 
 /// Remembers the time of the last row delivered.

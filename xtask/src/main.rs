@@ -407,6 +407,12 @@ const FUZZ_TARGETS: &[&str] = &[
     "scenario",
     "result_mat",
     "result_arrow",
+    "study",
+    "results_csv",
+    "check_case",
+    "sweep_table",
+    "plot",
+    "snapshot",
 ];
 
 /// The cargo-fuzz installed into `target/tools`, pinned like the venv's packages.
@@ -580,16 +586,9 @@ fn fuzz_seeds() -> Result<PathBuf, String> {
     for file in named(&["json"]) {
         write(&systems, seed_name(file), &read(file)?)?;
     }
-    // Result tables are long: their first rows show the format as well, and fuzz faster.
     let tables = folder("input_csv")?;
     for file in named(&["csv"]) {
-        let text = String::from_utf8_lossy(&read(file)?).into_owned();
-        let head: Vec<&str> = text.lines().take(25).collect();
-        write(
-            &tables,
-            seed_name(file),
-            (head.join("\n") + "\n").as_bytes(),
-        )?;
+        write(&tables, seed_name(file), &table_head(&read(file)?))?;
     }
     // Result files of every streamed binary format (tests/data/results).
     for (target, extension) in [("result_mat", "mat"), ("result_arrow", "arrow")] {
@@ -606,7 +605,67 @@ fn fuzz_seeds() -> Result<PathBuf, String> {
     }) {
         write(&scenarios, seed_name(file), &read(file)?)?;
     }
+    let studies = folder("study")?;
+    for file in named(&["json"]) {
+        if file
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().contains("study"))
+        {
+            write(&studies, seed_name(file), &read(file)?)?;
+        }
+    }
+    // Targets that read two tables take them joined by a NUL byte: a table with itself, and
+    // the examples' reference with each recorded result.
+    let heads: Vec<(String, Vec<u8>)> = named(&["csv"])
+        .into_iter()
+        .map(|file| Ok((seed_name(file), table_head(&read(file)?))))
+        .collect::<Result<_, String>>()?;
+    let joined = |a: &[u8], b: &[u8]| [a, b"\0", b].concat();
+    for target in ["results_csv", "plot"] {
+        let dir = folder(target)?;
+        for (i, (name, head)) in heads.iter().enumerate() {
+            write(&dir, name.clone(), head)?;
+            let (_, next) = &heads[(i + 1) % heads.len()];
+            write(&dir, format!("{name}+next"), &joined(head, next))?;
+        }
+    }
+    // check_case: an FMI-LS-REF manifest, NUL, the file it names (ref.csv), NUL, a check.json.
+    let cases = folder("check_case")?;
+    let manifest = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<fmiReferences>\n  \
+         <Related type=\"text/csv\" source=\"ref.csv\" role=\"result\"/>\n</fmiReferences>\n";
+    let reference = b"time,u,a,b,y\n0,1,1 2 3,true,0.5\n1,2,4 5 6,false,0.25\n";
+    for file in named(&["json"]) {
+        if file.file_name().is_some_and(|n| n == "check.json") {
+            let bytes = [joined(manifest.as_bytes(), reference), read(file)?].join(&b'\0');
+            write(&cases, seed_name(file), &bytes)?;
+        }
+    }
+    // The repository's hand-made seeds (a sweep's output folder, studies): fuzz/seeds/TARGET/.
+    for target in FUZZ_TARGETS {
+        let mut own = Vec::new();
+        walk(&root.join("fuzz").join("seeds").join(target), &mut own);
+        if !own.is_empty() {
+            let dir = folder(target)?;
+            for file in own {
+                write(&dir, seed_name(&file), &read(&file)?)?;
+            }
+        }
+    }
+    // snapshot: the case and the mode, each with no payload (the genuine snapshot of the case).
+    let snapshots = folder("snapshot")?;
+    for case in 0..4u8 {
+        for mode in 0..5u8 {
+            write(&snapshots, format!("case{case}-mode{mode}"), &[case, mode])?;
+        }
+    }
     Ok(seeds)
+}
+
+/// The first rows of a result table: they show the format as well, and fuzz faster.
+fn table_head(bytes: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    let head: Vec<&str> = text.lines().take(25).collect();
+    (head.join("\n") + "\n").into_bytes()
 }
 
 /// Every file below `dir`.

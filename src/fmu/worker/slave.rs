@@ -615,8 +615,13 @@ impl Drop for WorkerSlave {
             // Free the instance (the worker exits once all its instances are freed, and the
             // last member's `WorkerProcess` reaps it); a worker that does not answer is killed.
             self.queued = 0;
-            if self.call(Code::Plain(Call::Free), |_| Ok(())).is_ok() {
-                return;
+            match self.call(Code::Plain(Call::Free), |_| Ok(())) {
+                Ok(()) => return,
+                // The FMU crashed as it was freed: what the run gave stands.
+                Err(error) if self.process.exited().is_some() => {
+                    log::warn!("{error}; the instance was being freed, after its last call");
+                }
+                Err(_) => {}
             }
         }
         self.kill();
