@@ -235,6 +235,27 @@ pub fn resolve(
                 "halfStep needs the extended implicit coupling: set the algorithm to implicit and corrector.extension to derivative or integral, or remove halfStep".to_string(),
             );
         }
+        if let Some(order) = c.extrapolation_order {
+            // A connection's own order that nothing reads would be accepted and ignored.
+            let algorithm = &system.experiment.algorithm;
+            if !from.var_type.is_float() {
+                return fail(format!(
+                    "extrapolationOrder {order}: only Float values are extrapolated, but {} is {}; remove it",
+                    c.from,
+                    from.var_type.fmi_name(fmd.fmi_version)
+                ));
+            }
+            if algorithm.kind() == crate::settings::AlgorithmKind::Rim {
+                return fail(format!(
+                    "extrapolationOrder {order}: the rim algorithm holds every value it passes over the fast steps (the reduced model stands in for the multibody interface), so no connection extrapolates; remove it"
+                ));
+            }
+            if algorithm.control().is_some() {
+                return fail(format!(
+                    "extrapolationOrder {order}: under step control one order holds for every connection (chosen by the order controller up to the highest order, or fixed by the experiment's extrapolation order with variable order off); remove it"
+                ));
+            }
+        }
         let source_integral = match &c.source_integral {
             None => None,
             Some(name) => {
