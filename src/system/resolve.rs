@@ -100,6 +100,14 @@ pub fn resolve(
     }
     let mut components = Vec::with_capacity(system.components.len());
     for (component, description) in system.components.iter().zip(descriptions) {
+        if component.sub_steps > 1
+            && system.experiment.algorithm.kind() == crate::settings::AlgorithmKind::Rim
+        {
+            return Err(Error::Usage(format!(
+                "component \"{}\": subSteps {}: the rim algorithm steps the multibody component once per macro step and every other component at the fast step (rim.fastStepSize), so no component takes sub-steps; remove it",
+                component.name, component.sub_steps
+            )));
+        }
         let mut start_values = Vec::with_capacity(component.start_values.len());
         for (name, text) in &component.start_values {
             let index = find_variable(
@@ -255,6 +263,15 @@ pub fn resolve(
                     "extrapolationOrder {order}: under step control one order holds for every connection (chosen by the order controller up to the highest order, or fixed by the experiment's extrapolation order with variable order off); remove it"
                 ));
             }
+        }
+        // (Half-step marks without an extension are refused below, with the clearer message.)
+        if c.source_integral.is_some()
+            && system.experiment.algorithm.extension() == crate::settings::implicit::Extension::None
+            && !system.connections.iter().any(|k| k.half_step)
+        {
+            return fail(
+                "sourceIntegral is read by the integral extension of the implicit algorithm only (corrector.extension integral, --extension integral); choose it, or remove sourceIntegral".to_string(),
+            );
         }
         let source_integral = match &c.source_integral {
             None => None,
