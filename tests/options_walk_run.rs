@@ -719,10 +719,12 @@ fn same_results(without: &Ran, with: &Ran) -> Result<(), String> {
 /// The first result rows are at `a` without and `b` with the option.
 fn first_times(without: &Ran, with: &Ran, a: f64, b: f64) -> Result<(), String> {
     let first = |r: &Ran| {
-        r.text()
-            .and_then(|t| t.lines().nth(1))
-            .and_then(|l| l.split(',').next())
-            .and_then(|x| x.parse::<f64>().ok())
+        r.text().and_then(|t| {
+            t.lines()
+                .nth(1)
+                .and_then(|l| l.split(',').next())
+                .and_then(|x| x.parse::<f64>().ok())
+        })
     };
     match (first(without), first(with)) {
         (Some(x), Some(y)) if x == a && y == b => Ok(()),
@@ -773,7 +775,7 @@ fn check_summary_json(w: &mut Walker) {
         "--summary-json",
         &args,
         &["--summary-json", "summary.json"],
-        Holds(|without, with| same_results(without, with)),
+        Holds(same_results),
     );
     w.run_pending();
     let summary: Value = std::fs::read_to_string(&file)
