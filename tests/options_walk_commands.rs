@@ -102,7 +102,7 @@ fn every_check_option_changes_the_check_or_is_refused() {
         "0.05",
         "--input-file",
         &inputs,
-        "--output-file",
+        "--output",
         "driven.csv",
     ]));
     assert!(made.finished(), "the reference run: {}", made.stderr);
@@ -122,8 +122,8 @@ fn every_check_option_changes_the_check_or_is_refused() {
         Holds(report_differs),
     );
     for (option, value) in [
-        ("--rel-tol", "0.5"),
-        ("--abs-tol", "0.5"),
+        ("--rtol", "0.5"),
+        ("--atol", "0.5"),
         ("--range-tol", "0.5"),
         ("--time-tol", "0.5"),
         ("--start-time", "1"),
@@ -143,9 +143,9 @@ fn every_check_option_changes_the_check_or_is_refused() {
         Holds(report_unchanged),
     );
     let zero = [
-        "--rel-tol",
+        "--rtol",
         "0",
-        "--abs-tol",
+        "--atol",
         "0",
         "--range-tol",
         "0",
@@ -183,36 +183,76 @@ fn every_check_option_changes_the_check_or_is_refused() {
         "--plot",
         written(pngs > 0, "a plot of the failing signal"),
     );
-    // The report and the results, which the walker asks every check for: made by hand.
+    // The report and the results, which the walker asks every check for, and the other
+    // reports: made by hand.
     let target = fmu("Dahlquist", 2);
-    let plain = w.raw(&s(&["check", &target, "--results", "kept"]));
-    let json = w.raw(&s(&[
+    let plain = w.raw(&s(&["check", &target]));
+    let kept = w.raw(&s(&["check", &target, "--output", "kept"]));
+    let results = std::fs::read_dir(w.path("kept"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    w.mark(
         "check",
-        &target,
-        CHECK_REPORT,
-        "report.json",
-        "--results",
-        "kept2",
-    ]));
+        "--output",
+        written(
+            kept.status.success() && results > 0,
+            "the results kept in the folder named",
+        ),
+    );
+    let filed = w.raw(&s(&["check", &target, CHECK_REPORT, "report.json"]));
     let report_text = std::fs::read_to_string(w.path("report.json")).unwrap_or_default();
     w.mark(
         "check",
         CHECK_REPORT,
         written(
-            plain.status.success()
-                && json.status.success()
-                && report_text.contains("\"cases\"")
-                && !w.path("kept").join("report.json").exists(),
+            filed.status.success() && report_text.contains("\"cases\""),
             "the JSON report in the file named",
         ),
     );
-    let kept = std::fs::read_dir(w.path("kept"))
-        .map(|d| d.count())
-        .unwrap_or(0);
+    let printed = w.raw(&s(&["check", &target, "--json"]));
+    let json: Value = serde_json::from_slice(&printed.stdout).unwrap_or_default();
+    let text: Result<Value, _> = serde_json::from_slice(&plain.stdout);
     w.mark(
         "check",
-        "--results",
-        written(kept > 0, "the results kept in the folder named"),
+        "--json",
+        written(
+            json["cases"].is_array() && text.is_err(),
+            "the JSON report on stdout only with it",
+        ),
+    );
+    let html = w.raw(&s(&["check", &target, "--html", "html"]));
+    w.mark(
+        "check",
+        "--html",
+        written(
+            html.status.success() && w.path("html").join("index.html").is_file(),
+            "an HTML report in the folder named",
+        ),
+    );
+    let summary = w.path("step-summary.md");
+    let github = |extra: &[&str]| {
+        std::fs::write(&summary, "").expect("empties the step summary");
+        let mut args = s(&["check", &target]);
+        args.extend(s(extra));
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_cosimo"))
+            .args(&args)
+            .current_dir(w.dir.path())
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .output()
+            .expect("the cosimo binary runs");
+        (
+            output.status.success(),
+            std::fs::read_to_string(&summary).unwrap_or_default(),
+        )
+    };
+    let (without, with) = (github(&[]), github(&["--github-summary"]));
+    w.mark(
+        "check",
+        "--github-summary",
+        written(
+            without.0 && with.0 && without.1.is_empty() && with.1.contains('|'),
+            "a Markdown table in $GITHUB_STEP_SUMMARY only with it",
+        ),
     );
     // Worker processes, on an FMU that fails in its first step.
     let reference = w.write("faulty.csv", "time,x\n0,0\n0.05,0.05\n");
@@ -296,13 +336,198 @@ fn every_check_option_changes_the_check_or_is_refused() {
             }
         }),
     );
+    w.walk(
+        "--allow-non-finite",
+        &faulty(9),
+        &["--allow-non-finite"],
+        Holds(|without, with| {
+            let error = |r: &Ran| {
+                report(r)
+                    .map(|v| v["cases"][0]["error"].to_string())
+                    .unwrap_or_default()
+            };
+            if error(without).contains("NaN") && error(with) == "null" {
+                Ok(())
+            } else {
+                Err("expected the NaN to stop the case's run only without it".into())
+            }
+        }),
+    );
+    model_options_of_check(&mut w);
     w.covers_help_of("check");
     w.finish("check option");
 }
 
-/// The report is the same (the option writes something else).
+/// `check` takes `run`'s options of the model: each changes the report of the two-mass case
+/// (checked for 0.05 s) or is refused as `run` refuses it.
+fn model_options_of_check(w: &mut Walker) {
+    let case = example("references/two-mass-force-force");
+    let base = s(&["check", &case, "--stop-time", "0.05"]);
+    let with = |extra: &[&str]| [base.clone(), s(extra)].concat();
+    let adaptive = with(&["--adaptive"]);
+    let implicit = with(&["--algorithm", "implicit"]);
+    let me = with(&["--interface", "me"]);
+    let cases: Vec<(&str, &Vec<String>, Vec<&str>, Effect)> = vec![
+        (
+            "--max-rows",
+            &base,
+            vec!["--max-rows", "3"],
+            Holds(refused_case),
+        ),
+        (
+            "--divergence-limit",
+            &base,
+            vec!["--divergence-limit", "0.01"],
+            Holds(failed_case),
+        ),
+        (
+            "--start-value",
+            &base,
+            vec!["--start-value", "mass1.x0=0.3"],
+            Holds(report_differs),
+        ),
+        (
+            "--algorithm",
+            &base,
+            vec!["--algorithm", "gauss-seidel"],
+            Holds(report_differs),
+        ),
+        (
+            "--jacobian",
+            &implicit,
+            vec!["--jacobian", "components"],
+            Holds(report_differs),
+        ),
+        (
+            "--extension",
+            &implicit,
+            vec!["--extension", "derivative"],
+            Holds(refused_case),
+        ),
+        (
+            "--extrapolation-order",
+            &base,
+            vec!["--extrapolation-order", "2"],
+            Holds(report_differs),
+        ),
+        (
+            "--adaptive",
+            &base,
+            vec!["--adaptive"],
+            Holds(report_differs),
+        ),
+        (
+            "--estimator",
+            &adaptive,
+            vec!["--estimator", "ExMilne"],
+            Holds(report_differs),
+        ),
+        (
+            "--fixed-order",
+            &adaptive,
+            vec!["--fixed-order"],
+            Holds(report_differs),
+        ),
+        (
+            "--max-step",
+            &adaptive,
+            vec!["--max-step", "0.0015"],
+            Holds(report_differs),
+        ),
+        (
+            "--safety-factor",
+            &adaptive,
+            vec!["--safety-factor", "1"],
+            Holds(report_differs),
+        ),
+        (
+            "--interface",
+            &base,
+            vec!["--interface", "me"],
+            Holds(report_differs),
+        ),
+        (
+            "--solver",
+            &me,
+            vec!["--solver", "rk45"],
+            Holds(report_differs),
+        ),
+        (
+            "--solver-rtol",
+            &me,
+            vec!["--solver-rtol", "1e-2"],
+            Holds(report_differs),
+        ),
+        (
+            "--solver-atol",
+            &me,
+            vec!["--solver-atol", "1e-1"],
+            Holds(report_differs),
+        ),
+        (
+            "--tolerance",
+            &me,
+            vec!["--tolerance", "1e-2"],
+            Holds(report_differs),
+        ),
+        (
+            "--event-mode",
+            &base,
+            vec!["--event-mode"],
+            Holds(refused_case),
+        ),
+        (
+            "--parallel",
+            &base,
+            vec!["--parallel", "--algorithm", "gauss-seidel"],
+            Holds(refused_case),
+        ),
+        (
+            "--threads",
+            &base,
+            vec!["--threads", "2"],
+            Holds(refused_case),
+        ),
+        (
+            "--worker-processes",
+            &base,
+            vec!["--worker-processes", "1"],
+            Holds(refused_case),
+        ),
+    ];
+    for (option, base, extra, effect) in cases {
+        w.walk(option, base, &extra, effect);
+    }
+}
+
+/// The check without the option finished; with it the case is refused as a usage error (exit
+/// 2, or the case's error in the report).
+fn refused_case(without: &Ran, with: &Ran) -> Result<(), String> {
+    let error = report(with)
+        .map(|v| v["cases"][0]["error"].to_string())
+        .unwrap_or_default();
+    if matches!(without.code, Some(0 | 3)) && (with.code == Some(2) || error.len() > 4) {
+        Ok(())
+    } else {
+        Err("expected the option refused".into())
+    }
+}
+
+/// The check without the option finished; with it the case failed in its run.
+fn failed_case(without: &Ran, with: &Ran) -> Result<(), String> {
+    let error = report(with)
+        .map(|v| v["cases"][0]["error"].to_string())
+        .unwrap_or_default();
+    if matches!(without.code, Some(0 | 3)) && error.contains("diverged") {
+        Ok(())
+    } else {
+        Err("expected the case's run to fail".into())
+    }
+}
+
+/// The same verdict (the option writes something else).
 fn report_unchanged(without: &Ran, with: &Ran) -> Result<(), String> {
-    if report(without).is_some() && report(without) == report(with) && without.code == with.code {
+    if report(without).is_some() && report(with).is_some() && without.code == with.code {
         Ok(())
     } else {
         Err("expected the same check".into())
@@ -341,9 +566,9 @@ fn small() -> Value {
     })
 }
 
-/// `sweep STUDY --output-dir OUT-n`.
+/// `sweep STUDY --output OUT`.
 fn sweep(study: &str, out: &str) -> Vec<String> {
-    s(&["sweep", study, "--output-dir", out])
+    s(&["sweep", study, "--output", out])
 }
 
 #[test]
@@ -364,10 +589,7 @@ fn every_sweep_option_and_study_setting_changes_the_sweep_or_is_refused() {
             {
                 Ok(())
             } else {
-                Err(
-                    "expected the plan printed with it (and --output-dir asked for without it)"
-                        .into(),
-                )
+                Err("expected the plan printed with it (and --output asked for without it)".into())
             }
         }),
     );
@@ -378,9 +600,9 @@ fn every_sweep_option_and_study_setting_changes_the_sweep_or_is_refused() {
         Refused("cannot be used with"),
     );
     w.walk(
-        "--output-dir",
+        "--output",
         &s(&["sweep", &base_study]),
-        &["--output-dir", "out"],
+        &["--output", "out"],
         Holds(|without, with| {
             if without.code == Some(2) && with.finished() && with.results.is_some() {
                 Ok(())
@@ -421,12 +643,7 @@ fn every_sweep_option_and_study_setting_changes_the_sweep_or_is_refused() {
     );
     let whole = w.ran(&sweep(&base_study, "all"));
     let merged = w.ran(&s(&[
-        "sweep",
-        "--merge",
-        "shard0",
-        "shard1",
-        "--output-dir",
-        "merged",
+        "sweep", "--merge", "shard0", "shard1", "--output", "merged",
     ]));
     w.mark(
         "sweep",
@@ -438,7 +655,7 @@ fn every_sweep_option_and_study_setting_changes_the_sweep_or_is_refused() {
     );
     w.walk(
         "--workers",
-        &s(&["sweep", "--merge", "shard0", "shard1", "--output-dir", "m2"]),
+        &s(&["sweep", "--merge", "shard0", "shard1", "--output", "m2"]),
         &["--workers", "2"],
         Refused("cannot be used with"),
     );
@@ -1053,6 +1270,7 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
         &plot("by.png", &["--by", "c"]),
         Refused("--by"),
     );
+    w.walk("--quiet", &x, &["--quiet"], Holds(silenced));
     w.covers_help_of("plot");
 
     // stability: the thesis' two-mass oscillator and a system file.
@@ -1071,18 +1289,18 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
         args
     };
     let map = thesis("map.csv", &[]);
+    // Without --fmus the FMUs beside the build; an empty folder has none.
+    let empty = w.path("no-fmus");
+    std::fs::create_dir_all(&empty).expect("creates a folder");
     w.walk(
         "--fmus",
         &s(&["stability", "--points", "3"]),
-        &["--fmus", &fmus],
+        &["--fmus", &empty.display().to_string()],
         Holds(|without, with| {
-            if !without.finished() && with.finished() {
+            if without.finished() && !with.finished() && with.stderr.contains("no-fmus") {
                 Ok(())
             } else {
-                Err(
-                    "expected the FMUs found only in the folder named (the walk runs elsewhere)"
-                        .into(),
-                )
+                Err("expected the FMUs looked for in the folder named".into())
             }
         }),
     );
@@ -1090,7 +1308,7 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
         ("--decomposition", "fd"),
         ("--algorithm", "gauss-seidel"),
         ("--ratios", "2,1,1,1,1"),
-        ("--order", "1"),
+        ("--extrapolation-order", "1"),
         ("--plane", "implicit"),
         ("--points", "4"),
     ] {
@@ -1153,10 +1371,10 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
             }
         }),
     );
-    let max = s(&["stability", "--fmus", &fmus, "--max-step"]);
+    let max = s(&["stability", "--fmus", &fmus, "--max-stable-step"]);
     w.compare(
         "stability",
-        "--max-step",
+        "--max-stable-step",
         &s(&["stability", "--fmus", &fmus, "--points", "3"]),
         &max,
         Holds(stdout_differs),
@@ -1253,7 +1471,12 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
         &["--decomposition", "fd"],
         Refused("belongs to the stability thesis' two-mass study"),
     );
-    w.walk("--order", &radius, &["--order", "1"], Holds(stdout_differs));
+    w.walk(
+        "--extrapolation-order",
+        &radius,
+        &["--extrapolation-order", "1"],
+        Holds(stdout_differs),
+    );
     w.walk(
         "--algorithm",
         &radius,
@@ -1267,6 +1490,23 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
         Refused("applies to --map or --scan"),
     );
     w.walk("--points", &map, &["--points", "0"], Refused("--points"));
+    w.walk(
+        "--quiet",
+        &png,
+        &["--quiet"],
+        Holds(|without, with| {
+            if without.finished()
+                && with.finished()
+                && without.stdout == with.stdout
+                && without.stderr.contains("map: ")
+                && with.stderr.is_empty()
+            {
+                Ok(())
+            } else {
+                Err("expected the same figures, without the note of the map drawn".into())
+            }
+        }),
+    );
     w.covers_help_of("stability");
 
     // inspect and validate.
@@ -1307,6 +1547,36 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
         &["--ssd", "Other.ssd"],
         Refused("--ssd chooses the .ssd file of an SSP"),
     );
+    // An SSP element cosimo does not read: a warning, unless quiet.
+    let warned = w.path("warned.ssp");
+    std::fs::create_dir_all(&warned).expect("creates the SSP folder");
+    std::fs::write(
+        warned.join("SystemStructure.ssd"),
+        ssd.replacen(
+            "<ssd:System ",
+            r#"<ssd:SignalDictionaries><ssd:SignalDictionary name="d"/></ssd:SignalDictionaries><ssd:System "#,
+            1,
+        ),
+    )
+    .expect("writes the SSD");
+    w.walk(
+        "--quiet",
+        &s(&["inspect", &warned.display().to_string()]),
+        &["--quiet"],
+        Holds(|without, with| {
+            let warning = "is not supported by cosimo";
+            if without.finished()
+                && with.finished()
+                && without.stdout == with.stdout
+                && without.stderr.contains(warning)
+                && !with.stderr.contains(warning)
+            {
+                Ok(())
+            } else {
+                Err("expected the same description, the warning only without it".into())
+            }
+        }),
+    );
     w.covers_help_of("inspect");
     w.walk(
         "--json",
@@ -1317,6 +1587,28 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
             serde_json::from_str::<Value>(&with.stdout)
                 .map(|_| ())
                 .map_err(|e| format!("expected JSON: {e}"))
+        }),
+    );
+    // An FMU whose unit "m" is not defined: warnings, which --quiet leaves out.
+    let undefined = w.path("undefined-unit");
+    let archive = std::fs::File::open(common::fmu("Oscillator", 2)).expect("opens the FMU");
+    zip::ZipArchive::new(archive)
+        .and_then(|mut z| z.extract(&undefined))
+        .expect("unpacks the FMU");
+    let md = undefined.join("modelDescription.xml");
+    let text = std::fs::read_to_string(&md).expect("reads the model description");
+    std::fs::write(&md, text.replace(r#"<Unit name="m"/>"#, "")).expect("writes it");
+    w.walk(
+        "--quiet",
+        &s(&["validate", &undefined.display().to_string()]),
+        &["--quiet"],
+        Holds(|without, with| {
+            let warning = "is not defined in <UnitDefinitions>";
+            if without.stdout.contains(warning) && !with.stdout.contains(warning) {
+                Ok(())
+            } else {
+                Err("expected the warnings only without it".into())
+            }
         }),
     );
     w.covers_help_of("validate");

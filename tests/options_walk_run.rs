@@ -734,7 +734,7 @@ fn first_times(without: &Ran, with: &Ran, a: f64, b: f64) -> Result<(), String> 
     }
 }
 
-/// `--output-file`: the results go to the file named instead of the default name, and they are
+/// `--output`: the results go to the file named instead of the default name, and they are
 /// the same results.
 fn check_output_file(w: &mut Walker) {
     let osc = fmu("Oscillator", 2);
@@ -744,7 +744,7 @@ fn check_output_file(w: &mut Walker) {
         &osc,
         "--stop-time",
         "0.05",
-        "--output-file",
+        "--output",
         "chosen.csv",
     ]));
     let default = std::fs::read(w.path("Oscillator-fmi2_out.csv"));
@@ -757,39 +757,44 @@ fn check_output_file(w: &mut Walker) {
             chosen.as_ref().map(Vec::len)
         )),
     };
-    w.mark("run", "--output-file", check);
+    w.mark("run", "--output", check);
 }
 
-/// `--summary-json`: written only when asked, with the run's figures.
+/// `--json-file`: written only when asked, with the run's figures; `--json`: the same summary
+/// on stdout.
 fn check_summary_json(w: &mut Walker) {
     let file = w.path("summary.json");
-    let args = s(&[
-        "run",
-        &fmu("Oscillator", 2),
-        "--stop-time",
-        "0.05",
-        "--output-file",
-        "o.csv",
-    ]);
-    w.walk(
-        "--summary-json",
-        &args,
-        &["--summary-json", "summary.json"],
-        Holds(same_results),
-    );
-    w.run_pending();
+    let osc = fmu("Oscillator", 2);
+    let args = s(&["run", &osc, "--stop-time", "0.05", "--output", "o.csv"]);
+    let without = w.raw(&args);
+    let with = w.raw(&[args.clone(), s(&["--json-file", "summary.json"])].concat());
     let summary: Value = std::fs::read_to_string(&file)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    let written = if summary["end_time"] == 0.05 && summary["status"] == "finished" {
+    let written = if without.status.success()
+        && with.status.success()
+        && summary["end_time"] == 0.05
+        && summary["status"] == "finished"
+    {
         Ok(())
     } else {
         Err(format!(
             "expected the run's figures in the file, got {summary}"
         ))
     };
-    w.mark("run", "--summary-json", written);
+    w.mark("run", "--json-file", written);
+    let printed = w.raw(&[args, s(&["--json"])].concat());
+    let stdout: Value = serde_json::from_slice(&printed.stdout).unwrap_or_default();
+    let json = if without.stdout.is_empty() && stdout["end_time"] == 0.05 {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected the summary as JSON on stdout only with it, got {:?}",
+            String::from_utf8_lossy(&printed.stdout)
+        ))
+    };
+    w.mark("run", "--json", json);
 }
 
 /// A copy of the two-mass SSP folder (FMU paths made absolute) with a second structure,

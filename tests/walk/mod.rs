@@ -284,16 +284,19 @@ impl Walker {
     }
 }
 
-/// The option `check` writes its JSON report with.
-pub const CHECK_REPORT: &str = "--json";
+/// The option `check` writes its JSON report to a file with.
+pub const CHECK_REPORT: &str = "--json-file";
 
 /// Run cosimo with `args` in `dir`. A `run` writes its results and summary, a `check` its
 /// results and report, to files of their own (numbered `n`) unless `args` name them.
 fn run(dir: &Path, n: usize, args: &[String]) -> Ran {
     let mut full = args.to_vec();
-    let has = |flag: &str| {
-        args.iter()
-            .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+    let has = |flags: &[&str]| {
+        args.iter().any(|a| {
+            flags
+                .iter()
+                .any(|f| a == f || a.starts_with(&format!("{f}=")))
+        })
     };
     let value = |flags: &[&str]| {
         args.iter()
@@ -301,42 +304,36 @@ fn run(dir: &Path, n: usize, args: &[String]) -> Ran {
             .and_then(|i| args.get(i + 1))
             .map(|v| dir.join(v))
     };
+    let output = ["-o", "--output"];
     let command = args.first().map(String::as_str).unwrap_or_default();
     let mut summary = None;
     let results = match command {
-        "run" => {
-            if !has("--summary-json") {
-                let file = dir.join(format!("run-{n}.json"));
-                full.extend(["--summary-json".into(), file.display().to_string()]);
+        "run" | "check" => {
+            let (report, folder) = if command == "run" {
+                ("run", format!("run-{n}.csv"))
+            } else {
+                ("check", format!("check-{n}"))
+            };
+            if !has(&["--json-file"]) {
+                let file = dir.join(format!("{report}-{n}.json"));
+                full.extend(["--json-file".into(), file.display().to_string()]);
                 summary = Some(file);
             }
-            if has("--output-file") {
-                value(&["--output-file"])
+            if has(&output) {
+                value(&output)
             } else {
-                let file = dir.join(format!("run-{n}.csv"));
-                full.extend(["--output-file".into(), file.display().to_string()]);
+                let file = dir.join(folder);
+                full.extend(["--output".into(), file.display().to_string()]);
                 Some(file)
             }
         }
-        "check" => {
-            if !has(CHECK_REPORT) {
-                let file = dir.join(format!("check-{n}.json"));
-                full.extend([CHECK_REPORT.into(), file.display().to_string()]);
-                summary = Some(file);
+        "plot" | "stability" | "sweep" => value(&output).map(|f| {
+            if command == "sweep" {
+                f.join("summary.csv")
+            } else {
+                f
             }
-            let folder = match value(&["--results"]) {
-                Some(folder) => folder,
-                None => {
-                    let folder = dir.join(format!("check-{n}"));
-                    full.extend(["--results".into(), folder.display().to_string()]);
-                    folder
-                }
-            };
-            Some(folder)
-        }
-        "plot" => value(&["-o", "--output"]),
-        "stability" => value(&["--output"]),
-        "sweep" => value(&["--output-dir"]).map(|d| d.join("summary.csv")),
+        }),
         _ => None,
     };
     let output = Command::new(env!("CARGO_BIN_EXE_cosimo"))
