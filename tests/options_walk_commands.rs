@@ -1005,6 +1005,27 @@ fn every_sweep_option_and_study_setting_changes_the_sweep_or_is_refused() {
             "only the variables named in each run's results",
         ),
     );
+    let mut mat = kept(None);
+    mat["keep"]["format"] = json!("mat");
+    let mat = study(&w, mat);
+    let made = w.ran(&sweep(&mat, "k-mat"));
+    let runs = dir.join("k-mat").join("runs");
+    w.mark(
+        "study",
+        "keep.format",
+        written(
+            made.finished()
+                && runs.join("run-000000.mat").is_file()
+                && !runs.join("run-000000.csv").exists(),
+            "each run's results in the format named",
+        ),
+    );
+    setting(
+        &mut w,
+        "keep.format",
+        &|v| v["keep"]["format"] = json!("mat"),
+        Refused("keep.format applies to the runs' result files"),
+    );
     // A check of every run.
     let reference = w.write("nominal.csv", "time,mass1.x\n0,0.1\n0.02,0.1\n");
     let checked = |check: Value| {
