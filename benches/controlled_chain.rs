@@ -148,9 +148,9 @@ fn error(result: &Table, reference: &Table) -> f64 {
 fn controlled(jacobian: JacobianMethod) -> System {
     let control = StepControl {
         estimator: Estimator::ImSLocal,
-        atol_coupling: 1.0,
-        rtol_coupling: 1e-2,
-        max_order: 3,
+        atol_coupling: Some(1.0),
+        rtol_coupling: Some(1e-2),
+        max_order: Some(3),
         ..StepControl::default()
     };
     let mut system = chain_system(AlgorithmKind::Implicit, 1e-6, 3, Some(control));

@@ -138,6 +138,28 @@ pub fn prepare(request: &RunRequest, warn: &mut dyn FnMut(&str)) -> Result<Prepa
         }
         other => other,
     })?;
+    let integrals = system
+        .connections
+        .iter()
+        .filter(|c| c.source_integral.is_some())
+        .count();
+    if integrals > 0
+        && system.experiment.algorithm.extension()
+            == crate::settings::implicit::Extension::Derivative
+    {
+        // Kept for --extension integral on the same file; say that they do nothing now.
+        warn(&format!(
+            "{integrals} connection(s) name a sourceIntegral, which only the integral extension reads: with the derivative extension they do nothing (--extension integral uses them)"
+        ));
+    }
+    if system.experiment.loops != crate::settings::LoopSettings::default()
+        && !execution.graph.blocks.iter().any(|b| b.is_loop)
+    {
+        warn(&format!(
+            "{}: the system has no algebraic loop between direct-feedthrough ports, so the loop solver and its settings never act",
+            loaded.labels.loops
+        ));
+    }
     let name = Path::new(&first)
         .file_stem()
         .and_then(|s| s.to_str())

@@ -310,9 +310,9 @@ fn step_control_cuts_h_and_k_at_the_contact_and_beats_the_best_fixed_step() {
 
     let control = StepControl {
         estimator: Estimator::ExSLocal,
-        atol_coupling: 0.1,
-        rtol_coupling: 1e-3,
-        max_order: 3,
+        atol_coupling: Some(0.1),
+        rtol_coupling: Some(1e-3),
+        max_order: Some(3),
         trace: true,
         ..StepControl::default()
     };

@@ -430,15 +430,24 @@ fn dry_run_prints_the_runs_of_a_shard_and_makes_none() {
         "grid.json",
         r#""grid": [{"name": "mass1.m", "values": [1, 2]}, {"name": "mass2.d", "range": {"start": 5, "stop": 15, "step": 5}}]"#,
     );
-    let out = dir.path().join("out");
-    let output = sweep(&file, &out, &["--dry-run", "--shard", "1/2"]);
+    let file = file.display().to_string();
+    let output = cosimo(["sweep", &file, "--dry-run", "--shard", "1/2"]);
     assert!(output.status.success(), "{}", show(&output));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "index,mass1.m,mass2.d\n1,1,10\n3,2,5\n5,2,15\n"
     );
     assert!(String::from_utf8_lossy(&output.stderr).contains("3 of the study's 6 runs (shard 1/2)"));
-    assert!(!out.exists());
+    // A dry run writes nothing, so it takes no output folder and no workers.
+    for extra in [["--output-dir", "out"], ["--workers", "2"]] {
+        let output = cosimo(["sweep", &file, "--dry-run", extra[0], extra[1]]);
+        assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("cannot be used with"),
+            "{}",
+            show(&output)
+        );
+    }
 }
 
 #[test]

@@ -89,11 +89,11 @@ pub(crate) struct SweepArgs {
     pub(crate) shard: Option<String>,
     /// Print the runs (index, parameter values and, with a check, the reference file, as CSV)
     /// without making them.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["output_dir", "workers"])]
     pub(crate) dry_run: bool,
     /// Join the tables in these output folders (shards of one study) into the table of the
     /// whole study, written to -o/--output.
-    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["study", "shard", "dry_run"])]
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["study", "shard", "dry_run", "workers"])]
     pub(crate) merge: Vec<PathBuf>,
     /// Print nothing but errors.
     #[arg(long, short)]

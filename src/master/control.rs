@@ -260,6 +260,14 @@ impl Execution {
     pub fn set_up_probes(&mut self, control: &StepControl) -> Result<usize> {
         if control.positions.is_empty() && control.velocities.is_empty() {
             self.probes = self.continuous_states();
+            if self.probes.is_empty() && control.estimator.is_state_based() {
+                // Its error would be 0 at every step: the steps would only grow.
+                return Err(Error::Usage(format!(
+                    "the estimator {:?} measures continuous states, but no FMU of the system declares one (no derivative in its model description): choose a coupling-based estimator ({}), or name the states it should measure as positions and velocities in the system file's stepControl",
+                    control.estimator,
+                    if control.estimator.is_implicit() { "ImSLocal" } else { "ExSLocal" }
+                )));
+            }
             return Ok(0);
         }
         let mut probes = Vec::new();
@@ -294,11 +302,13 @@ impl Execution {
             }
             e => e,
         };
+        let (rtol, atol_position, atol_velocity) = control.state_tolerances();
+        let (rtol_coupling, atol_coupling) = control.coupling_tolerances();
         let state_norm = |estimates: &[f64], values: &[f64]| {
             let (ep, ev) = estimates.split_at(positions);
             let (xp, xv) = values.split_at(positions);
-            let np = wrms(ep, xp, control.atol_position, control.rtol);
-            let nv = wrms(ev, xv, control.atol_velocity, control.rtol);
+            let np = wrms(ep, xp, atol_position, rtol);
+            let nv = wrms(ev, xv, atol_velocity, rtol);
             let (p_pos, p_vel, _) = ratio_exponents(k);
             let r =
                 ratio(control.step.safety, np, p_pos).min(ratio(control.step.safety, nv, p_vel));
@@ -316,12 +326,7 @@ impl Execution {
                     .zip(&updated)
                     .map(|(p, u)| (p - u).abs())
                     .collect();
-                attempt.norm = wrms(
-                    &attempt.estimates,
-                    &updated,
-                    control.atol_coupling,
-                    control.rtol_coupling,
-                );
+                attempt.norm = wrms(&attempt.estimates, &updated, atol_coupling, rtol_coupling);
                 attempt.ratio = ratio(control.step.safety, attempt.norm, ratio_exponents(k).2);
             }
             Estimator::ExLocal | Estimator::ExMilne => {
@@ -379,12 +384,8 @@ impl Execution {
                         .zip(&corrected)
                         .map(|(p, u)| (p - u).abs())
                         .collect();
-                    attempt.norm = wrms(
-                        &attempt.estimates,
-                        &corrected,
-                        control.atol_coupling,
-                        control.rtol_coupling,
-                    );
+                    attempt.norm =
+                        wrms(&attempt.estimates, &corrected, atol_coupling, rtol_coupling);
                     attempt.ratio = ratio(control.step.safety, attempt.norm, ratio_exponents(k).2);
                 } else {
                     let states = self.read_probes()?;
@@ -414,19 +415,13 @@ impl Execution {
     ) -> Vec<f64> {
         let coupled = self.coupled_connections();
         let histories: Vec<&[f64]> = coupled.iter().map(|&c| self.history.values(c)).collect();
+        let (rtol, atol) = control.coupling_tolerances();
         (0..=k + 2)
             .map(|j| {
                 if j == 0 {
                     f64::NAN
                 } else {
-                    scaled_derivative_norm(
-                        j,
-                        h,
-                        self.history.times(),
-                        &histories,
-                        control.atol_coupling,
-                        control.rtol_coupling,
-                    )
+                    scaled_derivative_norm(j, h, self.history.times(), &histories, atol, rtol)
                 }
             })
             .collect()
@@ -452,14 +447,10 @@ impl Execution {
             difference.push(high[0] - low[0]);
             current.push(values[0]);
         }
+        let (rtol, atol) = control.coupling_tolerances();
         ratio(
             control.step.safety,
-            wrms(
-                &difference,
-                &current,
-                control.atol_coupling,
-                control.rtol_coupling,
-            ),
+            wrms(&difference, &current, atol, rtol),
             ratio_exponents(k).2,
         )
     }
@@ -474,6 +465,8 @@ pub struct Controlled {
     implicit_state: ImplicitState,
     /// How many of the probes are positions.
     positions: usize,
+    /// The highest order the order controller may choose.
+    max_order: usize,
     /// The step the controller proposes next and the order it uses.
     h: f64,
     k: usize,
@@ -486,11 +479,13 @@ impl Controlled {
     /// Control with these settings; `order` is the fixed order when the order is not controlled.
     pub fn new(control: StepControl, implicit: Option<ImplicitSettings>, order: u8) -> Controlled {
         let k = usize::from(if control.variable_order { 0 } else { order });
+        let max_order = usize::from(control.highest_order(order));
         Controlled {
             control,
             implicit,
             implicit_state: ImplicitState::default(),
             positions: 0,
+            max_order,
             h: f64::NAN,
             k,
             failures: 0,
@@ -571,8 +566,7 @@ impl super::algorithm::MasterAlgorithm for Controlled {
                 let reduced = next < h_try;
                 if control.variable_order {
                     let sdn = exec.scaled_derivative_norms(control, k, next);
-                    let k_new =
-                        next_order(k, usize::from(control.max_order), &sdn, 0, self.successes);
+                    let k_new = next_order(k, self.max_order, &sdn, 0, self.successes);
                     if k_new != k {
                         let r = exec.a_priori_ratio(control, k_new, next);
                         if let Ok(StepDecision::Accept { next: n }) =
@@ -597,7 +591,7 @@ impl super::algorithm::MasterAlgorithm for Controlled {
                 }
                 if control.variable_order {
                     let sdn = exec.scaled_derivative_norms(control, k, retry);
-                    self.k = next_order(k, usize::from(control.max_order), &sdn, self.failures, 0);
+                    self.k = next_order(k, self.max_order, &sdn, self.failures, 0);
                 }
                 self.successes = 0;
                 self.h = retry;
@@ -626,12 +620,10 @@ impl super::algorithm::MasterAlgorithm for Controlled {
         let saved: SavedControl = super::algorithm::restore_state(saved)?;
         // Bytes may come from outside (Snapshot.from_bytes): an order or step this
         // controller could not have proposed would index past its tables.
-        if saved.k > usize::from(self.control.max_order).max(self.k)
-            || !(saved.h.is_finite() && saved.h > 0.0)
-        {
+        if saved.k > self.max_order.max(self.k) || !(saved.h.is_finite() && saved.h > 0.0) {
             return Err(Error::Usage(format!(
                 "a snapshot whose step controller is at order {} and step {}, which this controller cannot continue (orders up to {})",
-                saved.k, saved.h, self.control.max_order
+                saved.k, saved.h, self.max_order
             )));
         }
         self.h = saved.h;

@@ -99,6 +99,27 @@ impl Execution {
             interface.acceleration.push(on_mbs(&i.acceleration)?);
             interface.force.push(on_mbs(&i.force)?);
         }
+        // The outputs are read at every synchronisation point: a wrong name must stop the run
+        // before it starts, and so must a count that does not fit the interfaces.
+        if let EffectiveMass::Outputs { mass, force } = &settings.effective_mass {
+            let p = settings.interfaces.len();
+            if mass.len() != p * p || force.len() != p {
+                return Err(Error::Usage(format!(
+                    "rim.massOutputs / rim.forceOutputs: {p} interface(s) need {} mass entries (row-major) and {p} force entries, not {} and {}",
+                    p * p,
+                    mass.len(),
+                    force.len()
+                )));
+            }
+            for name in mass.iter().chain(force) {
+                on_mbs(name).map_err(|e| match e {
+                    Error::Usage(m) => {
+                        Error::Usage(format!("rim.massOutputs / rim.forceOutputs: {m}"))
+                    }
+                    other => other,
+                })?;
+            }
+        }
         for (c, conn) in self.resolved.connections.iter().enumerate() {
             let md = &self.resolved.components[mbs].description;
             let (from_mbs, to_mbs) = (conn.from_component == mbs, conn.to_component == mbs);

@@ -18,7 +18,7 @@ pub mod study;
 pub mod tolerance;
 
 use constraint::ConstraintCoupling;
-use control::StepControl;
+use control::{ControlLabels, StepControl};
 use implicit::{Extension, ImplicitSettings};
 pub use overrides::Overrides;
 use rim::RimSettings;
@@ -341,6 +341,8 @@ pub struct Labels {
     pub loops: &'static str,
     pub corrector: &'static str,
     pub control: &'static str,
+    /// Each setting of the step control.
+    pub control_settings: ControlLabels,
     pub rim: &'static str,
     pub constraints: &'static str,
     pub divergence_limit: &'static str,
@@ -360,6 +362,18 @@ impl Labels {
         loops: "experiment.algebraicLoops",
         corrector: "experiment.corrector",
         control: "experiment.stepControl",
+        control_settings: ControlLabels {
+            estimator: "experiment.stepControl.estimator",
+            rtol: "experiment.stepControl.relativeTolerance",
+            atol_position: "experiment.stepControl.positionTolerance",
+            atol_velocity: "experiment.stepControl.velocityTolerance",
+            rtol_coupling: "experiment.stepControl.couplingRelativeTolerance",
+            atol_coupling: "experiment.stepControl.couplingAbsoluteTolerance",
+            variable_order: "experiment.stepControl.variableOrder",
+            max_order: "experiment.stepControl.maxOrder",
+            positions: "experiment.stepControl.positions",
+            velocities: "experiment.stepControl.velocities",
+        },
         rim: "experiment.rim",
         constraints: "experiment.constraints",
         divergence_limit: "experiment.divergenceLimit",
@@ -378,6 +392,18 @@ impl Labels {
         loops: "<cosimo:Experiment loop...>",
         corrector: "<cosimo:Experiment corrector...>",
         control: "<cosimo:StepControl>",
+        control_settings: ControlLabels {
+            estimator: "<cosimo:StepControl estimator>",
+            rtol: "<cosimo:StepControl relativeTolerance>",
+            atol_position: "<cosimo:StepControl positionTolerance>",
+            atol_velocity: "<cosimo:StepControl velocityTolerance>",
+            rtol_coupling: "<cosimo:StepControl couplingRelativeTolerance>",
+            atol_coupling: "<cosimo:StepControl couplingAbsoluteTolerance>",
+            variable_order: "<cosimo:StepControl variableOrder>",
+            max_order: "<cosimo:StepControl maxOrder>",
+            positions: "<cosimo:StepControl positions>",
+            velocities: "<cosimo:StepControl velocities>",
+        },
         rim: "the rim settings (not available in SSP annotations)",
         constraints: "<cosimo:Constraints>",
         divergence_limit: "<cosimo:Experiment divergenceLimit>",
@@ -396,6 +422,8 @@ impl Labels {
         loops: "the algebraic-loop settings",
         corrector: "the corrector settings",
         control: "step control",
+        // Only the command line sets step control for one FMU.
+        control_settings: Labels::COMMAND_LINE.control_settings,
         rim: "the rim settings",
         constraints: "the constraint settings",
         divergence_limit: "the divergence limit",
@@ -414,6 +442,18 @@ impl Labels {
         loops: "the algebraic-loop settings",
         corrector: "--jacobian / --extension",
         control: "--adaptive",
+        control_settings: ControlLabels {
+            estimator: "--estimator",
+            rtol: "--rtol",
+            atol_position: "--atol-position",
+            atol_velocity: "--atol-velocity",
+            rtol_coupling: "--rtol-coupling",
+            atol_coupling: "--atol-coupling",
+            variable_order: "--fixed-order",
+            max_order: "--extrapolation-order",
+            positions: "a system file's stepControl.positions",
+            velocities: "a system file's stepControl.velocities",
+        },
         rim: "--algorithm rim",
         constraints: "--algorithm constraint",
         divergence_limit: "--divergence-limit",
@@ -579,13 +619,24 @@ impl ExperimentSpec {
                     l.control, control.estimator, l.algorithm
                 ));
             }
+            // An explicit estimator makes explicit steps: the corrector would never run.
+            if !control.estimator.is_implicit() && kind == AlgorithmKind::Implicit {
+                return Err(format!(
+                    "{}: the estimator {:?} ({}) belongs to the explicit scheme and steps without the corrector, but the algorithm is implicit ({}): choose an implicit estimator (ImMilne, ImSLocal) or the jacobi or gauss-seidel algorithm",
+                    l.control, control.estimator, l.control_settings.estimator, l.algorithm
+                ));
+            }
+        }
+        let control = self.control;
+        if let Some(control) = &control {
+            check_control_applies(control, self.extrapolation_order, &l)?;
         }
         let order = self.extrapolation_order.unwrap_or(0);
         let algorithm = match kind {
             AlgorithmKind::Jacobi | AlgorithmKind::GaussSeidel => {
                 let explicit = Explicit {
                     extrapolation_order: order,
-                    control: self.control,
+                    control,
                 };
                 if kind == AlgorithmKind::Jacobi {
                     Algorithm::Jacobi(explicit)
@@ -596,7 +647,7 @@ impl ExperimentSpec {
             AlgorithmKind::Implicit => Algorithm::Implicit(Implicit {
                 extrapolation_order: order,
                 corrector: self.corrector.unwrap_or_default(),
-                control: self.control,
+                control,
             }),
             AlgorithmKind::Constraint => Algorithm::Constraint(self.constraints.ok_or_else(|| {
                 format!(
@@ -708,12 +759,14 @@ fn check_grid_size(
 
 /// The controller's own numbers must make sense whatever the algorithm.
 fn check_control(control: &StepControl, label: &str) -> Result<(), String> {
+    let (rtol, atol_position, atol_velocity) = control.state_tolerances();
+    let (rtol_coupling, atol_coupling) = control.coupling_tolerances();
     let positive = [
-        ("relative tolerance", control.rtol),
-        ("position tolerance", control.atol_position),
-        ("velocity tolerance", control.atol_velocity),
-        ("coupling relative tolerance", control.rtol_coupling),
-        ("coupling absolute tolerance", control.atol_coupling),
+        ("relative tolerance", rtol),
+        ("position tolerance", atol_position),
+        ("velocity tolerance", atol_velocity),
+        ("coupling relative tolerance", rtol_coupling),
+        ("coupling absolute tolerance", atol_coupling),
         ("safety factor", control.step.safety),
     ];
     for (name, value) in positive {
@@ -727,10 +780,9 @@ fn check_control(control: &StepControl, label: &str) -> Result<(), String> {
             control.h_max
         ));
     }
-    if control.max_order > 3 {
+    if let Some(highest) = control.max_order.filter(|&k| k > 3) {
         return Err(format!(
-            "{label}: the highest order {} is out of range; use 0 to 3",
-            control.max_order
+            "{label}: the highest order {highest} is out of range; use 0 to 3"
         ));
     }
     if !(control.step.r_min > 0.0 && control.step.r_min <= 1.0 && control.step.r_max >= 1.0) {
@@ -740,4 +792,33 @@ fn check_control(control: &StepControl, label: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Every setting of the step control must be read by its estimator and order control. Under
+/// variable order the controller starts at order 0, and an extrapolation order given with it
+/// is the highest order it may choose (as `--extrapolation-order` with `--adaptive`): it must
+/// not contradict the control's own highest order.
+fn check_control_applies(
+    control: &StepControl,
+    extrapolation_order: Option<u8>,
+    l: &Labels,
+) -> Result<(), String> {
+    if let (true, Some(k), Some(highest)) = (
+        control.variable_order,
+        extrapolation_order.filter(|&k| k > 0),
+        control.max_order,
+    ) {
+        if highest != k {
+            return Err(format!(
+                "{} ({k}) and {} ({highest}) disagree: under step control with variable order the controller starts at order 0 and chooses up to the highest order; give one of them, or fix the order ({})",
+                l.extrapolation_order,
+                l.control_settings.max_order,
+                l.control_settings.variable_order
+            ));
+        }
+    }
+    match control.unused_setting(&l.control_settings) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
 }

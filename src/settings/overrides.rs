@@ -107,6 +107,7 @@ impl Overrides {
                 ..StepControl::default()
             });
             spec.labels.control = cli.control;
+            spec.labels.control_settings = cli.control_settings;
         }
         let tuning = [
             (self.estimator.is_some(), "--estimator"),
@@ -127,27 +128,64 @@ impl Overrides {
             }
             return spec.build();
         };
+        let given = &mut spec.labels.control_settings;
         if let Some(estimator) = self.estimator {
             control.estimator = estimator;
+            given.estimator = cli.control_settings.estimator;
         }
         if self.fixed_order {
             control.variable_order = false;
+            given.variable_order = cli.control_settings.variable_order;
         }
-        if let Some(order) = self.extrapolation_order {
-            control.max_order = order;
+        // With variable order the extrapolation order is the highest the controller may
+        // choose; with a fixed order it is that order.
+        if let Some(order) = self.extrapolation_order.filter(|_| control.variable_order) {
+            control.max_order = Some(order);
+            given.max_order = cli.control_settings.max_order;
         }
-        let set = |target: &mut f64, value: Option<f64>| {
-            if let Some(v) = value {
-                *target = v;
+        for (target, value, label, option) in [
+            (
+                &mut control.rtol,
+                self.rtol,
+                &mut given.rtol,
+                cli.control_settings.rtol,
+            ),
+            (
+                &mut control.atol_position,
+                self.atol_position,
+                &mut given.atol_position,
+                cli.control_settings.atol_position,
+            ),
+            (
+                &mut control.atol_velocity,
+                self.atol_velocity,
+                &mut given.atol_velocity,
+                cli.control_settings.atol_velocity,
+            ),
+            (
+                &mut control.rtol_coupling,
+                self.rtol_coupling,
+                &mut given.rtol_coupling,
+                cli.control_settings.rtol_coupling,
+            ),
+            (
+                &mut control.atol_coupling,
+                self.atol_coupling,
+                &mut given.atol_coupling,
+                cli.control_settings.atol_coupling,
+            ),
+        ] {
+            if value.is_some() {
+                *target = value;
+                *label = option;
             }
-        };
-        set(&mut control.rtol, self.rtol);
-        set(&mut control.atol_position, self.atol_position);
-        set(&mut control.atol_velocity, self.atol_velocity);
-        set(&mut control.rtol_coupling, self.rtol_coupling);
-        set(&mut control.atol_coupling, self.atol_coupling);
-        set(&mut control.h_max, self.max_step);
-        set(&mut control.step.safety, self.safety_factor);
+        }
+        if let Some(h) = self.max_step {
+            control.h_max = h;
+        }
+        if let Some(safety) = self.safety_factor {
+            control.step.safety = safety;
+        }
         if tuning.iter().any(|(given, _)| *given) {
             spec.labels.control = cli.control;
         }

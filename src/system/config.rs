@@ -471,33 +471,16 @@ impl ConstraintsEntry {
     fn into_coupling(
         self,
     ) -> std::result::Result<crate::settings::constraint::ConstraintCoupling, String> {
-        use crate::settings::constraint::{
-            ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
-        };
-        let method = match self.method.as_deref().unwrap_or("index1") {
-            "index1" => {
-                let order = self.order.unwrap_or(3);
-                if order != 2 && order != 3 {
-                    return Err(format!(
-                        "constraints.order is {order}; the index-1 method uses 2 or 3"
-                    ));
-                }
-                ConstraintMethod::Index1 {
-                    order,
-                    newton_iterations: self.newton_iterations.unwrap_or(1),
-                }
-            }
-            "baumgarte" => ConstraintMethod::Baumgarte {
-                alpha: self.alpha.unwrap_or(10.0),
-                beta: self.beta.unwrap_or(10.0),
-                corrector: self.corrector.unwrap_or(false),
-            },
-            other => {
-                return Err(format!(
-                    "constraints.method \"{other}\": expected index1 or baumgarte"
-                ))
-            }
-        };
+        use crate::settings::constraint::{ConstraintCoupling, DrivenForce, InterfacePoint};
+        let method = crate::settings::constraint::MethodSpec {
+            method: self.method,
+            order: self.order,
+            newton_iterations: self.newton_iterations,
+            alpha: self.alpha,
+            beta: self.beta,
+            corrector: self.corrector,
+        }
+        .build(&|setting| format!("constraints.{setting}"))?;
         let names: Vec<String> = self.points.iter().map(|p| p.name.clone()).collect();
         let mut equations = Vec::with_capacity(self.equations.len());
         for (j, e) in self.equations.iter().enumerate() {
@@ -599,11 +582,26 @@ enum MultibodyForceEntry {
 }
 
 impl RimEntry {
-    fn into_settings(self) -> crate::settings::rim::RimSettings {
+    fn into_settings(self) -> std::result::Result<crate::settings::rim::RimSettings, String> {
         use crate::settings::rim::{
             EffectiveMass, MultibodyForce, RimIntegrator, RimInterface, RimSettings,
         };
-        RimSettings {
+        let from_outputs = matches!(self.effective_mass, Some(EffectiveMassEntry::Outputs));
+        for (given, setting) in [
+            (!self.mass_outputs.is_empty(), "massOutputs"),
+            (!self.force_outputs.is_empty(), "forceOutputs"),
+        ] {
+            if given && !from_outputs {
+                return Err(format!(
+                    "rim.{setting} is read only with rim.effectiveMass \"outputs\", but the effective mass comes from {}: remove it, or set effectiveMass to \"outputs\"",
+                    match self.effective_mass {
+                        Some(EffectiveMassEntry::Perturbation) => "perturbed evaluations (\"perturbation\")",
+                        _ => "directional derivatives (\"directional-derivatives\", the default)",
+                    }
+                ));
+            }
+        }
+        Ok(RimSettings {
             multibody: self.multibody,
             interfaces: self
                 .interfaces
@@ -636,7 +634,7 @@ impl RimEntry {
                 None | Some(MultibodyForceEntry::Held) => MultibodyForce::Held,
                 Some(MultibodyForceEntry::Averaged) => MultibodyForce::Averaged,
             },
-        }
+        })
     }
 }
 
@@ -804,6 +802,7 @@ impl ExperimentEntry {
                 },
             }
         });
+        let implicit = matches!(self.algorithm, Some(AlgorithmEntry::Implicit));
         ExperimentSpec {
             start: self.start_time,
             stop: self.stop_time,
@@ -821,8 +820,8 @@ impl ExperimentEntry {
             parallel: self.parallel,
             loops,
             corrector,
-            control: self.step_control.map(StepControlEntry::into_control),
-            rim: self.rim.map(RimEntry::into_settings),
+            control: self.step_control.map(|c| c.into_control(implicit)),
+            rim: self.rim.map(RimEntry::into_settings).transpose()?,
             constraints: self
                 .constraints
                 .map(ConstraintsEntry::into_coupling)
@@ -836,11 +835,14 @@ impl ExperimentEntry {
 }
 
 impl StepControlEntry {
-    fn into_control(self) -> crate::settings::control::StepControl {
+    /// The control; without an estimator, the implicit algorithm's default is ImSLocal (as
+    /// with `--adaptive`), the others' ExSLocal.
+    fn into_control(self, implicit: bool) -> crate::settings::control::StepControl {
         use crate::settings::control::{Estimator, StepControl};
         let d = StepControl::default();
         StepControl {
             estimator: match self.estimator {
+                None if implicit => Estimator::ImSLocal,
                 None => d.estimator,
                 Some(EstimatorEntry::ExLocal) => Estimator::ExLocal,
                 Some(EstimatorEntry::ExMilne) => Estimator::ExMilne,
@@ -855,13 +857,13 @@ impl StepControlEntry {
                 h_min: d.step.h_min,
             },
             h_max: self.max_step_size.unwrap_or(d.h_max),
-            rtol: self.relative_tolerance.unwrap_or(d.rtol),
-            atol_position: self.position_tolerance.unwrap_or(d.atol_position),
-            atol_velocity: self.velocity_tolerance.unwrap_or(d.atol_velocity),
-            rtol_coupling: self.coupling_relative_tolerance.unwrap_or(d.rtol_coupling),
-            atol_coupling: self.coupling_absolute_tolerance.unwrap_or(d.atol_coupling),
+            rtol: self.relative_tolerance,
+            atol_position: self.position_tolerance,
+            atol_velocity: self.velocity_tolerance,
+            rtol_coupling: self.coupling_relative_tolerance,
+            atol_coupling: self.coupling_absolute_tolerance,
             variable_order: self.variable_order.unwrap_or(d.variable_order),
-            max_order: self.max_order.unwrap_or(d.max_order),
+            max_order: self.max_order,
             positions: self.positions,
             velocities: self.velocities,
             trace: false,

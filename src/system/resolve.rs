@@ -100,6 +100,14 @@ pub fn resolve(
     }
     let mut components = Vec::with_capacity(system.components.len());
     for (component, description) in system.components.iter().zip(descriptions) {
+        if component.sub_steps > 1
+            && system.experiment.algorithm.kind() == crate::settings::AlgorithmKind::Rim
+        {
+            return Err(Error::Usage(format!(
+                "component \"{}\": subSteps {}: the rim algorithm steps the multibody component once per macro step and every other component at the fast step (rim.fastStepSize), so no component takes sub-steps; remove it",
+                component.name, component.sub_steps
+            )));
+        }
         let mut start_values = Vec::with_capacity(component.start_values.len());
         for (name, text) in &component.start_values {
             let index = find_variable(
@@ -233,6 +241,36 @@ pub fn resolve(
         {
             return fail(
                 "halfStep needs the extended implicit coupling: set the algorithm to implicit and corrector.extension to derivative or integral, or remove halfStep".to_string(),
+            );
+        }
+        if let Some(order) = c.extrapolation_order {
+            // A connection's own order that nothing reads would be accepted and ignored.
+            let algorithm = &system.experiment.algorithm;
+            if !from.var_type.is_float() {
+                return fail(format!(
+                    "extrapolationOrder {order}: only Float values are extrapolated, but {} is {}; remove it",
+                    c.from,
+                    from.var_type.fmi_name(fmd.fmi_version)
+                ));
+            }
+            if algorithm.kind() == crate::settings::AlgorithmKind::Rim {
+                return fail(format!(
+                    "extrapolationOrder {order}: the rim algorithm holds every value it passes over the fast steps (the reduced model stands in for the multibody interface), so no connection extrapolates; remove it"
+                ));
+            }
+            if algorithm.control().is_some() {
+                return fail(format!(
+                    "extrapolationOrder {order}: under step control one order holds for every connection (chosen by the order controller up to the highest order, or fixed by the experiment's extrapolation order with variable order off); remove it"
+                ));
+            }
+        }
+        // (Half-step marks without an extension are refused below, with the clearer message.)
+        if c.source_integral.is_some()
+            && system.experiment.algorithm.extension() == crate::settings::implicit::Extension::None
+            && !system.connections.iter().any(|k| k.half_step)
+        {
+            return fail(
+                "sourceIntegral is read by the integral extension of the implicit algorithm only (corrector.extension integral, --extension integral); choose it, or remove sourceIntegral".to_string(),
             );
         }
         let source_integral = match &c.source_integral {

@@ -423,7 +423,7 @@ impl Importer<'_> {
         e: &Element,
     ) -> Result<crate::settings::constraint::ConstraintCoupling> {
         use crate::settings::constraint::{
-            ConstraintCoupling, ConstraintMethod, DrivenForce, InterfacePoint,
+            ConstraintCoupling, DrivenForce, InterfacePoint, MethodSpec,
         };
         let fail = |line: usize, m: String| self.fail(line, format!("<cosimo:Constraints>: {m}"));
         let number = |el: &Element, key: &str, default: f64| -> Result<f64> {
@@ -435,35 +435,95 @@ impl Importer<'_> {
                     .map_err(|_| fail(el.line, format!("{key}=\"{t}\" is not a number"))),
             }
         };
-        let method = match e.attr("method").unwrap_or("index1") {
-            "index1" => {
-                let order = number(e, "order", 3.0)? as u8;
-                if order != 2 && order != 3 {
-                    return Err(fail(
-                        e.line,
-                        format!("order {order}: the index-1 method uses 2 or 3"),
-                    ));
-                }
-                ConstraintMethod::Index1 {
-                    order,
-                    newton_iterations: number(e, "newtonIterations", 1.0)?.max(1.0) as u32,
-                }
+        // An attribute or element nobody reads would be a setting accepted and ignored.
+        let known = |el: &Element, attributes: &[&str], children: &[&str]| -> Result<()> {
+            if let Some((key, _)) = el.attrs.iter().find(|(k, _)| {
+                !attributes.contains(&k.as_str()) && !k.starts_with("xmlns") && !k.contains(':')
+            }) {
+                return Err(fail(
+                    el.line,
+                    format!(
+                        "<cosimo:{}> has no attribute \"{key}\"; it takes {}",
+                        el.name,
+                        attributes.join(", ")
+                    ),
+                ));
             }
-            "baumgarte" => ConstraintMethod::Baumgarte {
-                alpha: number(e, "alpha", 10.0)?,
-                beta: number(e, "beta", 10.0)?,
-                corrector: e.attr("corrector") == Some("true"),
-            },
-            other => {
+            if let Some(child) = el
+                .children
+                .iter()
+                .find(|c| !children.contains(&c.name.as_str()))
+            {
+                return Err(fail(
+                    child.line,
+                    format!(
+                        "<cosimo:{}> cannot hold <{}>; it holds {}",
+                        el.name,
+                        child.name,
+                        if children.is_empty() {
+                            "nothing".to_string()
+                        } else {
+                            children
+                                .iter()
+                                .map(|c| format!("<cosimo:{c}>"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        }
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        known(
+            e,
+            &[
+                "method",
+                "order",
+                "newtonIterations",
+                "alpha",
+                "beta",
+                "corrector",
+            ],
+            &["Point", "Equation", "Force"],
+        )?;
+        let integer = |key: &str| -> Result<Option<u32>> {
+            e.attr(key)
+                .map(|t| {
+                    t.trim().parse::<u32>().map_err(|_| {
+                        fail(e.line, format!("{key}=\"{t}\" is not a whole number >= 0"))
+                    })
+                })
+                .transpose()
+        };
+        let real = |key: &str| -> Result<Option<f64>> {
+            e.attr(key).map(|_| number(e, key, 0.0)).transpose()
+        };
+        let corrector = match e.attr("corrector").map(str::trim) {
+            None => None,
+            Some("true") => Some(true),
+            Some("false") => Some(false),
+            Some(other) => {
                 return Err(fail(
                     e.line,
-                    format!("method \"{other}\": expected index1 or baumgarte"),
+                    format!("corrector=\"{other}\": expected true or false"),
                 ))
             }
         };
+        let order = integer("order")?.map(|k| u8::try_from(k).unwrap_or(u8::MAX));
+        let method = MethodSpec {
+            method: e.attr("method").map(str::to_string),
+            order,
+            newton_iterations: integer("newtonIterations")?,
+            alpha: real("alpha")?,
+            beta: real("beta")?,
+            corrector,
+        }
+        .build(&|setting| setting.to_string())
+        .map_err(|m| fail(e.line, m))?;
         let mut names = Vec::new();
         let mut points = Vec::new();
         for p in e.children.iter().filter(|c| c.name == "Point") {
+            known(p, &["name", "position", "velocity", "acceleration"], &[])?;
             let get = |key: &str| {
                 p.attr(key)
                     .map(str::to_string)
@@ -478,8 +538,10 @@ impl Importer<'_> {
         }
         let mut equations = Vec::new();
         for q in e.children.iter().filter(|c| c.name == "Equation") {
+            known(q, &[], &["Term"])?;
             let mut terms = Vec::new();
             for t in q.children.iter().filter(|c| c.name == "Term") {
+                known(t, &["point", "coefficient"], &[])?;
                 let name = t.attr("point").unwrap_or_default();
                 let i = names.iter().position(|n| n == name).ok_or_else(|| {
                     fail(
@@ -493,6 +555,7 @@ impl Importer<'_> {
         }
         let mut forces = Vec::new();
         for f in e.children.iter().filter(|c| c.name == "Force") {
+            known(f, &["input", "coefficients"], &[])?;
             let input = f
                 .attr("input")
                 .map(str::to_string)
@@ -533,10 +596,19 @@ impl Importer<'_> {
     }
 
     /// `<cosimo:StepControl .../>` inside `<cosimo:Experiment>`: the attributes of the JSON
-    /// file's `stepControl` (positions / velocities space-separated).
-    fn cosimo_step_control(&self, e: &Element) -> Result<crate::settings::control::StepControl> {
+    /// file's `stepControl` (positions / velocities space-separated); `implicit` when the
+    /// experiment's algorithm is.
+    fn cosimo_step_control(
+        &self,
+        e: &Element,
+        implicit: bool,
+    ) -> Result<crate::settings::control::StepControl> {
         use crate::settings::control::{Estimator, StepControl};
         let mut c = StepControl::default();
+        // Without an estimator, the algorithm's default (as with --adaptive).
+        if implicit {
+            c.estimator = Estimator::ImSLocal;
+        }
         for (key, text) in &e.attrs {
             let at = |m: &str| {
                 self.fail(
@@ -564,11 +636,11 @@ impl Importer<'_> {
                 "rMin" => c.step.r_min = positive()?,
                 "rMax" => c.step.r_max = positive()?,
                 "maxStepSize" => c.h_max = positive()?,
-                "relativeTolerance" => c.rtol = positive()?,
-                "positionTolerance" => c.atol_position = positive()?,
-                "velocityTolerance" => c.atol_velocity = positive()?,
-                "couplingRelativeTolerance" => c.rtol_coupling = positive()?,
-                "couplingAbsoluteTolerance" => c.atol_coupling = positive()?,
+                "relativeTolerance" => c.rtol = Some(positive()?),
+                "positionTolerance" => c.atol_position = Some(positive()?),
+                "velocityTolerance" => c.atol_velocity = Some(positive()?),
+                "couplingRelativeTolerance" => c.rtol_coupling = Some(positive()?),
+                "couplingAbsoluteTolerance" => c.atol_coupling = Some(positive()?),
                 "variableOrder" => {
                     c.variable_order = match text.trim() {
                         "true" => true,
@@ -577,7 +649,7 @@ impl Importer<'_> {
                     }
                 }
                 "maxOrder" => {
-                    c.max_order = text.trim().parse().ok().filter(|o| *o <= 3).ok_or_else(|| at("expected 0 to 3"))?
+                    c.max_order = Some(text.trim().parse().ok().filter(|o| *o <= 3).ok_or_else(|| at("expected 0 to 3"))?)
                 }
                 "positions" => c.positions = text.split_whitespace().map(str::to_string).collect(),
                 "velocities" => c.velocities = text.split_whitespace().map(str::to_string).collect(),
@@ -722,9 +794,18 @@ impl Importer<'_> {
         }
         for child in &e.children {
             if child.name == "StepControl" {
-                x.control = Some(self.cosimo_step_control(child)?);
+                let implicit = x.algorithm == Some(AlgorithmKind::Implicit);
+                x.control = Some(self.cosimo_step_control(child, implicit)?);
             } else if child.name == "Constraints" {
                 x.constraints = Some(self.cosimo_constraints(child)?);
+            } else {
+                return Err(self.fail(
+                    child.line,
+                    format!(
+                        "<cosimo:Experiment> cannot hold <{}>; it holds <cosimo:StepControl> and <cosimo:Constraints>",
+                        child.name
+                    ),
+                ));
             }
         }
         Ok(())
