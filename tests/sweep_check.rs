@@ -214,7 +214,12 @@ fn per_run_references_come_from_a_pattern_and_a_missing_one_is_an_error_row() {
         "per-run.json",
         &format!(r#"{grid}, "check": {{"reference": "refs/run-{{index}}.csv"}}"#),
     );
-    let dry = sweep(&file, &dir.path().join("none"), &["--dry-run"]);
+    // A dry run writes nothing: it takes no output folder.
+    let dry = cosimo([
+        "sweep".to_string(),
+        file.display().to_string(),
+        "--dry-run".to_string(),
+    ]);
     assert!(dry.status.success(), "{}", show(&dry));
     let refs = dir.path().join("refs");
     assert_eq!(
