@@ -753,3 +753,48 @@ fn a_crash_while_other_steps_run_ends_cleanly() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left in the temporary folder: {left:?}");
 }
+
+/// A thread that starts worker processes ahead (`start_ahead`, as each thread of an isolated
+/// sweep does) has its next one started already: the next start takes it (renamed for its
+/// components), starts another, and the one left over dies with the thread.
+#[test]
+fn a_worker_started_ahead_is_taken_by_the_next_start_and_dies_with_its_thread() {
+    use cosimo::fmu::worker::{start_ahead, WorkerOptions, WorkerProcess};
+    let options = WorkerOptions {
+        program: Some(env!("CARGO_BIN_EXE_cosimo").into()),
+        ..WorkerOptions::default()
+    };
+    let left_over = std::thread::spawn(move || {
+        // The worker processes this thread started.
+        let started = || -> Vec<u32> {
+            // SAFETY: gettid takes no argument and cannot fail.
+            let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/children"))
+                .expect("/proc is mounted")
+                .split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+                .collect()
+        };
+        start_ahead();
+        let first = WorkerProcess::spawn(&["a".to_string()], &options).expect("starts");
+        let ahead: Vec<u32> = started()
+            .into_iter()
+            .filter(|&p| p != first.pid())
+            .collect();
+        assert_eq!(ahead.len(), 1, "one started ahead: {ahead:?}");
+        let second = WorkerProcess::spawn(&["b".to_string()], &options).expect("takes it");
+        assert_eq!(second.pid(), ahead[0]);
+        assert_eq!(second.members(), ["b".to_string()]);
+        let next: Vec<u32> = started()
+            .into_iter()
+            .filter(|&p| p != first.pid() && p != second.pid())
+            .collect();
+        assert_eq!(next.len(), 1, "the next one is started: {next:?}");
+        next[0]
+    })
+    .join()
+    .expect("the thread ends");
+    // SAFETY: kill with signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(left_over as libc::pid_t, 0) } == 0;
+    assert!(!alive, "the worker started ahead is killed with its thread");
+}

@@ -484,6 +484,8 @@ impl Runner {
             ..RunOptions::default()
         };
         if self.isolate {
+            // This thread makes run after run: its next run's worker starts during this one.
+            crate::fmu::worker::start_ahead();
             // Runs side by side: their workers must not spin for each other's cores.
             options.worker.worker_spin = Some(std::time::Duration::ZERO);
             options.worker.call_timeout = self.call_timeout;
