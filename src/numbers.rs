@@ -11,36 +11,77 @@ const NOISE: f64 = 1e-12;
 /// and 1e9 and in exponent form outside (`1e-5`, `2.5e12`); NaN and infinity as Rust writes
 /// them.
 pub fn number(x: f64) -> String {
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let near = shortest_near(x);
-    if (1e-4..1e9).contains(&near.abs()) {
-        format!("{near}")
-    } else {
-        format!("{near:e}")
-    }
+    Number(x).to_string()
 }
 
 /// A duration or a time with its unit: `0.01 s`.
 pub fn seconds(x: f64) -> String {
-    format!("{} s", number(x))
+    format!("{} s", Number(x))
+}
+
+/// [`number`] as a `Display` that allocates nothing: the crash handler writes it into a
+/// buffer on its stack, where allocating is not safe.
+#[derive(Clone, Copy, Debug)]
+pub struct Number(pub f64);
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if !x.is_finite() {
+            return write!(f, "{x}");
+        }
+        if x == 0.0 {
+            return f.write_str("0");
+        }
+        let near = shortest_near(x);
+        if (1e-4..1e9).contains(&near.abs()) {
+            write!(f, "{near}")
+        } else {
+            write!(f, "{near:e}")
+        }
+    }
 }
 
 /// The value of the fewest significant digits within [`NOISE`] of `x` (finite, not 0).
 fn shortest_near(x: f64) -> f64 {
+    use std::fmt::Write;
     for digits in 1..=17 {
-        let text = format!("{:.*e}", digits - 1, x);
-        if let Ok(y) = text.parse::<f64>() {
+        let mut text = Digits::default();
+        if write!(text, "{:.*e}", digits - 1, x).is_err() {
+            break;
+        }
+        if let Ok(y) = text.as_str().parse::<f64>() {
             if (y - x).abs() <= NOISE * x.abs() {
                 return y;
             }
         }
     }
     x
+}
+
+/// Room for a float in exponent form with up to 17 digits (`-1.2345678901234567e-308`).
+#[derive(Default)]
+struct Digits {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl Digits {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for Digits {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.bytes.len() {
+            return Err(std::fmt::Error);
+        }
+        self.bytes[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -76,6 +117,22 @@ mod tests {
         assert_eq!(number(1e8), "100000000");
         assert_eq!(number(0.0), "0");
         assert_eq!(number(-0.0), "0");
+    }
+
+    #[test]
+    fn the_display_writes_what_number_returns() {
+        for x in [
+            0.1 + 0.2,
+            -1.7976931348623157e308,
+            5e-324,
+            1e-5,
+            123456.789,
+            f64::NAN,
+        ] {
+            assert_eq!(format!("{}", Number(x)), number(x));
+        }
+        assert_eq!(number(-1.7976931348623157e308), "-1.797693134862e308");
+        assert_eq!(number(5e-324), "5e-324");
     }
 
     #[test]

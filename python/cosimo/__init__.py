@@ -362,24 +362,47 @@ def check(
     reference: Optional[PathLike] = None,
     input_file: Optional[PathLike] = None,
     settings: Optional[PathLike] = None,
-    rel_tol: Optional[float] = None,
-    abs_tol: Optional[float] = None,
+    rtol: Optional[float] = None,
+    atol: Optional[float] = None,
     range_tol: Optional[float] = None,
     time_tol: Optional[float] = None,
     start_time: Optional[float] = None,
     stop_time: Optional[float] = None,
     step_size: Optional[float] = None,
     output_interval: Optional[float] = None,
+    compare_at: Optional[str] = None,
     **options: Any,
 ) -> Dict[str, Any]:
     """Simulate cases and compare them with their references, as ``cosimo check`` does;
-    returns the comparison report (``schemas/check-report.schema.json``) as a dict."""
-    return _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol,
-                  time_tol, start_time, stop_time, step_size, output_interval, options)
+    returns the comparison report (``schemas/check-report.schema.json``) as a dict.
+
+    The keywords are ``cosimo check``'s options: ``rtol`` and ``atol`` (formerly ``rel_tol``
+    and ``abs_tol``, which still work with a DeprecationWarning), ``range_tol``, ``time_tol``,
+    ``compare_at`` (``"reference"``: at the reference's time points, the default; ``"all"``),
+    and in ``options``: ``plot`` (a folder), ``results`` (a folder), ``isolate``,
+    ``call_timeout``, ``worker_memory``."""
+    rtol = _renamed(options, "rel_tol", "rtol", rtol)
+    atol = _renamed(options, "abs_tol", "atol", atol)
+    return _check(targets, reference, input_file, settings, rtol, atol, range_tol,
+                  time_tol, start_time, stop_time, step_size, output_interval, compare_at,
+                  options)
 
 
-def _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol, time_tol,
-           start_time, stop_time, step_size, output_interval, options):
+def _renamed(options: Dict[str, Any], old: str, new: str, value: Any) -> Any:
+    """``value`` of keyword ``new``, or the deprecated ``old`` spelling popped from
+    ``options`` with a DeprecationWarning; both given is an error."""
+    if old not in options:
+        return value
+    if value is not None:
+        raise UsageError(f"{old} is the old name of {new}: give {new} only")
+    import warnings
+
+    warnings.warn(f"{old} is deprecated: use {new}", DeprecationWarning, stacklevel=3)
+    return options.pop(old)
+
+
+def _check(targets, reference, input_file, settings, rtol, atol, range_tol, time_tol,
+           start_time, stop_time, step_size, output_interval, compare_at, options):
     if isinstance(targets, (str, os.PathLike)):
         targets = [targets]
     request = {
@@ -387,14 +410,15 @@ def _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol
         "reference": os.fspath(reference) if reference is not None else None,
         "input_file": os.fspath(input_file) if input_file is not None else None,
         "settings": os.fspath(settings) if settings is not None else None,
-        "rel_tol": rel_tol,
-        "abs_tol": abs_tol,
+        "rtol": rtol,
+        "atol": atol,
         "range_tol": range_tol,
         "time_tol": time_tol,
         "start_time": start_time,
         "stop_time": stop_time,
         "step_size": step_size,
         "output_interval": output_interval,
+        "compare_at": compare_at,
     }
     for key, value in options.items():
         request[key] = os.fspath(value) if isinstance(value, os.PathLike) else value

@@ -809,14 +809,15 @@ const CHECK_KEYS: &[&str] = &[
     "reference",
     "input_file",
     "settings",
-    "rel_tol",
-    "abs_tol",
+    "rtol",
+    "atol",
     "range_tol",
     "time_tol",
     "start_time",
     "stop_time",
     "step_size",
     "output_interval",
+    "compare_at",
     "plot",
     "results",
     "isolate",
@@ -854,8 +855,8 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
         input_file: path("input_file")?,
         settings: path("settings")?,
         tolerance: ToleranceSettings {
-            rel: number("rel_tol")?,
-            abs: number("abs_tol")?,
+            rel: number("rtol")?,
+            abs: number("atol")?,
             range: number("range_tol")?,
             time: number("time_tol")?,
         },
@@ -875,7 +876,18 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
         plot: path("plot")?,
         html: None,
         results: path("results")?,
-        compare_at: None,
+        compare_at: match get::<String>(request, "compare_at", "\"reference\" or \"all\"")?
+            .as_deref()
+        {
+            None => None,
+            Some("reference") => Some(cosimo::results::compare::CompareAt::Reference),
+            Some("all") => Some(cosimo::results::compare::CompareAt::All),
+            Some(other) => {
+                return Err(usage(format!(
+                    "compare_at must be \"reference\" or \"all\", not {other:?}"
+                )))
+            }
+        },
     })
 }
 

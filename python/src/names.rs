@@ -20,8 +20,6 @@ fn renamed(option: &str, caller: Caller) -> Option<&'static str> {
         ("input-file", Caller::Simulate) => "input",
         ("connect", _) => "connections",
         ("order", _) => "extrapolation_order",
-        ("rel-tol", _) => "rel_tol",
-        ("abs-tol", _) => "abs_tol",
         _ => return None,
     })
 }

@@ -18,6 +18,7 @@
 //! any FMU call goes to the handler that was there before (Rust's stack-overflow report) or
 //! kills the process as it would have.
 
+use crate::numbers::Number;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::fmt::Write as _;
@@ -523,8 +524,8 @@ extern "C" fn handle(signal: libc::c_int, info: *mut libc::siginfo_t, context: *
                 let time = record.time.load(Ordering::Relaxed);
                 match (time, call.ends_with("DoStep")) {
                     (NO_TIME, _) => Ok(()),
-                    (bits, true) => write!(line, " from t = {}", f64::from_bits(bits)),
-                    (bits, false) => write!(line, " at t = {}", f64::from_bits(bits)),
+                    (bits, true) => write!(line, " from t = {}", Number(f64::from_bits(bits))),
+                    (bits, false) => write!(line, " at t = {}", Number(f64::from_bits(bits))),
                 }
             })
         }
@@ -561,7 +562,7 @@ extern "C" fn handle(signal: libc::c_int, info: *mut libc::siginfo_t, context: *
             (Some(file), bits) => write!(
                 line,
                 "; results up to t = {} are in {file}",
-                f64::from_bits(bits)
+                Number(f64::from_bits(bits))
             ),
             _ => Ok(()),
         };

@@ -602,7 +602,7 @@ pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Resu
         }
     }
     let cli_tolerance = args.tolerance.clone();
-    cli_tolerance.validate("the command line")?;
+    cli_tolerance.validate_options()?;
 
     let temporary;
     let work = match &args.results {

@@ -29,8 +29,27 @@ impl ToleranceSettings {
         }
     }
 
-    /// Check that every given value is finite and not negative.
+    /// Check that every given value is finite and not negative; `origin` names the file the
+    /// settings come from.
     pub fn validate(&self, origin: &str) -> Result<()> {
+        self.validate_named(|name| format!("{origin}: tolerance \"{name}\""))
+    }
+
+    /// [`validate`](Self::validate) for the options of `cosimo check` (`--rtol`, `--atol`,
+    /// `--range-tol`, `--time-tol`), named as the user gave them.
+    pub fn validate_options(&self) -> Result<()> {
+        self.validate_named(|name| {
+            match name {
+                "rel" => "--rtol",
+                "abs" => "--atol",
+                "range" => "--range-tol",
+                _ => "--time-tol",
+            }
+            .to_owned()
+        })
+    }
+
+    fn validate_named(&self, named: impl Fn(&str) -> String) -> Result<()> {
         for (name, value) in [
             ("rel", self.rel),
             ("abs", self.abs),
@@ -40,7 +59,9 @@ impl ToleranceSettings {
             if let Some(v) = value {
                 if !v.is_finite() || v < 0.0 {
                     return Err(Error::Usage(format!(
-                        "{origin}: tolerance \"{name}\" must be a finite number >= 0, not {v}"
+                        "{} must be a finite number >= 0, not {}",
+                        named(name),
+                        crate::numbers::number(v)
                     )));
                 }
             }
