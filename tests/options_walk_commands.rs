@@ -282,7 +282,11 @@ fn every_check_option_changes_the_check_or_is_refused() {
     );
     w.walk(
         "--slower-factor",
-        &with(&["--baseline", &quick, "--slower-seconds", "0"]),
+        &[
+            dahlquist.clone(),
+            s(&["--baseline", &quick, "--slower-seconds", "0"]),
+        ]
+        .concat(),
         &["--slower-factor", "1e12"],
         Holds(|without, with| {
             let slower = |r: &Ran| report(r).map(|v| v["cases"][0]["baseline"]["slower"].clone());
@@ -294,7 +298,7 @@ fn every_check_option_changes_the_check_or_is_refused() {
     );
     w.walk(
         "--slower-seconds",
-        &with(&["--baseline", &quick]),
+        &[dahlquist.clone(), s(&["--baseline", &quick])].concat(),
         &["--slower-seconds", "0"],
         Holds(|without, with| {
             let slower = |r: &Ran| report(r).map(|v| v["cases"][0]["baseline"]["slower"].clone());

@@ -291,7 +291,7 @@ fn index_page(report: &CheckReport, folders: &[String]) -> String {
         if s.errors == 1 { "" } else { "s" }
     );
     if let Some(baseline) = &report.baseline {
-        let _ = writeln!(body, "<p>{}</p>", escape(&baseline.headline()));
+        let _ = writeln!(body, "<p>{}</p>", escape(baseline.headline()));
         if !baseline.missing.is_empty() {
             let names: Vec<String> = baseline
                 .missing
@@ -362,7 +362,7 @@ fn index_page(report: &CheckReport, folders: &[String]) -> String {
             let _ = write!(
                 body,
                 "<td{class}>{}</td>",
-                escape(&baseline.text(case.duration))
+                escape(baseline.text(case.duration))
             );
         } else if report.baseline.is_some() {
             body.push_str("<td></td>");
