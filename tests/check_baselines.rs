@@ -424,3 +424,71 @@ fn a_case_folder_without_a_reference_gets_reference_csv_and_is_still_one_case() 
         reference.display().to_string()
     );
 }
+
+#[test]
+fn an_updated_reference_keeps_its_columns_and_a_reference_two_cases_share_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fmu("Oscillator", 2);
+    // A reference of x alone (values from the closed form); the Oscillator has more outputs.
+    let mut vendor = String::from("\"time\",\"x\"\n");
+    for k in 0..=10 {
+        let t = k as f64 / 10.0;
+        let x = common::oscillator_position(1.0, 1.0, 0.1, 0.0, 1.0, 0.0, t);
+        vendor.push_str(&format!("{t},{x}\n"));
+    }
+    let chosen = write(&dir.path().join("x-only.csv"), &vendor);
+    let out = check(&[
+        &model,
+        &"--reference",
+        &chosen,
+        &"--stop-time",
+        &"1",
+        &"--update-references",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let written = std::fs::read_to_string(&chosen).unwrap();
+    assert_eq!(written.lines().next(), Some("\"time\",\"x\""), "{written}");
+    assert_ne!(written, vendor, "the values are the run's");
+    // A new reference holds every output.
+    let fresh = dir.path().join("all.csv");
+    let out = check(&[
+        &model,
+        &"--reference",
+        &fresh,
+        &"--stop-time",
+        &"1",
+        &"--update-references",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let header = std::fs::read_to_string(&fresh).unwrap();
+    let header = header.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("\"x\"") && header.contains("\"v\""),
+        "{header}"
+    );
+
+    // Two case folders naming one reference: refused before anything runs or is written.
+    let shared = write(&dir.path().join("shared.csv"), &dahlquist_csv(1.1));
+    let cases = dir.path().join("cases");
+    for name in ["a", "b"] {
+        let folder = cases.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let settings = serde_json::json!({
+            "model": fmu("Dahlquist", 2).display().to_string(),
+            "reference": "../../shared.csv",
+        });
+        write(&folder.join("check.json"), &settings.to_string());
+    }
+    let out = check(&[&cases, &"--update-references"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let printed = text(&out);
+    assert!(
+        printed.contains("\"a\" and \"b\" share the reference"),
+        "{printed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&shared).unwrap(),
+        dahlquist_csv(1.1)
+    );
+    assert!(!dir.path().join("shared.csv.provenance.json").exists());
+}

@@ -95,7 +95,8 @@ pub(crate) struct CheckArgs {
     /// Write each case's result as its reference (its reference file, --reference, or
     /// reference.csv in its case folder; CSV only; never inside an FMU), with a provenance file
     /// beside it (FILE.provenance.json: cosimo version, SHA-256 of each FMU, platform,
-    /// settings, the command line). The report compares with the old references; failing
+    /// settings, the command line). A reference that existed keeps its columns; a new one
+    /// holds every recorded column. The report compares with the old references; failing
     /// cases whose reference was written do not fail the exit code.
     #[arg(long)]
     pub(crate) update_references: bool,

@@ -667,6 +667,7 @@ pub fn check_targets_with(
             .collect::<Result<_>>()?,
         None => vec![None; cases.len()],
     };
+    super::provenance::refuse_shared(&cases, &targets)?;
 
     let temporary;
     let work = match &args.results {

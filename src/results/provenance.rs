@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::compare::SignalTable;
 use super::reference::{Case, ModelKind};
 use crate::settings::results::ResultFormat;
 use crate::{Error, Result};
@@ -48,6 +49,39 @@ pub fn reference_target(case: &Case) -> Result<PathBuf> {
     Ok(target)
 }
 
+/// Refuse two cases that would write one reference file (`targets[i]` is case i's): the second
+/// would overwrite the first's result and provenance.
+pub fn refuse_shared(cases: &[Case], targets: &[Option<PathBuf>]) -> Result<()> {
+    let mut seen: Vec<(PathBuf, &Case)> = Vec::new();
+    for (case, target) in cases.iter().zip(targets) {
+        let Some(target) = target else { continue };
+        let key = same_file(target);
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            return Err(Error::Usage(format!(
+                "--update-references: the cases \"{}\" and \"{}\" share the reference {}, and \
+                 each would write its own result to it: update them one at a time (cosimo check \
+                 CASE --update-references), or give each its own reference",
+                first.name,
+                case.name,
+                target.display()
+            )));
+        }
+        seen.push((key, case));
+    }
+    Ok(())
+}
+
+/// A path that is the same for two spellings of one file (`a/../b/r.csv`, `b/r.csv`), also
+/// when the file does not exist yet.
+fn same_file(path: &Path) -> PathBuf {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let folder = folder.map_or_else(|| std::fs::canonicalize("."), std::fs::canonicalize);
+    match (folder, path.file_name()) {
+        (Ok(folder), Some(name)) => folder.join(name),
+        _ => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+    }
+}
+
 /// The provenance file beside `reference`.
 pub fn provenance_path(reference: &Path) -> PathBuf {
     let mut name = reference
@@ -78,7 +112,19 @@ pub fn write_reference(
     if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
-    std::fs::copy(result_file, target).map_err(|e| Error::io(target, e))?;
+    // An existing reference keeps its columns: updating changes its values, not what is
+    // checked. A new one holds every column the run recorded.
+    let kept = std::fs::exists(target)
+        .unwrap_or(false)
+        .then(|| SignalTable::read(target).ok())
+        .flatten()
+        .map(|old| {
+            old.column_names()
+                .into_iter()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        });
+    write_columns(result_file, target, kept.as_deref())?;
     let settings_file = case
         .settings_file
         .as_ref()
@@ -120,43 +166,85 @@ pub fn write_reference(
     Ok(path)
 }
 
-/// The FMUs a case runs, each with its SHA-256: the model itself when it is an FMU, a system
-/// file's components' FMUs, an SSP archive's FMUs (named `model.ssp!path/in/it.fmu`).
+/// Write the result CSV `from` to `to` with the time and only the columns `keep` names (an
+/// FMI 3 array kept whole when one of its elements `name[i]` is named); all of them for None.
+/// Cells are copied as written: the numbers stay exact.
+fn write_columns(from: &Path, to: &Path, keep: Option<&[String]>) -> Result<()> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_path(from)
+        .map_err(|e| Error::Usage(format!("{}: {e}", from.display())))?;
+    let headers = reader
+        .headers()
+        .map_err(|e| Error::Usage(format!("{}: {e}", from.display())))?
+        .clone();
+    let wanted = |name: &str| {
+        keep.is_none_or(|keep| {
+            keep.iter().any(|k| {
+                k == name
+                    || k.strip_prefix(name)
+                        .is_some_and(|rest| rest.starts_with('[') && rest.ends_with(']'))
+            })
+        })
+    };
+    let columns: Vec<usize> = (0..headers.len())
+        .filter(|&i| i == 0 || wanted(&headers[i]))
+        .collect();
+    let header: Vec<String> = columns
+        .iter()
+        .map(|&i| format!("\"{}\"", headers[i].replace('"', "\"\"")))
+        .collect();
+    let mut file = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
+    use std::io::Write as _;
+    writeln!(file, "{}", header.join(",")).map_err(|e| Error::io(to, e))?;
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Necessary)
+        .from_writer(file);
+    for record in reader.records() {
+        let record = record.map_err(|e| Error::Usage(format!("{}: {e}", from.display())))?;
+        writer
+            .write_record(columns.iter().map(|&i| record.get(i).unwrap_or("")))
+            .map_err(|e| Error::Usage(format!("{}: {e}", to.display())))?;
+    }
+    writer.flush().map_err(|e| Error::io(to, e))
+}
+
+/// The FMUs a case runs, each with its SHA-256: the model itself when it is an FMU, else every
+/// component's FMU (one inside an SSP archive named `model.ssp!path/in/it.fmu`).
 fn fmus_of(case: &Case) -> Result<Vec<(String, String)>> {
-    let mut fmus = Vec::new();
-    match case.kind {
-        ModelKind::Fmu => fmus.push((case.model.display().to_string(), sha256_of(&case.model)?)),
-        ModelKind::System => {
-            let system = crate::system::config::from_file(&case.model)?;
-            for component in &system.components {
-                let path = component.fmu.display().to_string();
-                if !fmus.iter().any(|(p, _)| *p == path) {
-                    fmus.push((path, sha256_of(&component.fmu)?));
-                }
-            }
-        }
-        ModelKind::Ssp => {
-            // An SSP archive holds its FMUs; an .ssd file or a folder names files beside it (a
-            // folder's hash as the model covers them).
-            let zip = std::fs::File::open(&case.model)
-                .ok()
-                .filter(|_| case.model.is_file())
-                .and_then(|file| zip::ZipArchive::new(file).ok());
-            let Some(mut zip) = zip else {
-                return Ok(fmus);
-            };
-            for i in 0..zip.len() {
-                let mut entry = zip.by_index(i).map_err(|e| {
-                    Error::Usage(format!("{}: broken archive: {e}", case.model.display()))
-                })?;
-                if !entry.name().to_ascii_lowercase().ends_with(".fmu") {
-                    continue;
-                }
-                let name = format!("{}!{}", case.model.display(), entry.name());
-                let mut hasher = Sha256::new();
-                std::io::copy(&mut entry, &mut hasher).map_err(|e| Error::io(&case.model, e))?;
-                fmus.push((name, hex(&hasher.finalize())));
-            }
+    if case.kind == ModelKind::Fmu {
+        return Ok(vec![(
+            case.model.display().to_string(),
+            sha256_of(&case.model)?,
+        )]);
+    }
+    // An SSP's package holds its extracted FMUs: kept until they are hashed.
+    let mut package = None;
+    let system = if case.kind == ModelKind::Ssp {
+        let opened = crate::system::ssp::SspPackage::open(&case.model)?;
+        let system = opened.import(None)?.system;
+        package = Some(opened);
+        system
+    } else {
+        crate::system::config::from_file(&case.model)?
+    };
+    let archive = case.model.is_file()
+        && case
+            .model
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("ssp"));
+    let mut fmus: Vec<(String, String)> = Vec::new();
+    for component in &system.components {
+        let inside = package
+            .as_ref()
+            .filter(|_| archive)
+            .and_then(|p| component.fmu.strip_prefix(p.root()).ok());
+        let name = match inside {
+            Some(relative) => format!("{}!{}", case.model.display(), relative.display()),
+            None => component.fmu.display().to_string(),
+        };
+        if !fmus.iter().any(|(n, _)| *n == name) {
+            fmus.push((name, sha256_of(&component.fmu)?));
         }
     }
     Ok(fmus)
