@@ -254,6 +254,79 @@ fn every_check_option_changes_the_check_or_is_refused() {
             "a Markdown table in $GITHUB_STEP_SUMMARY only with it",
         ),
     );
+    // Baselines: a report of the check, as if its case had taken a microsecond.
+    let made = w.raw(&s(&["check", &target, CHECK_REPORT, "baseline.json"]));
+    let mut quick: Value =
+        serde_json::from_str(&std::fs::read_to_string(w.path("baseline.json")).unwrap_or_default())
+            .unwrap_or_default();
+    assert!(
+        made.status.success() && quick["cases"].is_array(),
+        "the baseline report"
+    );
+    quick["cases"][0]["duration"] = json!(1e-6);
+    let quick = w.write("quick.json", &quick.to_string());
+    w.walk(
+        "--baseline",
+        &dahlquist,
+        &["--baseline", &quick],
+        Holds(|without, with| {
+            report_differs(without, with)?;
+            let verdict = |r: &Ran| report(r).map(|v| v["cases"][0]["baseline"]["verdict"].clone());
+            match (verdict(without), verdict(with)) {
+                (Some(Value::Null), Some(v)) if v == "passing" => Ok(()),
+                _ => {
+                    Err("expected the case marked passing against the baseline only with it".into())
+                }
+            }
+        }),
+    );
+    w.walk(
+        "--slower-factor",
+        &[
+            dahlquist.clone(),
+            s(&["--baseline", &quick, "--slower-seconds", "0"]),
+        ]
+        .concat(),
+        &["--slower-factor", "1e12"],
+        Holds(|without, with| {
+            let slower = |r: &Ran| report(r).map(|v| v["cases"][0]["baseline"]["slower"].clone());
+            match (slower(without), slower(with)) {
+                (Some(Value::Bool(true)), Some(Value::Bool(false))) => Ok(()),
+                _ => Err("expected the case slower only without the huge factor".into()),
+            }
+        }),
+    );
+    w.walk(
+        "--slower-seconds",
+        &[dahlquist.clone(), s(&["--baseline", &quick])].concat(),
+        &["--slower-seconds", "0"],
+        Holds(|without, with| {
+            let slower = |r: &Ran| report(r).map(|v| v["cases"][0]["baseline"]["slower"].clone());
+            match (slower(without), slower(with)) {
+                (Some(Value::Bool(false)), Some(Value::Bool(true))) => Ok(()),
+                _ => Err("expected the case slower only with no seconds to spare".into()),
+            }
+        }),
+    );
+    let unwritten = w.raw(&s(&["check", &target, "--reference", "updated.csv"]));
+    let updated = w.raw(&s(&[
+        "check",
+        &target,
+        "--reference",
+        "updated.csv",
+        "--update-references",
+    ]));
+    w.mark(
+        "check",
+        "--update-references",
+        written(
+            unwritten.status.code() == Some(2)
+                && updated.status.success()
+                && w.path("updated.csv").is_file()
+                && w.path("updated.csv.provenance.json").is_file(),
+            "the reference and its provenance, where the check without it finds no reference",
+        ),
+    );
     // Worker processes, on an FMU that fails in its first step.
     let reference = w.write("faulty.csv", "time,x\n0,0\n0.05,0.05\n");
     let dir = w.dir.path().to_path_buf();

@@ -8,7 +8,8 @@ use super::model::ModelArgs;
 use super::say;
 
 use cosimo::master::execution::RunOptions;
-use cosimo::results::check::{check_targets, CheckRequest};
+use cosimo::results::baseline::{Baseline, Slower};
+use cosimo::results::check::{check_targets_with, CheckHistory, CheckRequest};
 use cosimo::Error;
 use std::process::ExitCode;
 
@@ -78,6 +79,27 @@ pub(crate) struct CheckArgs {
     /// job summary of GitHub Actions).
     #[arg(long)]
     pub(crate) github_summary: bool,
+    /// Set each case against an earlier JSON report of `cosimo check` (--json-file): newly
+    /// failing, fixed, still failing, passing, slower; new cases and the baseline's cases not
+    /// checked now are named. The exit code stays the verdict of this check.
+    #[arg(long, value_name = "REPORT.json")]
+    pub(crate) baseline: Option<PathBuf>,
+    /// With --baseline: a case is slower when its run time grew by more than this factor, and
+    /// by more than --slower-seconds [default: 1.5].
+    #[arg(long, value_name = "FACTOR", allow_negative_numbers = true)]
+    pub(crate) slower_factor: Option<f64>,
+    /// With --baseline: a case is slower when its run time grew by more than these seconds,
+    /// and by more than --slower-factor [default: 1].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub(crate) slower_seconds: Option<f64>,
+    /// Write each case's result as its reference (its reference file, --reference, or
+    /// reference.csv in its case folder; CSV only; never inside an FMU), with a provenance file
+    /// beside it (FILE.provenance.json: cosimo version, SHA-256 of each FMU, platform,
+    /// settings, the command line). A reference that existed keeps its columns; a new one
+    /// holds every recorded column. The report compares with the old references; failing
+    /// cases whose reference was written do not fail the exit code.
+    #[arg(long)]
+    pub(crate) update_references: bool,
     #[command(flatten)]
     pub(crate) model: ModelArgs,
     /// Print no report, only errors: the exit code is the verdict (0 every case passed, 3 a
@@ -128,6 +150,7 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
     } else {
         None
     };
+    let history = history(args)?;
     let model = &args.model;
     let request = CheckRequest {
         targets: args.targets.clone(),
@@ -160,7 +183,9 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
             CompareAtArg::All => cosimo::results::compare::CompareAt::All,
         }),
     };
-    let report = check_targets(&request, &mut |warning| say!("warning: {warning}"))?;
+    let report = check_targets_with(&request, &history, &mut |warning| {
+        say!("warning: {warning}")
+    })?;
     // A failed write to stdout (`> /dev/full`) is an error; a closed pipe (`| head`) is not.
     use std::io::Write as _;
     if !args.quiet {
@@ -192,6 +217,53 @@ fn check(args: &CheckArgs) -> Result<u8, Error> {
             .map_err(|e| Error::io(path, e))?;
     }
     Ok(report.exit_code())
+}
+
+/// `--baseline` (read now: a file that is not a report stops the check before it runs) with
+/// its thresholds, and `--update-references` with the command line its provenance records.
+fn history(args: &CheckArgs) -> Result<CheckHistory, Error> {
+    if args.baseline.is_none() {
+        for (option, given) in [
+            ("--slower-factor", args.slower_factor.is_some()),
+            ("--slower-seconds", args.slower_seconds.is_some()),
+        ] {
+            if given {
+                return Err(Error::Usage(format!(
+                    "{option} says when a case is slower than in the baseline, and there is none: \
+                     add --baseline REPORT.json (a report --json-file wrote), or leave {option} out"
+                )));
+            }
+        }
+    }
+    if args.update_references && args.baseline.is_some() {
+        return Err(Error::Usage(
+            "--update-references accepts this run's results as the references, and --baseline \
+             sets this run's verdicts against an earlier report's: run them as two checks \
+             (first --baseline, then --update-references)"
+                .into(),
+        ));
+    }
+    let baseline = match &args.baseline {
+        Some(path) => {
+            let defaults = Slower::default();
+            let slower = Slower {
+                factor: args.slower_factor.unwrap_or(defaults.factor),
+                seconds: args.slower_seconds.unwrap_or(defaults.seconds),
+            };
+            slower.validate()?;
+            Some((Baseline::read(path)?, slower))
+        }
+        None => None,
+    };
+    let command = args.update_references.then(|| {
+        std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    });
+    Ok(CheckHistory {
+        baseline,
+        update_references: command,
+    })
 }
 
 /// The variable GitHub Actions sets to the file of a step's job summary.

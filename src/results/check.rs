@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::baseline::{Baseline, Slower};
 use super::compare::{
     compare_at, CompareAt, CompareOptions, Comparison, SignalKind, SignalTable, ToleranceSettings,
 };
@@ -40,6 +41,10 @@ pub struct CaseOptions {
     pub keep_traces: bool,
     /// Where to compare (wins over the case's `compareAt`; default: the reference's times).
     pub compare_at: Option<CompareAt>,
+    /// The reference `--update-references` writes after the run (None: references are only
+    /// read). A case without a reference, or whose reference file does not exist yet, then runs
+    /// and compares nothing.
+    pub new_reference: Option<PathBuf>,
 }
 
 /// Times the phases of one case: the phase entered last is the one running (and, after an
@@ -149,6 +154,9 @@ pub fn simulate_and_compare(
             let md = fmu.description().clone();
             let mut input = case.input.clone();
             let (reference, shown) = match &case.reference {
+                Some(path) if options.new_reference.is_some() && !path.exists() => {
+                    (SignalTable::empty(path), path.display().to_string())
+                }
                 Some(path) => (SignalTable::read(path)?, path.display().to_string()),
                 None => {
                     let broken = |e: Error| {
@@ -157,33 +165,43 @@ pub fn simulate_and_compare(
                             case.model.display()
                         ))
                     };
-                    let (_, mut tables) = checked_ls_reference(fmu.archive().root(), &md)
-                        .map_err(broken)?
-                        .ok_or_else(no_reference)?;
+                    let found = checked_ls_reference(fmu.archive().root(), &md).map_err(broken)?;
+                    let mut tables = match found {
+                        Some((_, tables)) => tables,
+                        None if options.new_reference.is_some() => Vec::new(),
+                        None => return Err(no_reference()),
+                    };
                     let inputs_at = tables
                         .iter()
                         .position(|(e, _)| e.role.as_deref() == Some("input"));
                     if input.is_none() {
                         input = inputs_at.map(|i| tables[i].0.path.clone());
                     }
-                    if tables
-                        .first()
-                        .is_none_or(|(e, _)| e.role.as_deref() != Some("result"))
-                    {
-                        return Err(broken(Error::Usage(format!(
-                            "{}/{}: no <Related> entry with role=\"result\"",
-                            super::reference::LS_REF_FOLDER,
-                            super::reference::LS_REF_MANIFEST
-                        ))));
+                    if tables.is_empty() && options.new_reference.is_some() {
+                        (
+                            SignalTable::empty(&case.model),
+                            "no reference yet".to_string(),
+                        )
+                    } else {
+                        if tables
+                            .first()
+                            .is_none_or(|(e, _)| e.role.as_deref() != Some("result"))
+                        {
+                            return Err(broken(Error::Usage(format!(
+                                "{}/{}: no <Related> entry with role=\"result\"",
+                                super::reference::LS_REF_FOLDER,
+                                super::reference::LS_REF_MANIFEST
+                            ))));
+                        }
+                        let (entry, table) = tables.swap_remove(0);
+                        *reference_used = Some(format!(
+                            "{} (FMI-LS-REF: {})",
+                            case.model.display(),
+                            entry.source
+                        ));
+                        let shown = format!("its FMI-LS-REF reference {entry}");
+                        (table, shown)
                     }
-                    let (entry, table) = tables.swap_remove(0);
-                    *reference_used = Some(format!(
-                        "{} (FMI-LS-REF: {})",
-                        case.model.display(),
-                        entry.source
-                    ));
-                    let shown = format!("its FMI-LS-REF reference {entry}");
-                    (table, shown)
                 }
             };
 
@@ -220,12 +238,14 @@ pub fn simulate_and_compare(
                 }
             }
             let system = System::single_fmu(&case.model, &md, start_values, &overrides)?;
-            refuse_short(
-                &shown,
-                &reference,
-                system.experiment.start,
-                system.experiment.stop,
-            )?;
+            if !reference.is_empty() {
+                refuse_short(
+                    &shown,
+                    &reference,
+                    system.experiment.start,
+                    system.experiment.stop,
+                )?;
+            }
             let reference = reference.within(system.experiment.start, system.experiment.stop);
             // An FMU's outputs between its communication points are unknown (a straight line
             // between rows is not the FMU's answer where an output jumps or is sampled): at the
@@ -261,8 +281,16 @@ pub fn simulate_and_compare(
             ))
         }
         ModelKind::System | ModelKind::Ssp => {
-            let reference_path = case.reference.as_ref().ok_or_else(no_reference)?;
-            let reference = SignalTable::read(reference_path)?;
+            let reference_path = case
+                .reference
+                .as_ref()
+                .or(options.new_reference.as_ref())
+                .ok_or_else(no_reference)?;
+            let reference = if options.new_reference.is_some() && !reference_path.exists() {
+                SignalTable::empty(reference_path)
+            } else {
+                SignalTable::read(reference_path)?
+            };
             if case.input.is_some() {
                 return Err(Error::Usage(format!(
                     "{}: input files drive single FMUs; a system's inputs come from its \
@@ -305,12 +333,14 @@ pub fn simulate_and_compare(
                     .map_err(|m| in_model(Error::Usage(format!("--start-value {name}: {m}"))))?;
             }
             refuse_idle_threads(&system, &options.run).map_err(in_model)?;
-            refuse_short(
-                &reference_path.display().to_string(),
-                &reference,
-                system.experiment.start,
-                system.experiment.stop,
-            )?;
+            if !reference.is_empty() {
+                refuse_short(
+                    &reference_path.display().to_string(),
+                    &reference,
+                    system.experiment.start,
+                    system.experiment.stop,
+                )?;
+            }
             let reference = reference.within(system.experiment.start, system.experiment.stop);
             let run_options = RunOptions {
                 record: Vec::new(),
@@ -556,9 +586,31 @@ pub struct CheckRequest {
     pub compare_at: Option<CompareAt>,
 }
 
+/// What a check sets against what came before and leaves for later: an earlier report of
+/// `cosimo check` whose verdicts and run times each case is set against (`--baseline`), and
+/// the references rewritten from this run's results (`--update-references`).
+#[derive(Clone, Default)]
+pub struct CheckHistory {
+    /// The earlier report, and when a case counts as slower than in it.
+    pub baseline: Option<(Baseline, Slower)>,
+    /// Write each case's result as its reference, with a provenance file naming this command
+    /// line (None: references are only read).
+    pub update_references: Option<Vec<String>>,
+}
+
 /// Collect the cases of `request`, run and compare each: the report of all of them (a case
 /// that fails to run is a case of the report). `warn` hears what could not be plotted.
 pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Result<CheckReport> {
+    check_targets_with(request, &CheckHistory::default(), warn)
+}
+
+/// [`check_targets`], each case set against `history`'s baseline and its reference rewritten
+/// when `history` says so.
+pub fn check_targets_with(
+    request: &CheckRequest,
+    history: &CheckHistory,
+    warn: &mut dyn FnMut(&str),
+) -> Result<CheckReport> {
     let args = request;
     use super::reference::{discover, CheckSettings};
 
@@ -597,12 +649,25 @@ pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Resu
         if args.reference.is_some() {
             case.reference = args.reference.clone();
         }
+        if args.settings.is_some() {
+            case.settings_file = args.settings.clone();
+        }
         if args.input_file.is_some() {
             case.input = args.input_file.clone();
         }
     }
     let cli_tolerance = args.tolerance.clone();
     cli_tolerance.validate_options()?;
+    // Where every reference goes is settled before anything runs: a case that cannot take one
+    // stops the command, not a half-updated set of cases.
+    let targets: Vec<Option<PathBuf>> = match &history.update_references {
+        Some(_) => cases
+            .iter()
+            .map(|case| super::provenance::reference_target(case).map(Some))
+            .collect::<Result<_>>()?,
+        None => vec![None; cases.len()],
+    };
+    super::provenance::refuse_shared(&cases, &targets)?;
 
     let temporary;
     let work = match &args.results {
@@ -635,10 +700,23 @@ pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Resu
     // Files of a case are named after it; two cases of one name (from two folders checked)
     // get "-2", so that neither overwrites the other's results or plots.
     let mut file_names: Vec<String> = Vec::new();
-    for case in &cases {
+    for (case, target) in cases.iter().zip(&targets) {
         let file_name = super::html::unique_name(&safe_name(&case.name), &file_names);
         file_names.push(file_name.clone());
-        let mut report = check_case(case, args, &cli_tolerance, &work, &file_name);
+        let mut report = check_case(case, args, &cli_tolerance, &work, &file_name, target);
+        if let (Some(target), Some(command)) = (target, &history.update_references) {
+            if report.status != super::report::Status::Error {
+                let result_file = work.join(format!("{file_name}_out.csv"));
+                super::provenance::write_reference(
+                    case,
+                    &result_file,
+                    target,
+                    command,
+                    &command_line_settings(args),
+                )?;
+                report.updated_reference = Some(target.display().to_string());
+            }
+        }
         if let Some(dir) = &args.plot {
             plot_failures(&dir.join(&file_name), &mut report, warn);
         }
@@ -651,7 +729,10 @@ pub fn check_targets(request: &CheckRequest, warn: &mut dyn FnMut(&str)) -> Resu
         }
         reports.push(report);
     }
-    let report = CheckReport::new(reports);
+    let mut report = CheckReport::new(reports);
+    if let Some((baseline, slower)) = &history.baseline {
+        report.baseline = Some(baseline.compare(&mut report.cases, slower));
+    }
     if let Some(html) = html {
         html.finish(&report)?;
     }
@@ -665,6 +746,7 @@ fn check_case(
     cli_tolerance: &ToleranceSettings,
     work: &Path,
     file_name: &str,
+    new_reference: &Option<PathBuf>,
 ) -> CaseReport {
     let started = std::time::Instant::now();
     let mut clock = PhaseClock::start();
@@ -677,6 +759,7 @@ fn check_case(
         tolerance: cli_tolerance.clone(),
         keep_traces: args.plot.is_some() || args.html.is_some(),
         compare_at: args.compare_at,
+        new_reference: new_reference.clone(),
     };
     let simulated = simulate_and_compare(
         case,
@@ -715,6 +798,17 @@ fn check_case(
             clock.finish(PhaseStatus::Failed),
         ),
     }
+}
+
+/// What the command line set on top of every case's settings, for the provenance of the
+/// references it writes.
+fn command_line_settings(args: &CheckRequest) -> serde_json::Value {
+    serde_json::json!({
+        "experiment": args.overrides,
+        "startValues": args.start_values,
+        "tolerance": args.tolerance,
+        "compareAt": args.compare_at,
+    })
 }
 
 fn safe_name(name: &str) -> String {

@@ -207,6 +207,20 @@ pub struct SignalTable {
 }
 
 impl SignalTable {
+    /// A table without rows or signals (a reference not written yet) named after `path`.
+    pub fn empty(path: &Path) -> SignalTable {
+        SignalTable {
+            path: path.to_path_buf(),
+            time: Vec::new(),
+            signals: Vec::new(),
+        }
+    }
+
+    /// Whether it has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+
     /// Read a result file: MAT, Arrow or Parquet by the extension, else CSV.
     pub fn read(path: &Path) -> Result<SignalTable> {
         use crate::settings::results::ResultFormat;

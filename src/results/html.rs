@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use quick_xml::escape::escape;
 
+use super::baseline::Verdict;
 use super::compare::SignalComparison;
 use super::report::{
     deviation_text, short, tolerance_text, CaseReport, CheckReport, PhaseStatus, SignalReport,
@@ -289,11 +290,30 @@ fn index_page(report: &CheckReport, folders: &[String]) -> String {
         s.errors,
         if s.errors == 1 { "" } else { "s" }
     );
+    if let Some(baseline) = &report.baseline {
+        let _ = writeln!(body, "<p>{}</p>", escape(baseline.headline()));
+        if !baseline.missing.is_empty() {
+            let names: Vec<String> = baseline
+                .missing
+                .iter()
+                .map(|n| escape(n).into_owned())
+                .collect();
+            let _ = writeln!(
+                body,
+                "<p>In the baseline, not checked now: {}</p>",
+                names.join(", ")
+            );
+        }
+    }
     body.push_str(
         "<table>\n<thead><tr><th>Case</th><th>Status</th><th>Load</th><th>Simulate</th>\
          <th>Compare</th><th>Inside the tube</th><th>Worst signal</th>\
-         <th>Largest deviation</th><th>At t [s]</th><th>Run time</th></tr></thead>\n<tbody>\n",
+         <th>Largest deviation</th><th>At t [s]</th><th>Run time</th>",
     );
+    if report.baseline.is_some() {
+        body.push_str("<th>Baseline</th>");
+    }
+    body.push_str("</tr></thead>\n<tbody>\n");
     let order = cases_failing_first(report);
     for &i in &order {
         let case = &report.cases[i];
@@ -322,10 +342,10 @@ fn index_page(report: &CheckReport, folders: &[String]) -> String {
             .worst_signal
             .as_ref()
             .and_then(|w| case.signals.iter().find(|s| &s.comparison.name == w));
-        let _ = writeln!(
+        let _ = write!(
             body,
             "<td class=\"number\">{}</td><td>{}</td><td class=\"number\">{}</td>\
-             <td class=\"number\">{}</td><td class=\"number\">{}</td></tr>",
+             <td class=\"number\">{}</td><td class=\"number\">{}</td>",
             case.inside_share().map_or("\u{2013}".into(), share_text),
             worst.map_or("\u{2013}".into(), |w| escape(&w.comparison.name)
                 .into_owned()),
@@ -333,6 +353,21 @@ fn index_page(report: &CheckReport, folders: &[String]) -> String {
             optional_time(worst.and_then(|w| w.comparison.max_deviation_time)),
             seconds(case.duration)
         );
+        if let Some(baseline) = &case.baseline {
+            let class = match baseline.verdict {
+                Verdict::NewlyFailing => " class=\"failed\"",
+                Verdict::Fixed => " class=\"passed\"",
+                _ => "",
+            };
+            let _ = write!(
+                body,
+                "<td{class}>{}</td>",
+                escape(baseline.text(case.duration))
+            );
+        } else if report.baseline.is_some() {
+            body.push_str("<td></td>");
+        }
+        body.push_str("</tr>\n");
     }
     body.push_str("</tbody>\n</table>\n");
 

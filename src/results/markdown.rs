@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::baseline::Verdict;
 use super::report::{failure_message, short, CaseReport, CheckReport, Status};
 
 /// Signals listed in the table at most; the rest are counted below it.
@@ -25,6 +26,18 @@ pub fn github_summary(report: &CheckReport) -> String {
         s.errors,
         if s.errors == 1 { "" } else { "s" }
     );
+    if let Some(baseline) = &report.baseline {
+        let _ = writeln!(out, "{}\n", cell(&baseline.headline()));
+        let newly: Vec<String> = report
+            .cases
+            .iter()
+            .filter(|c| c.baseline.as_ref().map(|b| b.verdict) == Some(Verdict::NewlyFailing))
+            .map(|c| cell(&c.name))
+            .collect();
+        if !newly.is_empty() {
+            let _ = writeln!(out, "Newly failing: {}\n", newly.join(", "));
+        }
+    }
     // (severity for ranking, row)
     let mut rows: Vec<(f64, String)> = Vec::new();
     for case in &report.cases {

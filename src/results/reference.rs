@@ -457,6 +457,10 @@ pub struct Case {
     pub input: Option<PathBuf>,
     /// Settings (from `check.json`, if any).
     pub settings: CheckSettings,
+    /// The settings file (the case folder's `check.json`, or `--settings`).
+    pub settings_file: Option<PathBuf>,
+    /// The case folder (None: a model given directly).
+    pub folder: Option<PathBuf>,
 }
 
 impl Case {
@@ -479,6 +483,8 @@ impl Case {
             reference: None,
             input: None,
             settings: CheckSettings::default(),
+            settings_file: None,
+            folder: None,
         })
     }
 }
@@ -538,7 +544,11 @@ fn case_in(top: &Path, dir: &Path) -> Result<Option<Case>> {
     let entries = sorted_entries(dir)?;
     let models: Vec<&PathBuf> = entries
         .iter()
-        .filter(|p| file_name(p) != SETTINGS_FILE && ModelKind::of(p).is_some())
+        .filter(|p| {
+            file_name(p) != SETTINGS_FILE
+                && !super::provenance::is_provenance(p)
+                && ModelKind::of(p).is_some()
+        })
         .collect();
     if !has_settings && models.len() != 1 {
         return Ok(None);
@@ -610,6 +620,8 @@ fn case_in(top: &Path, dir: &Path) -> Result<Option<Case>> {
         reference,
         input,
         settings,
+        settings_file: has_settings.then_some(settings_path),
+        folder: Some(dir.to_path_buf()),
     }))
 }
 

@@ -5,10 +5,15 @@ use std::io::Write;
 
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
+use super::baseline::{BaselineSummary, CaseBaseline};
 use super::compare::{ComparedPoints, Comparison, SignalComparison, SignalKind, Tolerance};
 
+/// The format of the JSON report: raised when a reader of an earlier format would misread it
+/// (`--baseline` refuses reports of a later format than it knows).
+pub const REPORT_FORMAT: u32 = 1;
+
 /// How a case ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Every reference signal inside its tolerance.
@@ -56,6 +61,10 @@ pub struct CaseReport {
     pub compared: Option<ComparedPoints>,
     /// Every compared signal.
     pub signals: Vec<SignalReport>,
+    /// The case against `--baseline` (None without one).
+    pub baseline: Option<CaseBaseline>,
+    /// The reference `--update-references` wrote from this run (None: not written).
+    pub updated_reference: Option<String>,
 }
 
 /// One compared signal in a report.
@@ -161,6 +170,8 @@ impl CaseReport {
                     svg: None,
                 })
                 .collect(),
+            baseline: None,
+            updated_reference: None,
         }
     }
 
@@ -191,6 +202,8 @@ impl CaseReport {
             extra: Vec::new(),
             compared: None,
             signals: Vec::new(),
+            baseline: None,
+            updated_reference: None,
         }
     }
 
@@ -244,10 +257,14 @@ pub struct Summary {
 pub struct CheckReport {
     /// The cosimo version that produced it.
     pub cosimo: String,
+    /// The report's format ([`REPORT_FORMAT`]).
+    pub format: u32,
     /// Whether every case passed.
     pub passed: bool,
     /// Counts.
     pub summary: Summary,
+    /// The cases against `--baseline` (None without one).
+    pub baseline: Option<BaselineSummary>,
     /// Every case, in the order run.
     pub cases: Vec<CaseReport>,
 }
@@ -264,21 +281,27 @@ impl CheckReport {
         };
         CheckReport {
             cosimo: env!("CARGO_PKG_VERSION").to_string(),
+            format: REPORT_FORMAT,
             passed: summary.passed == summary.cases,
             summary,
+            baseline: None,
             cases,
         }
     }
 
     /// The exit code: 0 all passed, 2 a case had bad input, 1 a simulation failed, 3 a
-    /// comparison failed.
+    /// comparison failed (and its reference was not rewritten by `--update-references`).
     pub fn exit_code(&self) -> u8 {
         let errors = self.cases.iter().filter(|c| c.status == Status::Error);
         if errors.clone().any(|c| c.error_code == 2) {
             2
         } else if errors.clone().any(|_| true) {
             1
-        } else if self.summary.failed > 0 {
+        } else if self
+            .cases
+            .iter()
+            .any(|c| c.status == Status::Failed && c.updated_reference.is_none())
+        {
             3
         } else {
             0
@@ -300,6 +323,9 @@ impl CheckReport {
                 Status::Error => "ERROR",
             };
             out.push_str(&format!("{label} {}", case.name));
+            if let Some(baseline) = &case.baseline {
+                out.push_str(&format!(" [{}]", baseline.text(case.duration)));
+            }
             match case.status {
                 Status::Error => {
                     out.push_str(&format!(
@@ -334,6 +360,9 @@ impl CheckReport {
             }
             if let Some(points) = &case.compared {
                 out.push_str(&format!("      {points}\n"));
+            }
+            if let Some(written) = &case.updated_reference {
+                out.push_str(&format!("      reference written: {written}\n"));
             }
             for name in &case.missing {
                 out.push_str(&format!(
@@ -393,6 +422,15 @@ impl CheckReport {
                     } else {
                         String::new()
                     }
+                ));
+            }
+        }
+        if let Some(baseline) = &self.baseline {
+            out.push_str(&baseline.headline());
+            out.push('\n');
+            for name in &baseline.missing {
+                out.push_str(&format!(
+                    "      missing: the baseline has the case \"{name}\", not checked now\n"
                 ));
             }
         }
@@ -538,6 +576,10 @@ fn write_junit(report: &CheckReport, w: &mut XmlWriter) -> std::io::Result<()> {
         }
         if let Some(result) = &case.result_file {
             properties.push(("result", result));
+        }
+        let baseline = case.baseline.as_ref().map(|b| b.text(case.duration));
+        if let Some(baseline) = &baseline {
+            properties.push(("baseline", baseline));
         }
         for (name, value) in properties {
             let mut p = BytesStart::new("property");
