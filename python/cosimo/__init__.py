@@ -373,7 +373,10 @@ def check(
     **options: Any,
 ) -> Dict[str, Any]:
     """Simulate cases and compare them with their references, as ``cosimo check`` does;
-    returns the comparison report (``schemas/check-report.schema.json``) as a dict."""
+    returns the comparison report (``schemas/check-report.schema.json``) as a dict. Keywords
+    as the options of ``cosimo check``: ``plot=DIR`` (a PNG per failing signal),
+    ``html=DIR`` (the static HTML report, as ``--html DIR``), ``results=DIR``, ``isolate``,
+    ``call_timeout``, ``worker_memory``."""
     return _check(targets, reference, input_file, settings, rel_tol, abs_tol, range_tol,
                   time_tol, start_time, stop_time, step_size, output_interval, options)
 

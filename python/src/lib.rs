@@ -818,6 +818,7 @@ const CHECK_KEYS: &[&str] = &[
     "step_size",
     "output_interval",
     "plot",
+    "html",
     "results",
     "isolate",
     "call_timeout",
@@ -873,7 +874,7 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
             ..cosimo::master::execution::RunOptions::default()
         },
         plot: path("plot")?,
-        html: None,
+        html: path("html")?,
         results: path("results")?,
         compare_at: None,
     })
