@@ -119,7 +119,7 @@ pub(crate) struct StabilityArgs {
     /// --max-stable-step, --scan: the largest macro step [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) h_high: Option<f64>,
-    /// Print nothing but errors and the results (no line naming the PNG written).
+    /// Print nothing but errors and the results (no line naming the map written).
     #[arg(long, short)]
     pub(crate) quiet: bool,
 }
