@@ -362,3 +362,50 @@ fn the_stability_map_svg_draws_the_contour_where_the_spectral_radius_crosses_1()
         "the contour is {off_most} off the circle |1 + Hλ| = 1 (grid spacing {spacing})"
     );
 }
+
+#[test]
+fn the_units_a_run_records_in_mat_arrow_and_parquet_reach_the_value_axis() {
+    let fmu = fmu_pack::fmu_path("Oscillator", 3);
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let fmu = fmu.display().to_string();
+    let out = cosimo(
+        dir.path(),
+        &[
+            "run",
+            &fmu,
+            "--stop-time",
+            "1",
+            "--start-value",
+            "F=1",
+            "--output-file",
+            "r.mat",
+            "--output-file",
+            "r.arrow",
+            "--output-file",
+            "r.parquet",
+            "--output-file",
+            "r.csv",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    // A CSV file carries no units.
+    for (file, unit) in [
+        ("r.mat", true),
+        ("r.arrow", true),
+        ("r.parquet", true),
+        ("r.csv", false),
+    ] {
+        let out = cosimo(
+            dir.path(),
+            &["plot", file, "--variable", "x", "-o", "x.svg"],
+        );
+        assert!(out.status.success(), "{file}: {}", show(&out));
+        let svg = std::fs::read_to_string(dir.path().join("x.svg")).expect("the SVG");
+        let texts = texts(&svg);
+        assert_eq!(
+            texts.iter().any(|t| t == "x [m]"),
+            unit,
+            "{file}: the axis in {texts:?}"
+        );
+    }
+}
