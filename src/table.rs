@@ -50,6 +50,8 @@ pub struct Table {
     columns: Vec<String>,
     time: Vec<f64>,
     data: Vec<Column>,
+    /// Each column's unit where the file gives one (not CSV).
+    units: Vec<Option<String>>,
 }
 
 impl Table {
@@ -77,6 +79,7 @@ impl Table {
             columns,
             time: data.time.clone(),
             data: data_columns,
+            units: data.columns.iter().map(|c| c.unit.clone()).collect(),
         }
     }
 
@@ -145,12 +148,18 @@ impl Table {
         }
         let data = cells.into_iter().map(classify).collect();
         Ok(Table {
+            units: vec![None; columns.len()],
             path: path.to_path_buf(),
             time_name: header.get(0).map(str::trim).unwrap_or_default().to_string(),
             columns,
             time,
             data,
         })
+    }
+
+    /// The unit of a column, where the file gives one (Arrow, Parquet, MAT; never CSV).
+    pub fn unit(&self, column: usize) -> Option<&str> {
+        self.units.get(column).and_then(Option::as_deref)
     }
 
     /// The file the table came from.

@@ -455,7 +455,7 @@ fn the_stability_command_studies_a_system_file() {
         "0.03".as_ref(),
         "--output".as_ref(),
         csv.as_os_str(),
-        "--png".as_ref(),
+        "--plot".as_ref(),
         png.as_os_str(),
     ] as [&std::ffi::OsStr; 15]);
     assert!(out.status.success(), "{}", show(&out));
@@ -603,7 +603,7 @@ fn options_that_do_not_apply_are_refused_and_named() {
         &[f, "--x", "c=1:2"],
         "--x gives an axis of --map; add --map",
     );
-    refused(&[f, "--png", "m.png"], "--png draws the map of --map");
+    refused(&[f, "--plot", "m.png"], "--plot draws the map of --map");
     refused(&[f, "--points", "3"], "--points applies to --map or --scan");
     refused(
         &[f, "--h-low", "1e-3"],

@@ -1290,6 +1290,40 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
         s(&["plot", &a, &b, "--variable", "v", "-o", "v.png"]),
     );
     w.compare("plot", "--variable", &x, &v, Results);
+    // Several variables into one figure: the variables' lines are added.
+    w.compare(
+        "plot",
+        "--variable",
+        &x,
+        &plot("xv.png", &["--variable", "v"]),
+        Results,
+    );
+    // The output's extension picks the image format; any other is refused.
+    w.compare(
+        "plot",
+        "--output",
+        &x,
+        &s(&["plot", &a, &b, "--variable", "x", "-o", "x.svg"]),
+        Holds(|without, with| {
+            let starts = |r: &Ran, magic: &[u8]| {
+                r.results
+                    .as_ref()
+                    .is_some_and(|bytes| bytes.trim_ascii_start().starts_with(magic))
+            };
+            if starts(without, b"\x89PNG") && starts(with, b"<svg") {
+                Ok(())
+            } else {
+                Err("expected a PNG for .png and an SVG for .svg".into())
+            }
+        }),
+    );
+    w.compare(
+        "plot",
+        "--output",
+        &x,
+        &s(&["plot", &a, &b, "--variable", "x", "-o", "x.jpg"]),
+        Refused("end the file name in .png or .svg"),
+    );
     w.compare(
         "plot",
         "--output",
@@ -1450,10 +1484,10 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
             }
         }),
     );
-    let png = thesis("png.csv", &["--png", "map.png"]);
+    let png = thesis("png.csv", &["--plot", "map.png"]);
     w.compare(
         "stability",
-        "--png",
+        "--plot",
         &map,
         &png,
         Holds(|without, with| {
@@ -1464,6 +1498,27 @@ fn every_option_of_plot_stability_inspect_and_validate_changes_the_output_or_is_
                 Err("expected the PNG drawn only with it".into())
             }
         }),
+    );
+    w.compare(
+        "stability",
+        "--plot",
+        &map,
+        &thesis("svg.csv", &["--plot", "map.svg"]),
+        Holds(|without, with| {
+            let drawn = |r: &Ran| r.stderr.contains("map: ") && r.stderr.contains("map.svg");
+            if without.finished() && with.finished() && !drawn(without) && drawn(with) {
+                Ok(())
+            } else {
+                Err("expected the SVG drawn only with it".into())
+            }
+        }),
+    );
+    w.compare(
+        "stability",
+        "--plot",
+        &map,
+        &thesis("gif.csv", &["--plot", "map.gif"]),
+        Refused("end the file name in .png or .svg"),
     );
     let max = s(&["stability", "--fmus", &fmus, "--max-stable-step"]);
     w.compare(

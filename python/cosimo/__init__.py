@@ -379,8 +379,9 @@ def check(
     The keywords are ``cosimo check``'s options: ``rtol`` and ``atol`` (formerly ``rel_tol``
     and ``abs_tol``, which still work with a DeprecationWarning), ``range_tol``, ``time_tol``,
     ``compare_at`` (``"reference"``: at the reference's time points, the default; ``"all"``),
-    and in ``options``: ``plot`` (a folder), ``results`` (a folder), ``isolate``,
-    ``call_timeout``, ``worker_memory``."""
+    and in ``options``: ``plot=DIR`` (a PNG per failing signal), ``html=DIR`` (the static
+    HTML report, as ``--html DIR``), ``results=DIR``, ``isolate``, ``call_timeout``,
+    ``worker_memory``."""
     rtol = _renamed(options, "rel_tol", "rtol", rtol)
     atol = _renamed(options, "abs_tol", "atol", atol)
     return _check(targets, reference, input_file, settings, rtol, atol, range_tol,

@@ -819,6 +819,7 @@ const CHECK_KEYS: &[&str] = &[
     "output_interval",
     "compare_at",
     "plot",
+    "html",
     "results",
     "isolate",
     "call_timeout",
@@ -874,7 +875,7 @@ fn check_request(request: &Bound<'_, PyDict>) -> Result<CheckRequest, Error> {
             ..cosimo::master::execution::RunOptions::default()
         },
         plot: path("plot")?,
-        html: None,
+        html: path("html")?,
         results: path("results")?,
         compare_at: match get::<String>(request, "compare_at", "\"reference\" or \"all\"")?
             .as_deref()

@@ -163,6 +163,21 @@ def test_check_returns_the_report(tmp_path):
     assert "summary" in report
 
 
+def test_check_writes_the_html_report_where_html_names(tmp_path):
+    case = ROOT / "fmus" / "two-mass-force-force.json"
+    reference = ROOT / "tests" / "data" / "examples" / "two-mass-force-force.json.csv"
+    report = tmp_path / "report"
+    cosimo.check(case, reference=reference, html=report)
+    index = (report / "index.html").read_text()
+    assert "two-mass-force-force" in index
+    # A folder that exists and is not a report is refused, as `cosimo check --html` does.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(cosimo.UsageError):
+        cosimo.check(case, reference=reference, html=other)
+
+
 def test_isolated_runs_use_the_cosimo_executable_and_give_the_same_rows(monkeypatch):
     from conftest import cosimo_bin
 

@@ -88,6 +88,7 @@ WALKS = {
                       "refused"),
     "plot": (_driven, None, lambda t: t / "plots", "writes:*.png"),
     "results": (_base, None, lambda t: t / "kept", "writes:*.csv"),
+    "html": (_driven, None, lambda t: t / "report", "writes:*.svg"),
 }
 
 # Keywords that are not options of a walk of their own: what is checked, and the process that
@@ -96,9 +97,13 @@ NOT_WALKED = {"targets", "worker_program"}
 
 
 def _keywords():
+    """check()'s named keywords and those the compiled half takes from ``**options``, as its
+    refusal of an unknown one lists them."""
     named = [p for p in inspect.signature(cosimo.check).parameters if p != "options"]
-    # The keywords check() passes on from **options, as the compiled half lists them.
-    return set(named) | {"plot", "results", "isolate", "call_timeout", "worker_memory"}
+    with pytest.raises(cosimo.UsageError) as refused:
+        cosimo.check(TWO_MASS, reference=TWO_MASS_REFERENCE, no_such_keyword=1)
+    taken = str(refused.value).split("check takes: ", 1)[1].split(", ")
+    return set(named) | set(taken)
 
 
 def test_every_keyword_has_a_walk():

@@ -478,9 +478,12 @@ impl MapPoint {
     }
 }
 
+/// The largest spectral radius counted as stable: 1, to the rounding of a measured map.
+pub const STABILITY_LIMIT: f64 = 1.0 + 1e-9;
+
 /// Whether a spectral radius means stable: at most 1, to the rounding of a measured map.
 pub fn is_stable(spectral_radius: f64) -> bool {
-    spectral_radius <= 1.0 + 1e-9
+    spectral_radius <= STABILITY_LIMIT
 }
 
 /// Most points per axis of a map (and step sizes of a scan): a 1000 x 1000 map is already a

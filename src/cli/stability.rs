@@ -59,9 +59,10 @@ pub(crate) struct StabilityArgs {
     /// CSV of the spectral radius per grid point (or per step size of --scan).
     #[arg(long, short, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
-    /// PNG stability map.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) png: Option<PathBuf>,
+    /// Stability map: a heat map of the spectral radius with the stability limit (spectral
+    /// radius 1) drawn on top, as PNG or SVG by the extension (formerly --png).
+    #[arg(long, alias = "png", value_name = "FILE")]
+    pub(crate) plot: Option<PathBuf>,
     /// Instead of a map: the largest stable macro step above --h-low: the first loss of
     /// stability on a grid of 100 steps per decade up to --h-high, then bisection (a scheme
     /// unstable in a window and stable again above it is reported at the window's start);
@@ -118,14 +119,14 @@ pub(crate) struct StabilityArgs {
     /// --max-stable-step, --scan: the largest macro step [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) h_high: Option<f64>,
-    /// Print nothing but errors and the results (no line naming the PNG written).
+    /// Print nothing but errors and the results (no line naming the map written).
     #[arg(long, short)]
     pub(crate) quiet: bool,
 }
 
 pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
     use cosimo::analysis::linear::{
-        is_stable, write_map_csv, write_scan_csv, Axis, LinearAnalyser, MapPoint,
+        is_stable, write_map_csv, write_scan_csv, Axis, LinearAnalyser, MapPoint, STABILITY_LIMIT,
     };
     use cosimo::analysis::stability::{
         constraint_map, max_stable_step, plane_map, Decomposition, Plane, PlaneCount, Scheme,
@@ -161,9 +162,20 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
         _ => Extension::None,
     });
     let stable = |rho: f64| if is_stable(rho) { "stable" } else { "unstable" };
+    // An image format the map cannot be drawn in is refused before the map is computed.
+    if let Some(path) = &args.plot {
+        cosimo::results::plot::ImageFormat::of_path(path)?;
+    }
     let draw = |path: &Path, title: &str, axes: (&str, &str), map: &[MapPoint]| {
-        let points: Vec<(f64, f64, bool)> = map.iter().map(|p| (p.x, p.y, p.stable())).collect();
-        cosimo::results::plot::plot_stability_map(path, title, axes, &points)?;
+        let points: Vec<(f64, f64, f64)> =
+            map.iter().map(|p| (p.x, p.y, p.spectral_radius)).collect();
+        cosimo::results::stability_map::plot_stability_map(
+            path,
+            title,
+            axes,
+            &points,
+            STABILITY_LIMIT,
+        )?;
         if !args.quiet {
             say!("map: {}", path.display());
         }
@@ -199,7 +211,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
                 "gives an axis of --map; add --map",
             )?;
             refuse(
-                &[("--png", args.png.is_some())],
+                &[("--plot", args.plot.is_some())],
                 "draws the map of --map; add --map --x ... --y ...",
             )?;
         }
@@ -264,7 +276,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
             if let Some(out) = &args.output {
                 write_map_csv(out, axes, &map)?;
             }
-            if let Some(png) = &args.png {
+            if let Some(image) = &args.plot {
                 let title = format!(
                     "{}, {} k = {}, H = {}",
                     path.file_name().unwrap_or_default().to_string_lossy(),
@@ -272,7 +284,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
                     system.experiment.algorithm.extrapolation_order(),
                     seconds(analyser.step())
                 );
-                draw(png, &title, axes, &map)?;
+                draw(image, &title, axes, &map)?;
             }
         } else {
             out!("state vector: {}", analyser.describe());
@@ -323,7 +335,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
                 ("--ratios", args.ratios.is_some()),
                 ("--points", args.points.is_some()),
                 ("--output", args.output.is_some()),
-                ("--png", args.png.is_some()),
+                ("--plot", args.plot.is_some()),
             ],
             "belongs to a map; --max-stable-step finds one macro step",
         )?;
@@ -437,7 +449,7 @@ pub(crate) fn stability_command(args: &StabilityArgs) -> Result<(), Error> {
     if let Some(path) = &args.output {
         write_map_csv(path, ("lambda_re", "lambda_im"), &map)?;
     }
-    if let Some(path) = &args.png {
+    if let Some(path) = &args.plot {
         let listed = ratios
             .iter()
             .map(|r| r.to_string())

@@ -1,5 +1,7 @@
-//! PNG plots of a failing signal: the reference, its tolerance tube, the result and the points
-//! outside the tube. The font is embedded (DejaVu Sans), so no system fonts are needed.
+//! Plots: PNG plots of a failing signal (the reference, its tolerance tube, the result and the
+//! points outside the tube), and `cosimo plot`'s charts of series over time or points over a
+//! parameter in PNG or SVG (by the file's extension). The font is embedded (DejaVu Sans), so no
+//! system fonts are needed.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -12,7 +14,7 @@ use crate::error::{Error, Result};
 /// Width and height of a plot in pixels.
 pub const SIZE: (u32, u32) = (1000, 600);
 
-fn register_font() -> bool {
+pub(crate) fn register_font() -> bool {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     *REGISTERED.get_or_init(|| {
         plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
@@ -50,14 +52,14 @@ pub fn plot_signal(path: &Path, title: &str, signal: &SignalComparison) -> Resul
 
 /// Create (or empty) the PNG file first: a folder that does not exist or cannot be written is
 /// then an error naming the file and the system's reason, not the image library's debug text.
-fn writable(path: &Path) -> Result<()> {
+pub(crate) fn writable(path: &Path) -> Result<()> {
     std::fs::File::create(path)
         .map(drop)
         .map_err(|e| Error::io(path, e))
 }
 
 /// A plot that could not be drawn: no half-written file is left behind.
-fn not_drawn(path: &Path, error: Box<dyn std::error::Error>) -> Error {
+pub(crate) fn not_drawn(path: &Path, error: Box<dyn std::error::Error>) -> Error {
     let _ = std::fs::remove_file(path);
     Error::io(
         path,
@@ -219,15 +221,68 @@ fn draw(
     Ok(())
 }
 
+/// The image formats of `cosimo plot` and `cosimo stability`, picked by the file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Png,
+    Svg,
+}
+
+impl ImageFormat {
+    /// The format of `path` by its extension (`.png` or `.svg`, any case); anything else is
+    /// refused with a message naming the file and the extensions.
+    pub fn of_path(path: &Path) -> Result<ImageFormat> {
+        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        match extension.to_ascii_lowercase().as_str() {
+            "png" => Ok(ImageFormat::Png),
+            "svg" => Ok(ImageFormat::Svg),
+            _ => Err(Error::Usage(format!(
+                "{}: {}, which names no image format; end the file name in .png or .svg",
+                path.display(),
+                if extension.is_empty() {
+                    "has no extension".to_string()
+                } else {
+                    format!("has the extension .{extension}")
+                }
+            ))),
+        }
+    }
+}
+
+/// Draw on a new image at `path` in the format its extension names: `$draw` is called with the
+/// root drawing area of the PNG or SVG backend. A plot that cannot be drawn leaves no file.
+macro_rules! render {
+    ($path:expr, $size:expr, |$root:ident| $draw:expr) => {{
+        use plotters::prelude::IntoDrawingArea as _;
+        use $crate::results::plot::{not_drawn, writable, ImageFormat};
+        let path: &std::path::Path = $path;
+        let format = ImageFormat::of_path(path)?;
+        writable(path)?;
+        let drawn: std::result::Result<(), Box<dyn std::error::Error>> = match format {
+            ImageFormat::Png => {
+                let $root = plotters::prelude::BitMapBackend::new(path, $size).into_drawing_area();
+                $draw
+            }
+            ImageFormat::Svg => {
+                let $root = plotters::prelude::SVGBackend::new(path, $size).into_drawing_area();
+                $draw
+            }
+        };
+        drawn.map_err(|e| not_drawn(path, e))
+    }};
+}
+pub(crate) use render;
+
 /// One named line of a [`plot_series`] chart.
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
 }
 
-/// Plot several series of one variable over time (or over the first column of a table, which
-/// `axes` name as (x, y)) into a PNG at `path` (non-finite points are left out, and the value
-/// axis is clipped to `y_range` when given, so a diverging run does not flatten the others).
+/// Plot several series over time (or over the first column of a table), `axes` naming
+/// (x, y), into a PNG or SVG at `path` (by its extension; non-finite points are left out, and
+/// the value axis is clipped to `y_range` when given, so a diverging run does not flatten the
+/// others).
 pub fn plot_series(
     path: &Path,
     title: &str,
@@ -235,12 +290,13 @@ pub fn plot_series(
     series: &[Series],
     y_range: Option<(f64, f64)>,
 ) -> Result<()> {
-    writable(path)?;
-    draw_series(path, title, axes, series, y_range, false).map_err(|e| not_drawn(path, e))
+    render!(path, SIZE, |root| draw_series(
+        root, title, axes, series, y_range, false
+    ))
 }
 
 /// Plot several series of one quantity over another (points, not lines: e.g. a sweep's summary
-/// over a sampled parameter) into a PNG at `path`, `axes` naming (x, y).
+/// over a sampled parameter) into a PNG or SVG at `path`, `axes` naming (x, y).
 pub fn plot_points(
     path: &Path,
     title: &str,
@@ -248,18 +304,55 @@ pub fn plot_points(
     series: &[Series],
     y_range: Option<(f64, f64)>,
 ) -> Result<()> {
-    writable(path)?;
-    draw_series(path, title, axes, series, y_range, true).map_err(|e| not_drawn(path, e))
+    render!(path, SIZE, |root| draw_series(
+        root, title, axes, series, y_range, true
+    ))
 }
 
-fn draw_series(
-    path: &Path,
+/// The value axis' label and each series' legend suffix for `series` (variable, unit), one
+/// entry per line drawn: `x [m]` when every one has the same unit (`x, y [m]` for several
+/// variables, `value [m]` when their names are long); else the names alone and each legend
+/// entry with its own unit (` [m/s]`, nothing where the file gives none). The third element is
+/// true when the units differ.
+pub fn value_axis(series: &[(&str, Option<&str>)]) -> (String, Vec<String>, bool) {
+    let mut names: Vec<&str> = Vec::new();
+    for (name, _) in series {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    let names = names.join(", ");
+    let names = if names.chars().count() > 60 {
+        "value".to_string()
+    } else {
+        names
+    };
+    let first = series.first().and_then(|v| v.1);
+    let no_suffix = vec![String::new(); series.len()];
+    if series.iter().all(|v| v.1 == first) {
+        return match first {
+            Some(unit) => (format!("{names} [{unit}]"), no_suffix, false),
+            None => (names, no_suffix, false),
+        };
+    }
+    let suffixes = series
+        .iter()
+        .map(|v| v.1.map(|u| format!(" [{u}]")).unwrap_or_default())
+        .collect();
+    (names, suffixes, true)
+}
+
+fn draw_series<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     (x_label, y_label): (&str, &str),
     series: &[Series],
     y_range: Option<(f64, f64)>,
     markers: bool,
-) -> std::result::Result<(), Box<dyn std::error::Error>> {
+) -> std::result::Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
     let text = register_font();
     let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
     let (mut t0, mut t1, mut y0, mut y1) = (
@@ -288,7 +381,6 @@ fn draw_series(
     let pad = 0.05 * (y1 - y0);
     let (t0, t1) = finite_span(t0, t1);
     let (y0, y1) = finite_span(y0 - pad, y1 + pad);
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let mut builder = ChartBuilder::on(&root);
     builder.margin(15);
@@ -313,6 +405,11 @@ fn draw_series(
         RGBColor(44, 160, 44),
         RGBColor(255, 127, 14),
         RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
     ];
     for (i, s) in series.iter().enumerate() {
         let color = colors[i % colors.len()];
@@ -344,98 +441,6 @@ fn draw_series(
     Ok(())
 }
 
-/// A stability map: every grid point of a plane (the axes named by `axes`) marked stable
-/// (filled) or unstable (hollow), into a PNG at `path`.
-pub fn plot_stability_map(
-    path: &Path,
-    title: &str,
-    axes: (&str, &str),
-    points: &[(f64, f64, bool)],
-) -> Result<()> {
-    writable(path)?;
-    draw_stability(path, title, axes, points).map_err(|e| not_drawn(path, e))
-}
-
-fn draw_stability(
-    path: &Path,
-    title: &str,
-    axes: (&str, &str),
-    points: &[(f64, f64, bool)],
-) -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let text = register_font();
-    let (mut x0, mut x1, mut y0, mut y1) = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for &(x, y, _) in points {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if x1.is_nan() || x0.is_nan() || x1 <= x0 {
-        (x0, x1) = (x0 - 1.0, x0 + 1.0);
-    }
-    if y1.is_nan() || y0.is_nan() || y1 <= y0 {
-        (y0, y1) = (y0 - 1.0, y0 + 1.0);
-    }
-    let (px, py) = (0.04 * (x1 - x0), 0.04 * (y1 - y0));
-    let (x0, x1) = finite_span(x0 - px, x1 + px);
-    let (y0, y1) = finite_span(y0 - py, y1 + py);
-    let root = BitMapBackend::new(path, (800, 700)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut builder = ChartBuilder::on(&root);
-    builder.margin(15);
-    if text {
-        builder
-            .caption(title, ("sans-serif", 20))
-            .x_label_area_size(40)
-            .y_label_area_size(60);
-    }
-    let mut chart = builder.build_cartesian_2d(x0..x1, y0..y1)?;
-    if text {
-        chart
-            .configure_mesh()
-            .x_desc(axes.0)
-            .y_desc(axes.1)
-            .label_style(("sans-serif", 14))
-            .draw()?;
-    }
-    let (green, red) = (RGBColor(44, 160, 44), RGBColor(214, 39, 40));
-    let stable = chart.draw_series(
-        points
-            .iter()
-            .filter(|p| p.2)
-            .map(|&(x, y, _)| Circle::new((x, y), 4, green.filled())),
-    )?;
-    if text {
-        stable
-            .label("stable (ρ ≤ 1)")
-            .legend(move |(x, y)| Circle::new((x, y), 4, green.filled()));
-    }
-    let unstable = chart.draw_series(
-        points
-            .iter()
-            .filter(|p| !p.2)
-            .map(|&(x, y, _)| Circle::new((x, y), 4, red.stroke_width(2))),
-    )?;
-    if text {
-        unstable
-            .label("unstable")
-            .legend(move |(x, y)| Circle::new((x, y), 4, red.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()?;
-    }
-    root.present()?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,6 +455,40 @@ mod tests {
             Ok(result) => assert!(result.is_ok(), "{what}: {result:?}"),
             Err(_) => panic!("{what}: the plot did not finish"),
         }
+    }
+
+    #[test]
+    fn the_value_axis_carries_a_shared_unit_and_the_legend_carries_different_ones() {
+        let (axis, suffixes, differ) = value_axis(&[("x", Some("m")), ("y", Some("m"))]);
+        assert_eq!((axis.as_str(), differ), ("x, y [m]", false));
+        assert_eq!(suffixes, vec!["", ""]);
+        let (axis, suffixes, differ) = value_axis(&[("x", Some("m")), ("v", Some("m/s"))]);
+        assert_eq!((axis.as_str(), differ), ("x, v", true));
+        assert_eq!(suffixes, vec![" [m]", " [m/s]"]);
+        // A file without units (CSV) next to one with them: the units go to the legend.
+        let (axis, suffixes, differ) = value_axis(&[("x", None), ("x", Some("m"))]);
+        assert_eq!((axis.as_str(), differ), ("x", true));
+        assert_eq!(suffixes, vec!["", " [m]"]);
+        assert_eq!(value_axis(&[("x", None), ("x", None)]).0, "x");
+    }
+
+    #[test]
+    fn only_png_and_svg_are_image_formats() {
+        assert_eq!(
+            ImageFormat::of_path(Path::new("a.PNG")).ok(),
+            Some(ImageFormat::Png)
+        );
+        assert_eq!(
+            ImageFormat::of_path(Path::new("a.svg")).ok(),
+            Some(ImageFormat::Svg)
+        );
+        let message = ImageFormat::of_path(Path::new("a.jpg"))
+            .expect_err("jpg")
+            .to_string();
+        assert!(
+            message.contains("a.jpg") && message.contains(".png or .svg"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -484,11 +523,17 @@ mod tests {
         });
         let path = dir.path().join("map.png");
         finishes("plot_stability_map", move || {
-            plot_stability_map(
+            crate::results::stability_map::plot_stability_map(
                 &path,
                 "huge",
                 ("x", "y"),
-                &[(-1.7e308, 0.0, true), (1.7e308, 1.7e308, false)],
+                &[
+                    (-1.7e308, 0.0, 0.5),
+                    (-1.7e308, 1.7e308, 0.5),
+                    (1.7e308, 0.0, 2.0),
+                    (1.7e308, 1.7e308, 0.5),
+                ],
+                1.0,
             )
         });
     }

@@ -377,6 +377,11 @@ fn from_batches(schema: &SchemaRef, batches: &[RecordBatch], path: &Path) -> Res
             columns.push(DataColumn {
                 name: field.name().clone(),
                 values,
+                unit: field
+                    .metadata()
+                    .get("unit")
+                    .filter(|u| !u.is_empty())
+                    .cloned(),
             });
         }
     }

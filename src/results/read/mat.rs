@@ -122,6 +122,12 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultData> {
     };
     let need = |name: &str| find(name).ok_or_else(|| bad(format!("no {name} matrix")));
     let names = need("name")?.strings(transposed);
+    // Optional: the units at the ends of the descriptions ("text [unit]", Dymola's
+    // "text [unit|displayUnit]"); a description matrix of another count is not used.
+    let descriptions = find("description")
+        .map(|m| m.strings(transposed))
+        .filter(|d| d.len() == names.len())
+        .unwrap_or_default();
     let info = need("dataInfo")?;
     let (info_count, info_width) = if transposed {
         (info.columns, info.rows)
@@ -216,6 +222,9 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<ResultData> {
         columns.push(DataColumn {
             name: name.clone(),
             values: Data::Float(values),
+            unit: descriptions
+                .get(variable)
+                .and_then(|d| unit_of_description(d)),
         });
     }
     Ok(ResultData {
@@ -259,6 +268,7 @@ fn old_layout(
         .map(|(k, name)| DataColumn {
             name: name.clone(),
             values: Data::Float((0..data.rows).map(|t| data.at(t, k)).collect()),
+            unit: None,
         })
         .collect();
     Ok(ResultData {
@@ -267,6 +277,15 @@ fn old_layout(
         time,
         columns,
     })
+}
+
+/// The unit a dsres description ends with: `[m]`, or Dymola's `[rad|deg]` (the unit, then the
+/// display unit); None without brackets at the end.
+fn unit_of_description(description: &str) -> Option<String> {
+    let inside = description.trim_end().strip_suffix(']')?;
+    let (_, unit) = inside.rsplit_once('[')?;
+    let unit = unit.split('|').next().unwrap_or("").trim();
+    (!unit.is_empty()).then(|| unit.to_string())
 }
 
 /// The matrices of a MAT v4 file, each header checked against the bytes left.
@@ -403,7 +422,11 @@ mod tests {
         let mut b = Vec::new();
         text_rows(&mut b, "Aclass", &["Atrajectory", "1.1", "", "binNormal"]);
         text_rows(&mut b, "name", &["Time", "x", "minus_x", "k"]);
-        text_rows(&mut b, "description", &["", "", "", ""]);
+        text_rows(
+            &mut b,
+            "description",
+            &["Time in [s]", "Position [m]", "[rad|deg]", "Gain"],
+        );
         // dataInfo: 4 rows (variables) x 4 columns, column-major.
         let info = [[0, 1, 0, -1], [2, 2, 0, -1], [2, -2, 0, -1], [1, 2, 0, 0]];
         let values: Vec<f64> = (0..4)
@@ -431,6 +454,9 @@ mod tests {
         assert_eq!(column("minus_x"), Data::Float(vec![-0.5, -0.25, 1.0]));
         assert_eq!(column("k"), Data::Float(vec![7.5; 3]));
         assert_eq!(data.columns.len(), 3);
+        // The units at the ends of the descriptions (Dymola's unit|displayUnit: the unit).
+        let units: Vec<Option<&str>> = data.columns.iter().map(|c| c.unit.as_deref()).collect();
+        assert_eq!(units, [Some("m"), Some("rad"), None]);
     }
 
     #[test]

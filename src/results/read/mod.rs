@@ -31,6 +31,9 @@ pub enum Data {
 pub struct DataColumn {
     pub name: String,
     pub values: Data,
+    /// The unit the file gives (Arrow and Parquet schema metadata, the `[unit]` at the end of
+    /// a MAT description); None where it gives none (CSV).
+    pub unit: Option<String>,
 }
 
 /// A result file read whole: the time and the columns after it, one value per row each.
@@ -178,6 +181,7 @@ fn from_table(table: &Table) -> ResultData {
                 Column::Arrays(v) => Data::FloatArrays(v.clone()),
                 Column::Text(v) => Data::Text(v.clone()),
             },
+            unit: None,
         })
         .collect();
     ResultData {
