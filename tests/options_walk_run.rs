@@ -7,6 +7,8 @@
 mod common;
 mod walk;
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 use walk::{example, example_json, s, Effect, Ran, Walker};
 
@@ -852,4 +854,370 @@ fn oscillator_with_base_units(w: &Walker) -> String {
     );
     std::fs::write(&file, edited).expect("writes the model description");
     folder.display().to_string()
+}
+
+/// `export` of the two-mass example, plus `extra` (the walker names the FMU to write).
+fn export_two_mass(extra: &[&str]) -> Vec<String> {
+    let mut args = s(&["export", &example("two-mass-force-force.json")]);
+    args.extend(s(extra));
+    args
+}
+
+/// Both exports were written and the run they store differs (the model description and
+/// `resources/cosimo-export.json`; that the container runs what is stored, as `run` would,
+/// `exported_fmus_run_the_options_they_store` shows).
+const STORED: Effect = Results;
+
+#[test]
+fn every_export_option_changes_the_exported_fmu_or_is_refused() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let mut w = Walker::new();
+    let tm = export_two_mass(&[]);
+    let adaptive = export_two_mass(&["--adaptive"]);
+    let (m1, m2) = (
+        format!("m1={}", fmu("Oscillator", 2)),
+        format!("m2={}", fmu("Oscillator", 3)),
+    );
+    let pair = s(&["export", &m1, &m2]);
+    w.walk("--connect", &pair, &["--connect", "m1.x=m2.x_in"], STORED);
+    let dimensioned = oscillator_with_base_units(&w);
+    let units = s(&[
+        "export",
+        &format!("m1={dimensioned}"),
+        &format!("m2={dimensioned}"),
+        "--connect",
+        "m1.x=m2.F",
+    ]);
+    w.walk(
+        "--ignore-units",
+        &units,
+        &["--ignore-units", "m1.x=m2.F"],
+        Holds(|without, with| {
+            if without.code == Some(2) && without.stderr.contains("ignoreUnits") && with.finished()
+            {
+                Ok(())
+            } else {
+                Err("expected metres to newtons refused without it and exported with it".into())
+            }
+        }),
+    );
+    let ssp = ssp_with_second_structure(&w);
+    w.walk(
+        "--ssd",
+        &s(&["export", &ssp]),
+        &["--ssd", "Other.ssd"],
+        STORED,
+    );
+    for (option, value) in [
+        ("--start-time", "0.02"),
+        ("--stop-time", "0.5"),
+        ("--step-size", "0.002"),
+        ("--output-interval", "0.005"),
+        ("--start-value", "mass1.m=2"),
+        ("--algorithm", "gauss-seidel"),
+        ("--extrapolation-order", "2"),
+        ("--divergence-limit", "0.01"),
+    ] {
+        w.walk(option, &tm, &[option, value], STORED);
+    }
+    w.walk(
+        "--jacobian",
+        &export_two_mass(&["--algorithm", "implicit"]),
+        &["--jacobian", "components"],
+        STORED,
+    );
+    w.walk(
+        "--extension",
+        &s(&["export", &example("two-mass-extended.json")]),
+        &["--extension", "integral"],
+        STORED,
+    );
+    w.walk("--adaptive", &tm, &["--adaptive"], STORED);
+    w.walk("--parallel", &tm, &["--parallel"], STORED);
+    w.walk(
+        "--threads",
+        &export_two_mass(&["--parallel"]),
+        &["--threads", "2"],
+        STORED,
+    );
+    let milne = export_two_mass(&["--adaptive", "--estimator", "ExMilne"]);
+    w.walk(
+        "--estimator",
+        &adaptive,
+        &["--estimator", "ExMilne"],
+        STORED,
+    );
+    w.walk(
+        "--fixed-order",
+        &export_two_mass(&["--adaptive", "--extrapolation-order", "2"]),
+        &["--fixed-order"],
+        STORED,
+    );
+    w.walk("--rtol", &milne, &["--rtol", "1e-3"], STORED);
+    w.walk(
+        "--atol-velocity",
+        &milne,
+        &["--atol-velocity", "1e-3"],
+        STORED,
+    );
+    let positions = system_file(&w, "positions.json", |x| {
+        x["stepControl"] = json!({
+            "estimator": "ExMilne",
+            "positions": ["mass1.x", "mass2.x"],
+            "velocities": ["mass1.v", "mass2.v"]
+        });
+    });
+    w.walk(
+        "--atol-position",
+        &s(&["export", &positions]),
+        &["--atol-position", "1e-14"],
+        STORED,
+    );
+    w.walk(
+        "--rtol-coupling",
+        &adaptive,
+        &["--rtol-coupling", "1e-5"],
+        STORED,
+    );
+    w.walk(
+        "--atol-coupling",
+        &adaptive,
+        &["--atol-coupling", "1e-4"],
+        STORED,
+    );
+    w.walk("--max-step", &adaptive, &["--max-step", "0.0015"], STORED);
+    w.walk(
+        "--safety-factor",
+        &adaptive,
+        &["--safety-factor", "1"],
+        STORED,
+    );
+    // What run refuses, export refuses the same way (the same checks before anything is
+    // written).
+    w.walk(
+        "--estimator",
+        &tm,
+        &["--estimator", "ExMilne"],
+        Refused("--estimator tunes the macro-step control"),
+    );
+    // One FMU, as Model Exchange.
+    let vdp = s(&["export", &fmu("VanDerPol", 2)]);
+    let me = s(&["export", &fmu("VanDerPol", 2), "--interface", "me"]);
+    w.walk("--interface", &vdp, &["--interface", "me"], STORED);
+    w.walk("--solver", &me, &["--solver", "rk45"], STORED);
+    w.walk("--solver-rtol", &me, &["--solver-rtol", "1e-3"], STORED);
+    w.walk("--solver-atol", &me, &["--solver-atol", "1e-2"], STORED);
+    w.walk("--tolerance", &me, &["--tolerance", "1e-2"], STORED);
+    w.walk(
+        "--event-mode",
+        &s(&["export", &fmu("Stair", 3)]),
+        &["--event-mode"],
+        STORED,
+    );
+    for flag in ["--allow-non-finite", "--log-fmi-calls", "--debug-logging"] {
+        w.walk(flag, &tm, &[flag], STORED);
+    }
+    // What an importer drives or a worker process would need: refused with the reason.
+    w.write("inputs.csv", "time,mass1.F\n0,0\n1,1\n");
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fmus/scenarios/two-mass-scenario.yaml")
+        .display()
+        .to_string();
+    for (option, extra) in [
+        ("--input-file", &["--input-file", "inputs.csv"][..]),
+        ("--max-rows", &["--max-rows", "3"]),
+        ("--output-variable", &["--output-variable", "mass1.x"]),
+        ("--isolate", &["--isolate"]),
+        ("--call-timeout", &["--call-timeout", "1"]),
+        ("--worker-memory", &["--worker-memory", "150M"]),
+        ("--worker-processes", &["--worker-processes", "1"]),
+        ("--real-time", &["--real-time"]),
+        ("--progress", &["--progress", "none"]),
+        ("--progress-file", &["--progress-file", "progress.jsonl"]),
+        ("--scenario", &["--scenario", &scenario]),
+        ("--json", &["--json"]),
+        ("--json-file", &["--json-file", "summary.json"]),
+    ] {
+        w.walk(option, &tm, extra, Refused("cosimo export does not take"));
+    }
+    w.walk(
+        "--fmi-version",
+        &tm,
+        &["--fmi-version", "3"],
+        Holds(|without, with| {
+            let version = |r: &Ran| r.text().map(|t| t.contains("fmiVersion=\"3.0\""));
+            match (version(without), version(with)) {
+                (Some(false), Some(true)) => Ok(()),
+                _ => Err("expected an FMI 3 model description only with it".into()),
+            }
+        }),
+    );
+    w.walk("--expose", &tm, &["--expose", "mass1.m"], STORED);
+    w.walk("--hide", &tm, &["--hide", "mass1.x"], STORED);
+    w.walk(
+        "--quiet",
+        &tm,
+        &["--quiet"],
+        Holds(|without, with| {
+            let said = |r: &Ran| format!("{}{}", r.stdout, r.stderr);
+            if without.finished()
+                && with.finished()
+                && !said(without).is_empty()
+                && said(with).is_empty()
+            {
+                Ok(())
+            } else {
+                Err("expected a summary without it and nothing with it".into())
+            }
+        }),
+    );
+    // The FMU written, and the library it ships: by hand.
+    let named = w.raw(&s(&[
+        "export",
+        &example("two-mass-force-force.json"),
+        "--output",
+        "named.fmu",
+    ]));
+    w.mark(
+        "export",
+        "--output",
+        if named.status.success() && walk::exported_description(&w.path("named.fmu")).is_some() {
+            Ok(())
+        } else {
+            Err("expected the FMU written where --output names".into())
+        },
+    );
+    let library = w.write("not-a-library.so", "the container library's stand-in");
+    let shipped = w.raw(&s(&[
+        "export",
+        &example("two-mass-force-force.json"),
+        "--output",
+        "shipped.fmu",
+        "--container-library",
+        &library,
+    ]));
+    let binary = zip::ZipArchive::new(
+        std::fs::File::open(w.path("shipped.fmu")).expect("the export with --container-library"),
+    )
+    .ok()
+    .and_then(|mut zip| {
+        use std::io::Read;
+        let name = (0..zip.len())
+            .filter_map(|i| zip.by_index(i).ok().map(|f| f.name().to_string()))
+            .find(|n| n.starts_with("binaries/") && !n.ends_with('/'))?;
+        let mut text = String::new();
+        zip.by_name(&name).ok()?.read_to_string(&mut text).ok()?;
+        Some(text)
+    });
+    w.mark(
+        "export",
+        "--container-library",
+        if shipped.status.success() && binary.as_deref() == Some("the container library's stand-in")
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected the named library shipped as the FMU's binary: {}",
+                String::from_utf8_lossy(&shipped.stderr)
+            ))
+        },
+    );
+    w.covers_help_of("export");
+    w.finish("export option");
+}
+
+/// The exported FMU runs what it stores: `cosimo run` of the export made with an option gives
+/// the results of `cosimo run` of the system with that option (compared where both have a row
+/// and a column), and not those of the export made without it.
+#[test]
+fn exported_fmus_run_the_options_they_store() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let w = Walker::new();
+    let system = example("two-mass-force-force.json");
+    let table = |args: &[&str], name: &str| {
+        let mut all = s(args);
+        all.extend(s(&[
+            "--stop-time",
+            "0.05",
+            "--step-size",
+            "0.001",
+            "-q",
+            "-o",
+            name,
+        ]));
+        let ran = w.raw(&all);
+        assert!(
+            ran.status.success(),
+            "{all:?}: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        common::read_results(&w.path(name))
+    };
+    let plain_export = |options: &[&str], name: &str| {
+        let mut args = s(&["export", &system, "-q", "-o", name]);
+        args.extend(s(options));
+        let ran = w.raw(&args);
+        assert!(
+            ran.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        w.path(name).display().to_string()
+    };
+    let bare = plain_export(&[], "bare.fmu");
+    let bare_results = table(&["run", &bare], "bare.csv");
+    for (i, option) in [
+        &["--algorithm", "gauss-seidel"][..],
+        &["--extrapolation-order", "2"],
+        &["--start-value", "mass1.x0=0.2"],
+        &["--algorithm", "implicit"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let exported = plain_export(option, &format!("with-{i}.fmu"));
+        let inside = table(&["run", &exported], &format!("inside-{i}.csv"));
+        let mut direct_args = vec!["run", system.as_str()];
+        direct_args.extend(option);
+        let direct = table(&direct_args, &format!("direct-{i}.csv"));
+        let (same, differs) = (
+            agree(&direct, &inside, 1e-12),
+            agree(&bare_results, &inside, 1e-12),
+        );
+        assert!(
+            same.0 > 0 && same.1 == 0,
+            "{option:?}: the export's run differs from cosimo run's in {} of {} values",
+            same.1,
+            same.0
+        );
+        assert!(differs.1 > 0, "{option:?}: the export ran as without it");
+    }
+    // Step control inside an export chooses its steps between the importer's communication
+    // points, so it runs as no `cosimo run` does: only unlike the export without it.
+    let adaptive = plain_export(&["--adaptive"], "adaptive.fmu");
+    let inside = table(&["run", &adaptive], "adaptive.csv");
+    assert!(
+        agree(&bare_results, &inside, 1e-12).1 > 0,
+        "--adaptive: the export ran as without it"
+    );
+}
+
+/// (values compared, values further apart than `tolerance` relative) of the columns and times
+/// both tables have; the exported FMU names `mass1.x` as the system does.
+fn agree(a: &cosimo::results::Table, b: &cosimo::results::Table, tolerance: f64) -> (usize, usize) {
+    let (mut compared, mut apart) = (0, 0);
+    for (c, name) in a.columns().iter().enumerate() {
+        let Some(d) = b.column(name) else { continue };
+        for (i, &t) in a.time().iter().enumerate() {
+            let Some(j) = b.time().iter().position(|&u| (u - t).abs() <= 1e-9) else {
+                continue;
+            };
+            let (x, y) = (a.values(c)[i], b.values(d)[j]);
+            compared += 1;
+            if (x - y).abs() > tolerance * x.abs().max(1.0) {
+                apart += 1;
+            }
+        }
+    }
+    (compared, apart)
 }

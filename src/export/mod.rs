@@ -308,6 +308,11 @@ fn refuse_unpackable(run: &RunRequest) -> Result<()> {
             "the importer sets the FMU's inputs",
         ),
         (
+            run.overrides.max_rows.is_some(),
+            "--max-rows",
+            "the exported FMU keeps no result rows (its importer records them)",
+        ),
+        (
             !run.output_variables.is_empty(),
             "--output-variable",
             "choose what the FMU shows with --expose and --hide",

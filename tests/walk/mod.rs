@@ -17,7 +17,8 @@ pub struct Ran {
     pub stdout: String,
     pub stderr: String,
     /// The file the command writes: `run` its results, `check` the results of its case,
-    /// `plot` the PNG, `stability` its --output, `sweep` the summary table.
+    /// `plot` the PNG, `stability` its --output, `sweep` the summary table, `export` the
+    /// exported FMU's model description and stored run ([`exported_description`]).
     pub results: Option<Vec<u8>>,
     /// `run`: its --summary-json; `check`: its JSON report.
     pub summary: Option<serde_json::Value>,
@@ -327,6 +328,15 @@ fn run(dir: &Path, n: usize, args: &[String]) -> Ran {
                 Some(file)
             }
         }
+        "export" => {
+            if has(&output) {
+                value(&output)
+            } else {
+                let file = dir.join(format!("export-{n}.fmu"));
+                full.extend(["--output".into(), file.display().to_string()]);
+                Some(file)
+            }
+        }
         "plot" | "stability" | "sweep" => value(&output).map(|f| {
             if command == "sweep" {
                 f.join("summary.csv")
@@ -346,12 +356,30 @@ fn run(dir: &Path, n: usize, args: &[String]) -> Ran {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        results: results.and_then(|f| read_result(&f)),
+        results: results.and_then(|f| {
+            if command == "export" {
+                exported_description(&f)
+            } else {
+                read_result(&f)
+            }
+        }),
         summary: summary
             .and_then(|f| std::fs::read_to_string(f).ok())
             .and_then(|t| serde_json::from_str(&t).ok()),
         command: args.join(" "),
     }
+}
+
+/// What an exported FMU tells its importer and its container: the model description and the
+/// run it stores (`resources/cosimo-export.json`), one after the other.
+pub fn exported_description(fmu: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(fmu).ok()?).ok()?;
+    let mut bytes = Vec::new();
+    for name in ["modelDescription.xml", "resources/cosimo-export.json"] {
+        archive.by_name(name).ok()?.read_to_end(&mut bytes).ok()?;
+    }
+    Some(bytes)
 }
 
 /// A file's bytes, or the first CSV of a folder (a check's results).
