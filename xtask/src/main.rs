@@ -52,10 +52,10 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("test") => test(&args[1..]),
         Some("fmpy") => fmpy_python().map(|p| println!("{}", p.display())),
-        Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        Some("fuzz") => fuzz(args.get(1).map(String::as_str), &args[2.min(args.len())..]),
         Some("quickstart") => quickstart::quickstart(),
         _ => Err(
-            "usage: cargo xtask demo | test [cargo test args] | quickstart | fmpy | fuzz [SECONDS]"
+            "usage: cargo xtask demo | test [cargo test args] | quickstart | fmpy | fuzz [SECONDS [TARGET...]]"
                 .to_string(),
         ),
     };
@@ -429,7 +429,14 @@ fn target_dir() -> PathBuf {
 /// Run every fuzz target for `seconds` each (default 30). The targets need nightly flags: the
 /// stable toolchain takes them with RUSTC_BOOTSTRAP=1. No sanitizer: the readers are safe
 /// Rust, where AddressSanitizer finds nothing that a panic would not, at half the speed.
-fn fuzz(seconds: Option<&str>) -> Result<(), String> {
+/// Fuzz each target (those named, else all of `FUZZ_TARGETS`) for `seconds`.
+fn fuzz(seconds: Option<&str>, only: &[String]) -> Result<(), String> {
+    if let Some(unknown) = only.iter().find(|t| !FUZZ_TARGETS.contains(&t.as_str())) {
+        return Err(format!(
+            "fuzz: no target {unknown}; the targets are {}",
+            FUZZ_TARGETS.join(", ")
+        ));
+    }
     let seconds: u64 =
         match seconds {
             None => 30,
@@ -449,7 +456,10 @@ fn fuzz(seconds: Option<&str>) -> Result<(), String> {
     )
     .map_err(|e| format!("PATH: {e}"))?;
     let mut failed = Vec::new();
-    for target in FUZZ_TARGETS {
+    for target in FUZZ_TARGETS
+        .iter()
+        .filter(|t| only.is_empty() || only.iter().any(|o| o == *t))
+    {
         let corpus = workspace_root().join("fuzz").join("corpus").join(target);
         std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
         let mut command = cargo();
