@@ -57,6 +57,27 @@ fn placed(system: &System, threads: usize) -> (Table, ParallelPlacement) {
     )
 }
 
+/// [`placed`] again (up to three trials in all) while `expected` does not hold: a trial times
+/// steps and hand-overs on a machine that other processes share, and one whose second core was
+/// taken for its few milliseconds decides otherwise. Every attempt must give `reference`'s bits.
+fn placed_as(
+    system: &System,
+    reference: &Table,
+    expected: impl Fn(&ParallelPlacement) -> bool,
+) -> ParallelPlacement {
+    let mut placement = None;
+    for attempt in 1..=3 {
+        let (table, this) = placed(system, 0);
+        assert_same(&format!("trial {attempt}"), reference, &table);
+        let done = expected(&this);
+        placement = Some(this);
+        if done {
+            break;
+        }
+    }
+    placement.expect("three trials")
+}
+
 fn assert_same(label: &str, a: &Table, b: &Table) {
     assert_eq!(a.columns(), b.columns(), "{label}");
     assert_eq!(a.time().len(), b.time().len(), "{label}");
@@ -73,8 +94,9 @@ fn expensive_components_step_on_threads_with_the_same_results() {
     // Two components of 0.5 ms a step: threads halve the macro step, whatever else runs.
     // 250 steps: the trial times 10 (a 25th), whose medians a preempted step cannot move.
     let (reference, _) = run(&gains(2, 5e-4, 250, false), &[]);
-    let (table, placement) = placed(&gains(2, 5e-4, 250, true), 0);
-    assert_same("trial-placed", &reference, &table);
+    let placement = placed_as(&gains(2, 5e-4, 250, true), &reference, |p| {
+        cores() < 2 || p.threads == 2
+    });
     if cores() < 2 {
         assert_eq!(placement.threads, 1, "{placement}");
         common::skip::skipped(
@@ -103,8 +125,7 @@ fn expensive_components_step_on_threads_with_the_same_results() {
 fn cheap_components_run_sequentially_and_say_why() {
     let _alone = alone();
     let (reference, _) = run(&gains(10, 0.0, 200, false), &[]);
-    let (table, placement) = placed(&gains(10, 0.0, 200, true), 0);
-    assert_same("cheap", &reference, &table);
+    let placement = placed_as(&gains(10, 0.0, 200, true), &reference, |p| p.threads == 1);
     assert_eq!(placement.threads, 1, "{placement}");
     if cores() >= 2 {
         // Ten Gains cost a few µs a macro step; a hand-over is not free. Either the
