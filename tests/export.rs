@@ -776,3 +776,184 @@ fn an_inner_termination_request_reaches_the_importer_with_its_message() {
         );
     }
 }
+
+/// A system of one Faulty FMU (`f`) that fails with `failure` at t = 0.35, exported as FMI
+/// `version` with `extra` (isolation options).
+fn faulty_export(failure: u8, version: u8, extra: &[&str], dir: &Path, name: &str) -> PathBuf {
+    let component = format!("f={}", fmu("Faulty", version).display());
+    let failure = format!("f.failure={failure}");
+    let mut args = vec![
+        "--start-value",
+        failure.as_str(),
+        "--start-value",
+        "f.fail_at=0.35",
+        "--step-size",
+        "0.1",
+    ];
+    args.extend(extra);
+    export(&[component.as_str()], version, &args, dir, name)
+}
+
+/// `cosimo run` of an exported FMU that fails inside: it ends with an error of its own (an
+/// exit code, not a signal) and what it said.
+fn run_failing(fmu: &Path) -> (std::time::Duration, String) {
+    let started = std::time::Instant::now();
+    let output = cosimo([
+        "run",
+        fmu.to_str().unwrap(),
+        "--stop-time",
+        "1",
+        "-o",
+        fmu.with_extension("csv").to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    let code = output.status.code();
+    assert!(
+        code.is_some_and(|c| c != 0),
+        "the importer ends with an error of its own, not a signal or success: {}",
+        show(&output)
+    );
+    (took, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn an_inner_segfault_in_an_isolated_export_is_an_error_and_the_importer_goes_on() {
+    let dir = temp_dir();
+    for version in [2, 3] {
+        let out = faulty_export(
+            5,
+            version,
+            &["--isolate"],
+            dir.path(),
+            &format!("s{version}.fmu"),
+        );
+        let names = zip_names(&out);
+        assert!(
+            names
+                .iter()
+                .any(|n| n.starts_with("binaries/")
+                    && n.ends_with(&cosimo::export::worker_file_name())),
+            "the worker program ships in binaries/: {names:?}"
+        );
+        let (_, said) = run_failing(&out);
+        let step = if version == 2 {
+            "fmi2DoStep"
+        } else {
+            "fmi3DoStep"
+        };
+        assert!(
+            said.contains("\"f\"") && said.contains(step) && said.contains("SIGSEGV"),
+            "the error names the inner component, its call and the signal:\n{said}"
+        );
+    }
+}
+
+#[test]
+fn an_inner_hang_with_a_call_timeout_is_an_error_within_the_timeout() {
+    let dir = temp_dir();
+    for version in [2, 3] {
+        let out = faulty_export(
+            8,
+            version,
+            &["--call-timeout", "2"],
+            dir.path(),
+            &format!("h{version}.fmu"),
+        );
+        let (took, said) = run_failing(&out);
+        assert!(
+            said.contains("\"f\"") && said.contains("2 s"),
+            "the error names the inner component and the timeout:\n{said}"
+        );
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "the hang ends with the call timeout, not later: {took:?}"
+        );
+    }
+}
+
+/// The file names of a zip archive.
+fn zip_names(path: &Path) -> Vec<String> {
+    let zip = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    zip.file_names().map(str::to_string).collect()
+}
+
+/// Steps of 0.1 until one fails; the failure's status, a second step refused, the instance
+/// freed, and the importer still there to say so.
+const INNER_FAILURE: &str = r#"
+import sys, shutil
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave
+from fmpy.fmi3 import FMU3Slave
+from fmpy.fmi1 import FMICallException
+path = sys.argv[1]
+md = read_model_description(path)
+unzipped = extract(path)
+version = md.fmiVersion
+cls = FMU2Slave if version == '2.0' else FMU3Slave
+fmu = cls(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName='outer')
+fmu.instantiate()
+if version == '2.0':
+    fmu.setupExperiment(startTime=0.0, stopTime=1.0)
+    fmu.enterInitializationMode(); fmu.exitInitializationMode()
+else:
+    fmu.enterInitializationMode(startTime=0.0, stopTime=1.0); fmu.exitInitializationMode()
+t = 0.0
+failed = None
+while t < 0.95 and failed is None:
+    try:
+        fmu.doStep(currentCommunicationPoint=t, communicationStepSize=0.1)
+        t += 0.1
+    except FMICallException as e:
+        failed = e.status
+print('failed with status', failed, flush=True)
+try:
+    fmu.doStep(currentCommunicationPoint=t, communicationStepSize=0.1)
+    print('stepped again', flush=True)
+except FMICallException as e:
+    print('again refused with status', e.status, flush=True)
+try:
+    fmu.terminate()
+except FMICallException:
+    pass
+fmu.freeInstance()
+shutil.rmtree(unzipped, ignore_errors=True)
+print('importer goes on', flush=True)
+"#;
+
+#[test]
+fn fmpy_survives_an_inner_segfault_and_hang_in_an_isolated_export() {
+    let Some(py) = fmpy_python() else { return };
+    let dir = temp_dir();
+    for version in [2, 3] {
+        let step = if version == 2 {
+            "fmi2DoStep"
+        } else {
+            "fmi3DoStep"
+        };
+        for (failure, extra, what) in [
+            (5, &["--isolate"][..], "SIGSEGV"),
+            (8, &["--call-timeout", "2"][..], "call timeout of 2 s"),
+        ] {
+            let out = faulty_export(
+                failure,
+                version,
+                extra,
+                dir.path(),
+                &format!("fmpy-{failure}-{version}.fmu"),
+            );
+            let printed = python(&py, INNER_FAILURE, &[out.to_str().unwrap()]);
+            assert!(
+                printed.contains("failed with status 3")
+                    && printed.contains("again refused with status 3")
+                    && printed.contains("importer goes on"),
+                "Error, then Error again, and FMPy goes on:\n{printed}"
+            );
+            assert!(
+                printed.contains("component \"f\"")
+                    && printed.contains(step)
+                    && printed.contains(what),
+                "the importer's logger hears the component, the call and what happened:\n{printed}"
+            );
+        }
+    }
+}

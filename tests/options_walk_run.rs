@@ -1017,7 +1017,24 @@ fn every_export_option_changes_the_exported_fmu_or_is_refused() {
     for flag in ["--allow-non-finite", "--log-fmi-calls", "--debug-logging"] {
         w.walk(flag, &tm, &[flag], STORED);
     }
-    // What an importer drives or a worker process would need: refused with the reason.
+    // Worker processes inside the FMU: the settings are stored (and the worker program
+    // shipped, see --container-worker below).
+    w.walk("--isolate", &tm, &["--isolate"], STORED);
+    w.walk("--call-timeout", &tm, &["--call-timeout", "1"], STORED);
+    let isolated = export_two_mass(&["--isolate"]);
+    w.walk(
+        "--worker-memory",
+        &isolated,
+        &["--worker-memory", "150M"],
+        STORED,
+    );
+    w.walk(
+        "--worker-processes",
+        &isolated,
+        &["--worker-processes", "1"],
+        STORED,
+    );
+    // What an importer drives: refused with the reason.
     w.write("inputs.csv", "time,mass1.F\n0,0\n1,1\n");
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fmus/scenarios/two-mass-scenario.yaml")
@@ -1027,10 +1044,6 @@ fn every_export_option_changes_the_exported_fmu_or_is_refused() {
         ("--input-file", &["--input-file", "inputs.csv"][..]),
         ("--max-rows", &["--max-rows", "3"]),
         ("--output-variable", &["--output-variable", "mass1.x"]),
-        ("--isolate", &["--isolate"]),
-        ("--call-timeout", &["--call-timeout", "1"]),
-        ("--worker-memory", &["--worker-memory", "150M"]),
-        ("--worker-processes", &["--worker-processes", "1"]),
         ("--real-time", &["--real-time"]),
         ("--progress", &["--progress", "none"]),
         ("--progress-file", &["--progress-file", "progress.jsonl"]),
@@ -1119,6 +1132,53 @@ fn every_export_option_changes_the_exported_fmu_or_is_refused() {
             Err(format!(
                 "expected the named library shipped as the FMU's binary: {}",
                 String::from_utf8_lossy(&shipped.stderr)
+            ))
+        },
+    );
+    let worker = w.write("not-a-worker", "the worker program's stand-in");
+    let with_worker = |extra: &[&str], name: &str| {
+        let mut args = s(&[
+            "export",
+            &example("two-mass-force-force.json"),
+            "--output",
+            name,
+            "--container-worker",
+            &worker,
+        ]);
+        args.extend(s(extra));
+        w.raw(&args)
+    };
+    let shipped = with_worker(&["--isolate"], "worker.fmu");
+    let unused = with_worker(&[], "no-worker.fmu");
+    let program = zip::ZipArchive::new(
+        std::fs::File::open(w.path("worker.fmu")).expect("the export with --container-worker"),
+    )
+    .ok()
+    .and_then(|mut zip| {
+        use std::io::Read;
+        let name = (0..zip.len())
+            .filter_map(|i| zip.by_index(i).ok().map(|f| f.name().to_string()))
+            .find(|n| {
+                n.starts_with("binaries/") && n.ends_with(&cosimo::export::worker_file_name())
+            })?;
+        let mut text = String::new();
+        zip.by_name(&name).ok()?.read_to_string(&mut text).ok()?;
+        Some(text)
+    });
+    w.mark(
+        "export",
+        "--container-worker",
+        if shipped.status.success()
+            && program.as_deref() == Some("the worker program's stand-in")
+            && unused.status.code() == Some(2)
+            && String::from_utf8_lossy(&unused.stderr).contains("no inner FMU")
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected the named worker shipped with --isolate and refused without: {} / {}",
+                String::from_utf8_lossy(&shipped.stderr),
+                String::from_utf8_lossy(&unused.stderr)
             ))
         },
     );

@@ -75,6 +75,9 @@ pub struct Instance {
     _package: Option<SspPackage>,
     /// An inner FMU asked to terminate.
     pub terminated: bool,
+    /// Why a step failed (an inner FMU's error, crash or timeout): the system is in an
+    /// unknown state and takes no more steps.
+    failed: Option<String>,
     /// FMU states handed out and not freed (pointers, to refuse unknown ones).
     pub states: HashSet<usize>,
 }
@@ -107,6 +110,7 @@ impl Instance {
             simulation: None,
             _package: None,
             terminated: false,
+            failed: None,
             states: HashSet::new(),
         })
     }
@@ -158,9 +162,10 @@ impl Instance {
             let exposed = &self.manifest.variables[self.by_reference[vr]];
             start_values.push(format!("{}={}", exposed.target, value_text(value)));
         }
+        let worker = self.manifest.workers.program_in(&self.resources)?;
         let request = self
             .manifest
-            .request(&self.resources, self.experiment, start_values);
+            .request(&self.resources, self.experiment, start_values, worker);
         let prepared = prepare(&request, warn)?;
         let simulation =
             Simulation::start(prepared.execution, &mut [] as &mut [&mut dyn Observer])?;
@@ -195,6 +200,11 @@ impl Instance {
                 self.time()
             )));
         }
+        if let Some(why) = &self.failed {
+            return Err(Fault::error(format!(
+                "{call}: an earlier step failed ({why}); the simulation cannot go on: reset or free the instance"
+            )));
+        }
         let simulation = self.simulation(call)?;
         let now = simulation.time();
         let grid = simulation.grid();
@@ -211,7 +221,15 @@ impl Instance {
         if h == 0.0 {
             return Ok(Stepped::Reached);
         }
-        match simulation.advance_to(t + h, &mut [] as &mut [&mut dyn Observer])? {
+        let advanced = match simulation.advance_to(t + h, &mut [] as &mut [&mut dyn Observer]) {
+            Ok(advanced) => advanced,
+            Err(error) => {
+                let why = error.to_string();
+                self.failed = Some(why.clone());
+                return Err(Fault::error(why));
+            }
+        };
+        match advanced {
             Advanced::Reached => Ok(Stepped::Reached),
             Advanced::Ended => {
                 let time = simulation.time();
@@ -228,7 +246,11 @@ impl Instance {
         self.expect(&[Phase::Stepping, Phase::Initialization], call)?;
         self.phase = Phase::Terminated;
         if let Some(mut simulation) = self.simulation.take() {
-            simulation.finish(&mut [] as &mut [&mut dyn Observer])?;
+            // After a failed step the inner FMUs are in an unknown state (a crashed worker is
+            // gone): they are freed, not terminated.
+            if self.failed.is_none() {
+                simulation.finish(&mut [] as &mut [&mut dyn Observer])?;
+            }
         }
         Ok(())
     }
@@ -240,6 +262,7 @@ impl Instance {
         self.pending.clear();
         self.phase = Phase::Instantiated;
         self.terminated = false;
+        self.failed = None;
         self.experiment = ImporterExperiment::default();
     }
 

@@ -35,6 +35,12 @@ pub(crate) struct ExportArgs {
     /// else libcosimo_container next to the cosimo executable or in ../lib).
     #[arg(long, value_name = "PATH")]
     pub(crate) container_library: Option<PathBuf>,
+    /// The worker program to ship beside it when inner FMUs run in worker processes
+    /// (--isolate, --call-timeout, a component's isolate, callTimeout or workerGroup); default:
+    /// $COSIMO_CONTAINER_WORKER, else cosimo-container-worker next to the container library.
+    /// Refused when no inner FMU runs in a worker process.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) container_worker: Option<PathBuf>,
 }
 
 /// Options of `run` that have no meaning for an FMU that an importer drives.
@@ -102,6 +108,7 @@ pub(crate) fn export_command(args: &ExportArgs) -> Result<(), Error> {
         expose: args.expose.clone(),
         hide: args.hide.clone(),
         library: container_library(args)?,
+        worker: args.container_worker.clone(),
     };
     let quiet = args.run.quiet;
     let exported = export(&request, &mut |warning| {

@@ -4,13 +4,15 @@
 //! The exporter writes it; the container reads it and turns it back into the same
 //! [`RunRequest`] that `cosimo run` would make.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::fmu::description::{StartValue, VariableType};
 use crate::fmu::instance::InstanceOptions;
 use crate::fmu::model_exchange::SolverOptions;
+use crate::fmu::worker::WorkerOptions;
 use crate::request::RunRequest;
 use crate::settings::Overrides;
 use crate::{Error, Result};
@@ -46,6 +48,62 @@ pub struct Manifest {
     pub solver: SolverOptions,
     /// The variables the FMU shows, in value-reference order.
     pub variables: Vec<Exposed>,
+    /// Worker processes: `--isolate` and its options, and the worker program inside the FMU.
+    #[serde(default)]
+    pub workers: Workers,
+}
+
+/// How the inner FMUs run in worker processes (`--isolate`, `--call-timeout`,
+/// `--worker-memory`, `--worker-processes`; a component's own settings are in the packed
+/// system file).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Workers {
+    /// The worker program, relative to the FMU's root folder (`binaries/<platform>/...`);
+    /// `None`: every inner FMU runs in the importer's process.
+    pub program: Option<String>,
+    pub isolate: bool,
+    /// Seconds.
+    pub call_timeout: Option<f64>,
+    /// Bytes.
+    pub memory_limit: Option<u64>,
+    pub processes: Option<usize>,
+}
+
+impl Workers {
+    /// The worker program inside the FMU unpacked at `resources/..`, made executable (an
+    /// importer may unpack the archive without file modes).
+    pub fn program_in(&self, resources: &Path) -> Result<Option<PathBuf>> {
+        let Some(relative) = &self.program else {
+            return Ok(None);
+        };
+        let root = resources.parent().unwrap_or(resources);
+        let path = root.join(relative);
+        if !path.is_file() {
+            return Err(Error::Usage(format!(
+                "the worker program {} of this FMU is missing: unpack the whole FMU, or export the system again",
+                path.display()
+            )));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path)
+                .map_err(|e| Error::io(&path, e))?
+                .permissions()
+                .mode();
+            if mode & 0o100 == 0 {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o755))
+                    .map_err(|e| {
+                        Error::Usage(format!(
+                            "cannot make the worker program {} executable ({e}): unpack the FMU where it may be changed",
+                            path.display()
+                        ))
+                    })?;
+            }
+        }
+        Ok(Some(path))
+    }
 }
 
 /// How an exposed variable faces the importer.
@@ -141,12 +199,14 @@ impl Manifest {
 
     /// The run this FMU packs, with its files found under `resources`, the importer's
     /// experiment on top of the exported options and `start_values` (`target=value`, set
-    /// before the start by the importer) after the exported ones.
+    /// before the start by the importer) after the exported ones, and worker processes
+    /// started from `worker` (see [`Workers::program_in`]).
     pub fn request(
         &self,
         resources: &Path,
         experiment: ImporterExperiment,
         start_values: Vec<String>,
+        worker: Option<PathBuf>,
     ) -> RunRequest {
         let inside = |target: &str| match target.split_once('=') {
             Some((name, path)) => format!("{name}={}", resources.join(path).display()),
@@ -185,6 +245,14 @@ impl Manifest {
                 .interface
                 .as_deref()
                 .and_then(crate::fmu::description::Interface::parse),
+            isolate: self.workers.isolate,
+            worker: WorkerOptions {
+                program: worker,
+                call_timeout: self.workers.call_timeout.map(Duration::from_secs_f64),
+                memory_limit: self.workers.memory_limit,
+                worker_spin: None,
+            },
+            worker_processes: self.workers.processes,
             ..RunRequest::default()
         }
     }
@@ -216,6 +284,7 @@ mod tests {
             interface: None,
             solver: SolverOptions::default(),
             variables: Vec::new(),
+            workers: Workers::default(),
         }
     }
 
@@ -238,6 +307,7 @@ mod tests {
                 tolerance: None,
             },
             vec!["a.u=3".into()],
+            None,
         );
         assert_eq!(
             request.targets,

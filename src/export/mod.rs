@@ -18,7 +18,7 @@ use crate::fmu::description::{Causality, FmiVersion, Variability, VariableType};
 use crate::fmu::values::{dimension_size, element_count};
 use crate::request::{prepare, PreparedRun, RunRequest};
 use crate::{Error, Result};
-use manifest::{Exposed, Manifest, Role, FORMAT, MANIFEST_FILE};
+use manifest::{Exposed, Manifest, Role, Workers, FORMAT, MANIFEST_FILE};
 use model_description::{Header, Shown};
 
 /// An export as a front end asks for it.
@@ -35,6 +35,10 @@ pub struct ExportRequest {
     pub hide: Vec<String>,
     /// The container library (`libcosimo_container.so`), shipped as the FMU's binary.
     pub library: PathBuf,
+    /// The worker program shipped beside it when inner FMUs run in worker processes
+    /// (`--container-worker`; `None`: `$COSIMO_CONTAINER_WORKER`, else
+    /// [`worker_file_name`] next to the library).
+    pub worker: Option<PathBuf>,
 }
 
 /// What was written.
@@ -53,6 +57,11 @@ pub fn library_file_name() -> String {
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
     )
+}
+
+/// The container's worker program as cargo builds it (and as the FMU's `binaries/` holds it).
+pub fn worker_file_name() -> String {
+    format!("cosimo-container-worker{}", std::env::consts::EXE_SUFFIX)
 }
 
 /// Where a system file, an SSP or components `name=path` come from, and where they go.
@@ -100,6 +109,8 @@ fn packing(request: &RunRequest, prepared: &PreparedRun) -> Result<Packing> {
 enum Entry {
     Bytes(Vec<u8>),
     File(PathBuf),
+    /// A file written executable.
+    Program(PathBuf),
 }
 
 /// Check, prepare and write the FMU; `warn` hears what an SSP import could not map exactly
@@ -113,7 +124,7 @@ pub fn export(request: &ExportRequest, warn: &mut dyn FnMut(&str)) -> Result<Exp
         )));
     }
     let mut prepared = prepare(&request.run, warn)?;
-    refuse_worker_processes(&prepared)?;
+    let worker = worker_program(request, &prepared)?;
     let packing = packing(&request.run, &prepared)?;
     let (file_expose, file_hide) = match &packing {
         Packing::SystemFile(path) => export_section(path)?,
@@ -194,7 +205,26 @@ pub fn export(request: &ExportRequest, warn: &mut dyn FnMut(&str)) -> Result<Exp
         interface: run.interface.map(|i| i.to_string()),
         solver: run.instance.solver,
         variables: variables.iter().map(|(e, _, _)| e.clone()).collect(),
+        workers: Workers::default(),
     };
+    let platform = crate::fmu::archive::platform_folders(version)
+        .first()
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "cosimo export has no FMI {version} platform folder for {} {}",
+                std::env::consts::OS,
+                std::env::consts::ARCH
+            ))
+        })?;
+    if worker.is_some() {
+        manifest.workers = Workers {
+            program: Some(format!("binaries/{platform}/{}", worker_file_name())),
+            isolate: run.isolate,
+            call_timeout: run.worker.call_timeout.map(|t| t.as_secs_f64()),
+            memory_limit: run.worker.memory_limit,
+            processes: run.worker_processes,
+        };
+    }
     // The experiment options are in the packed system now (or in the overrides): the
     // importer's times win over start and stop.
     let experiment = &system.experiment;
@@ -244,7 +274,7 @@ pub fn export(request: &ExportRequest, warn: &mut dyn FnMut(&str)) -> Result<Exp
         hash.text(name);
         match entry {
             Entry::Bytes(bytes) => hash.bytes(bytes),
-            Entry::File(path) => hash_file(&mut hash, path)?,
+            Entry::File(path) | Entry::Program(path) => hash_file(&mut hash, path)?,
         }
     }
     // Not the container library: its bytes change with every build of cosimo, the model does
@@ -265,15 +295,6 @@ pub fn export(request: &ExportRequest, warn: &mut dyn FnMut(&str)) -> Result<Exp
                 .map_err(|e| Error::Internal(format!("writing the manifest: {e}")))?,
         ),
     );
-    let platform = crate::fmu::archive::platform_folders(version)
-        .first()
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "cosimo export has no FMI {version} platform folder for {} {}",
-                std::env::consts::OS,
-                std::env::consts::ARCH
-            ))
-        })?;
     entries.insert(
         format!(
             "binaries/{platform}/{model_identifier}{}",
@@ -281,6 +302,12 @@ pub fn export(request: &ExportRequest, warn: &mut dyn FnMut(&str)) -> Result<Exp
         ),
         Entry::File(request.library.clone()),
     );
+    if let Some(program) = worker {
+        entries.insert(
+            format!("binaries/{platform}/{}", worker_file_name()),
+            Entry::Program(program),
+        );
+    }
     for source in &prepared.sources {
         if same_file(source, &request.output) {
             return Err(Error::Usage(format!(
@@ -317,26 +344,6 @@ fn refuse_unpackable(run: &RunRequest) -> Result<()> {
             "--output-variable",
             "choose what the FMU shows with --expose and --hide",
         ),
-        (
-            run.isolate,
-            "--isolate",
-            "worker processes inside an exported FMU are not supported yet",
-        ),
-        (
-            run.worker.call_timeout.is_some(),
-            "--call-timeout",
-            "worker processes inside an exported FMU are not supported yet",
-        ),
-        (
-            run.worker.memory_limit.is_some(),
-            "--worker-memory",
-            "worker processes inside an exported FMU are not supported yet",
-        ),
-        (
-            run.worker_processes.is_some(),
-            "--worker-processes",
-            "worker processes inside an exported FMU are not supported yet",
-        ),
     ];
     for (given, option, why) in refused {
         if given {
@@ -348,41 +355,62 @@ fn refuse_unpackable(run: &RunRequest) -> Result<()> {
     Ok(())
 }
 
-/// Components that would run in a worker process: the worker is the `cosimo` executable,
-/// which an importer does not have.
-fn refuse_worker_processes(prepared: &PreparedRun) -> Result<()> {
-    for component in &prepared.system.components {
-        if component.isolate == Some(true)
-            || component.call_timeout.is_some()
-            || component.worker_group.is_some()
-        {
-            return Err(Error::Usage(format!(
-                "component \"{}\" asks for a worker process (isolate, callTimeout or workerGroup), which an exported FMU cannot start yet: drop it from the system file to export",
-                component.name
-            )));
-        }
-    }
+/// The worker program to ship when some inner FMU runs in a worker process (isolated, with a
+/// call timeout or a worker group, or an FMU that may be instantiated only once per process
+/// with several instances); `None` when none does, where naming one is refused.
+fn worker_program(request: &ExportRequest, prepared: &PreparedRun) -> Result<Option<PathBuf>> {
+    let run = &request.run;
     let resolved = &prepared.execution.resolved;
-    for (i, component) in resolved.components.iter().enumerate() {
-        let once = component
-            .description
-            .co_simulation
-            .as_ref()
-            .is_some_and(|cs| cs.can_be_instantiated_only_once_per_process);
-        let same_file = resolved
-            .system
-            .components
-            .iter()
-            .filter(|c| c.fmu == resolved.system.components[i].fmu)
-            .count();
-        if once && same_file > 1 {
+    // The rules of the run's placement (master::execution): isolation, a call timeout or a
+    // worker group put a component into a worker, and so do several instances of an FMU that
+    // may be instantiated only once per process.
+    let hosted = run.isolate
+        || run.worker.call_timeout.is_some()
+        || resolved.system.components.iter().enumerate().any(|(i, c)| {
+            let once = resolved.components[i]
+                .description
+                .co_simulation
+                .as_ref()
+                .is_some_and(|cs| cs.can_be_instantiated_only_once_per_process);
+            let instances = resolved
+                .system
+                .components
+                .iter()
+                .filter(|other| other.fmu == c.fmu)
+                .count();
+            c.isolate == Some(true)
+                || c.call_timeout.is_some()
+                || c.worker_group.is_some()
+                || (once && instances > 1)
+        });
+    if !hosted {
+        if let Some(path) = &request.worker {
             return Err(Error::Usage(format!(
-                "component \"{}\": its FMU can be instantiated only once per process and the system has {same_file} instances, which needs worker processes an exported FMU cannot start yet",
-                component.name
+                "--container-worker {}: no inner FMU of this system runs in a worker process; add --isolate (or a component's isolate, callTimeout or workerGroup) or drop the option",
+                path.display()
             )));
         }
+        return Ok(None);
     }
-    Ok(())
+    let (path, from) = match (&request.worker, std::env::var_os("COSIMO_CONTAINER_WORKER")) {
+        (Some(path), _) => (path.clone(), "--container-worker"),
+        (None, Some(path)) => (PathBuf::from(path), "COSIMO_CONTAINER_WORKER"),
+        (None, None) => (
+            request
+                .library
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join(worker_file_name()),
+            "next to the container library",
+        ),
+    };
+    if !path.is_file() {
+        return Err(Error::Usage(format!(
+            "the worker program {} ({from}) is missing; inner FMUs of this export run in worker processes, which the FMU starts from its own copy of it: build it with `cargo build --release -p cosimo-container` and pass --container-worker PATH (or set COSIMO_CONTAINER_WORKER)",
+            path.display()
+        )));
+    }
+    Ok(Some(path))
 }
 
 /// The `"export"` section of a system file: expose and hide patterns.
@@ -741,12 +769,16 @@ fn write_archive(output: &Path, entries: &BTreeMap<String, Entry>) -> Result<()>
                 zip::CompressionMethod::Deflated
             })
             .large_file(false)
-            .unix_permissions(0o644);
+            .unix_permissions(if matches!(entry, Entry::Program(_)) {
+                0o755
+            } else {
+                0o644
+            });
         zip.start_file(name.as_str(), options)
             .map_err(|e| Error::Internal(format!("writing {}: {e}", output.display())))?;
         match entry {
             Entry::Bytes(bytes) => zip.write_all(bytes).map_err(|e| Error::io(output, e))?,
-            Entry::File(path) => {
+            Entry::File(path) | Entry::Program(path) => {
                 let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
                 std::io::copy(&mut file, &mut zip).map_err(|e| Error::io(output, e))?;
             }
