@@ -353,8 +353,10 @@ fn an_export_that_would_not_run_is_refused_with_the_name() {
             "--container-library",
             library,
             "--isolate",
+            "--container-worker",
+            "/nonexistent/worker",
         ],
-        "--isolate",
+        "the worker program /nonexistent/worker (--container-worker) is missing",
     );
     // An inner FMU without a binary for this platform.
     let unpacked = unpacked_with_edit("Oscillator", 2, "modelName", "modelName");
@@ -956,4 +958,89 @@ fn fmpy_survives_an_inner_segfault_and_hang_in_an_isolated_export() {
             );
         }
     }
+}
+
+/// libcosim (libcosimpy) runs an exported FMI 2 FMU alone with fixed steps: `STEP SECONDS`,
+/// `STEPS`; prints whether the steps went through, the time reached and the last value of
+/// each variable named after the FMU path.
+const LIBCOSIM: &str = r#"
+import sys
+from libcosimpy.CosimExecution import CosimExecution
+from libcosimpy.CosimSlave import CosimLocalSlave
+from libcosimpy.CosimObserver import CosimObserver
+from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+from libcosimpy._internal import get_last_error_message
+log_output_level(CosimLogLevel.FATAL)
+path, step, steps, names = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+execution = CosimExecution.from_step_size(round(step * 1e9))
+slave = CosimLocalSlave(fmu_path=path, instance_name="exported")
+index = execution.add_local_slave(slave)
+assert index >= 0, get_last_error_message()
+observer = CosimObserver.create_last_value()
+execution.add_observer(observer)
+ok = execution.step(steps)
+print('stepped', ok, 'to', execution.status().current_time, flush=True)
+if not ok:
+    print('error:', get_last_error_message(), flush=True)
+references = {v.name.decode(): v.reference for v in execution.slave_variables(index)}
+for name in names:
+    print(name, repr(observer.last_real_values(index, [references[name]])[0]), flush=True)
+print('importer goes on', flush=True)
+"#;
+
+/// The venv's python when it has libcosimpy (`cargo xtask test` installs it with FMPy).
+fn libcosim_python() -> Option<PathBuf> {
+    let py = fmpy_python()?;
+    let found = Command::new(&py)
+        .args(["-c", "import libcosimpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        common::skip::skipped(
+            Skip::Fmpy,
+            "libcosimpy is not in COSIMO_FMPY_PYTHON's venv; run `cargo xtask test` to run exported FMUs in libcosim",
+        );
+        return None;
+    }
+    Some(py)
+}
+
+#[test]
+fn libcosim_runs_an_fmi_2_export_like_cosimo_run_and_survives_an_inner_segfault() {
+    let Some(py) = libcosim_python() else { return };
+    let dir = temp_dir();
+    let system = example("two-mass-force-force.json");
+    let fmu = export(&[system.to_str().unwrap()], 2, &[], dir.path(), "lc.fmu");
+    let flat = run(
+        &[system.to_str().unwrap(), "--stop-time", "0.1"],
+        dir.path(),
+        "flat.csv",
+    );
+    let printed = python(
+        &py,
+        LIBCOSIM,
+        &[fmu.to_str().unwrap(), "0.001", "100", "mass1.x", "mass2.v"],
+    );
+    assert!(printed.contains("stepped True to 100000000"), "{printed}");
+    // The outer step is the macro step: the bits of `cosimo run`.
+    let last = flat.time().len() - 1;
+    for name in ["mass1.x", "mass2.v"] {
+        let expected = flat.values(flat.column(name).unwrap())[last];
+        let got: f64 = printed
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{printed}"))
+            .parse()
+            .unwrap();
+        assert_eq!(got.to_bits(), expected.to_bits(), "{name}: {printed}");
+    }
+    let crashing = faulty_export(5, 2, &["--isolate"], dir.path(), "lc-segfault.fmu");
+    let printed = python(&py, LIBCOSIM, &[crashing.to_str().unwrap(), "0.1", "8"]);
+    assert!(
+        printed.contains("stepped False to 300000000")
+            && printed.contains("component \"f\"")
+            && printed.contains("SIGSEGV")
+            && printed.contains("importer goes on"),
+        "libcosim hears the inner crash as the step's error and goes on:\n{printed}"
+    );
 }

@@ -318,4 +318,31 @@ mod tests {
         assert_eq!(request.overrides.step, Some(1e-3));
         assert_eq!(request.start_values, vec!["a.k=2", "a.u=3"]);
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_worker_program_is_found_under_the_fmu_and_made_executable() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let resources = root.path().join("resources");
+        std::fs::create_dir_all(&resources).unwrap();
+        let workers = Workers {
+            program: Some("binaries/linux64/worker".into()),
+            ..Workers::default()
+        };
+        let missing = workers.program_in(&resources).unwrap_err().to_string();
+        assert!(missing.contains("binaries/linux64/worker"), "{missing}");
+        let program = root.path().join("binaries/linux64/worker");
+        std::fs::create_dir_all(program.parent().unwrap()).unwrap();
+        // As an importer that unzips without file modes leaves it.
+        std::fs::write(&program, "").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(
+            workers.program_in(&resources).unwrap(),
+            Some(program.clone())
+        );
+        let mode = std::fs::metadata(&program).unwrap().permissions().mode();
+        assert_eq!(mode & 0o111, 0o111, "{mode:o}");
+        assert_eq!(Workers::default().program_in(&resources).unwrap(), None);
+    }
 }

@@ -37,6 +37,9 @@ const VENV_REQUIREMENTS: &[&str] = &[
     // The Python module (python/): its build backend and its test runner.
     "maturin==1.16.0",
     "pytest==9.2.0",
+    // libcosim (its C library in the wheel) as an importer of exported FMI 2 FMUs
+    // (tests/export.rs).
+    "libcosimpy==0.0.6",
 ];
 
 /// Wheels whose ready-made FMUs join the corpus (downloaded, not installed: the FMUs are read
