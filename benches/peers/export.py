@@ -11,7 +11,8 @@ component's y. `cosimo run chain.json -q --output-interval STOP -o /dev/null` ru
 system (two result rows), and so does `cosimo run chain.json -q -o /dev/null` (a row every
 macro step, the output interval the exported FMU keeps inside: it reads every output after
 each step, for the non-finite check, and hands the row to no one). Each is timed from outside, a run of S steps and a run of 1 step,
-best of --repeats; (T_S - T_1) / (S - 1) is the cost per macro step without start-up.
+best of --repeats, in CPU time (user + system); (T_S - T_1) / (S - 1) is the cost per
+macro step without start-up.
 
     python3 benches/peers/export.py [--sizes 1,10,100] [--steps 100000] [--repeats 3] [--no-build]
 
@@ -23,10 +24,10 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -63,14 +64,14 @@ def write_system(n, steps):
     return path
 
 
-def exported(cosimo, system, n):
-    """The system exported and unzipped: (folder, model identifier, value reference of the
-    last component's y)."""
-    fmu = OUT_DIR / f"chain-{n}.fmu"
+def exported(cosimo, system, n, name, extra):
+    """The system exported with `extra` options and unzipped: (folder, model identifier, value
+    reference of the last component's y)."""
+    fmu = OUT_DIR / f"{name}.fmu"
     library = target_dir() / "release" / "libcosimo_container.so"
     subprocess.run([str(cosimo), "export", str(system), "-q", "-o", str(fmu),
-                    "--container-library", str(library)], check=True)
-    folder = OUT_DIR / f"chain-{n}"
+                    "--container-library", str(library), *extra], check=True)
+    folder = OUT_DIR / name
     shutil.rmtree(folder, ignore_errors=True)
     with zipfile.ZipFile(fmu) as z:
         z.extractall(folder)
@@ -82,13 +83,15 @@ def exported(cosimo, system, n):
 
 
 def timed(argv):
-    """Wall seconds and stdout of a run that must succeed."""
-    start = time.perf_counter()
+    """CPU seconds (user + system of the run and the children it waited for: less sensitive
+    than the wall clock to other work on the machine) and stdout of a run that must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(argv, capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed (exit {done.returncode}):\n{done.stderr}")
-    return wall, done.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, done.stdout
 
 
 def per_step(make, steps, repeats):
@@ -113,29 +116,35 @@ def main():
     subprocess.run([os.environ.get("CC", "cc"), "-O2", "-o", str(loop),
                     str(Path(__file__).with_name("raw_loop.c")), "-ldl"], check=True)
     print(f"load average {os.getloadavg()[0]:.2f}; S = {args.steps}, best of {args.repeats}")
-    print(f"{'N':>5} {'C loop over export µs/step':>27} {'cosimo run µs/step':>19} {'ratio':>6}"
-          f" {'run, rows µs/step':>18} {'ratio':>6}")
+    print("µs per macro step; ratios: C loop over the export / cosimo run")
+    print(f"{'N':>5} {'run, 2 rows':>12} {'run, rows':>10} {'export':>8} {'/ 2 rows':>9}"
+          f" {'/ rows':>7} {'export, -oi STOP':>17} {'/ 2 rows':>9}")
     for n in [int(s) for s in args.sizes.split(",")]:
         system = write_system(n, args.steps)
-        folder, identifier, vr = exported(cosimo, system, n)
+        stop = repr(args.steps * STEP)
 
-        def c_loop(steps):
-            return [str(loop), str(folder), identifier, "1", str(steps), "-", str(vr), repr(STEP)]
+        def c_loop(export):
+            folder, identifier, vr = export
+            return lambda steps: [str(loop), str(folder), identifier, "1", str(steps), "-",
+                                  str(vr), repr(STEP)]
 
-        def run(steps):
-            stop = repr(steps * STEP)
-            return [str(cosimo), "run", str(system), "-q", "--stop-time", stop,
-                    "--output-interval", stop, "-o", os.devnull]
+        def run(extra):
+            return lambda steps: [str(cosimo), "run", str(system), "-q", "--stop-time",
+                                  repr(steps * STEP), "-o", os.devnull, *extra(steps)]
 
-        def run_rows(steps):
-            return [str(cosimo), "run", str(system), "-q", "--stop-time", repr(steps * STEP),
-                    "-o", os.devnull]
-
-        exported_cost, printed = per_step(c_loop, args.steps, args.repeats)
-        run_cost, _ = per_step(run, args.steps, args.repeats)
-        rows_cost, _ = per_step(run_rows, args.steps, args.repeats)
-        print(f"{n:>5} {exported_cost:>27.3f} {run_cost:>19.3f} {exported_cost / run_cost:>6.3f}"
-              f" {rows_cost:>18.3f} {exported_cost / rows_cost:>6.3f}"
+        two_rows, _ = per_step(run(lambda steps: ["--output-interval", repr(steps * STEP)]),
+                               args.steps, args.repeats)
+        rows, _ = per_step(run(lambda steps: []), args.steps, args.repeats)
+        # Inside the FMU the master reads every output at each output point (for the
+        # non-finite check): by default after every step; exported with --output-interval
+        # STOP, at the end only.
+        plain, printed = per_step(c_loop(exported(cosimo, system, n, f"chain-{n}", [])),
+                                  args.steps, args.repeats)
+        sparse, _ = per_step(
+            c_loop(exported(cosimo, system, n, f"chain-{n}-sparse", ["--output-interval", stop])),
+            args.steps, args.repeats)
+        print(f"{n:>5} {two_rows:>12.3f} {rows:>10.3f} {plain:>8.3f} {plain / two_rows:>9.3f}"
+              f" {plain / rows:>7.3f} {sparse:>17.3f} {sparse / two_rows:>9.3f}"
               f"   (last y = {printed.strip()})", flush=True)
 
 
