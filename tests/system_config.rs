@@ -121,6 +121,7 @@ fn a_full_file_parses_into_the_system() {
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             },
             Component {
                 name: "b".into(),
@@ -131,6 +132,7 @@ fn a_full_file_parses_into_the_system() {
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             },
         ],
         connections: vec![
