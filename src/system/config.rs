@@ -779,9 +779,9 @@ fn refuse_some_ranks(components: &[Component]) -> std::result::Result<(), String
     let given = components.iter().filter(|c| c.rank.is_some()).count();
     match components.iter().find(|c| c.rank.is_none()) {
         Some(without) if given > 0 => Err(format!(
-            "component \"{}\" has no \"rank\" while {given} other{} have one: give every component a \"rank\" (the MPI rank that steps it under mpirun), or none to split the system along its coupling order",
+            "component \"{}\" has no \"rank\" while {given} {} one: give every component a \"rank\" (the MPI rank that steps it under mpirun), or none to split the system along its coupling order",
             without.name,
-            if given == 1 { "" } else { "s" }
+            if given == 1 { "other has" } else { "others have" }
         )),
         _ => Ok(()),
     }
