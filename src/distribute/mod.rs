@@ -1,5 +1,6 @@
 //! ONE system over the ranks of `mpirun -n K` (feature `mpi` for the MPI transport): which
-//! runs can be spread, which rank owns which component, and the transports.
+//! runs can be spread, which rank owns which component, and the transports: MPI (`mpi`) and
+//! ranks as threads of one process (`threads`, for tests).
 //!
 //! The run itself is the one-process run with a transport (`master::transport`): every rank
 //! walks the same loop, steps only the components it owns and holds stand-ins for the others.
@@ -13,6 +14,7 @@
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod threads;
 
 use crate::settings::{Algorithm, Experiment};
 use crate::system::System;
