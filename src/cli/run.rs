@@ -253,7 +253,14 @@ impl Observer for Interrupt {
 }
 
 pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
-    let transport = start_transport()?;
+    let transport = match start_transport() {
+        Ok(transport) => transport,
+        // Launched by mpirun without MPI: every rank gets the error; rank 0 says it.
+        Err(error) if super::sweep::launch_rank() != 0 => {
+            std::process::exit(i32::from(crate::exit_code(&error)))
+        }
+        Err(error) => return Err(error),
+    };
     match transport {
         Some(transport) if transport.rank() != 0 => follow(args, transport),
         transport => lead(args, transport),
