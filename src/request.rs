@@ -161,7 +161,20 @@ pub fn prepare_on_ranks(
             Error::Usage(format!("{first}: {message}"))
         }
         other => other,
-    })?;
+    });
+    // Each rank instantiates only its components: all leave here together, or none.
+    let execution = match &transport {
+        Some(transport) => {
+            let status = execution.as_ref().map(|_| ()).map_err(|e| Error::OnRank {
+                rank: transport.rank(),
+                code: e.exit_code(),
+                message: e.to_string(),
+            });
+            crate::master::transport::agree(transport.as_ref(), status)?;
+            execution?
+        }
+        None => execution?,
+    };
     let integrals = system
         .connections
         .iter()

@@ -155,3 +155,37 @@ fn what_cannot_spread_is_refused_on_every_rank_before_loading() {
     });
     refused(&idle, 2, "MPI rank 1 would have nothing to do");
 }
+
+#[test]
+fn a_component_that_cannot_be_instantiated_on_rank_1_ends_every_rank() {
+    let dir = temp_dir();
+    // The library the model description names is not there: opening reads the description,
+    // instantiating (on the owner only) fails.
+    let broken = common::unpacked_with_edit(
+        "Oscillator",
+        3,
+        "modelIdentifier=\"Oscillator\"",
+        "modelIdentifier=\"NotThere\"",
+    );
+    let path = system(dir.path(), "two-mass-force-force.json", "broken", |x| {
+        x["components"][2]["fmu"] = json!(broken.path().display().to_string());
+        for (c, rank) in [0, 0, 1].iter().enumerate() {
+            x["components"][c]["rank"] = json!(rank);
+        }
+    });
+    let alone = match run(&path, None) {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("the broken FMU ran"),
+    };
+    for (rank, outcome) in run_on_threads(&path, 2).into_iter().enumerate() {
+        match outcome {
+            Err(Error::OnRank {
+                rank: 1, message, ..
+            }) if message == alone => {}
+            other => panic!(
+                "rank {rank}: expected one process' error ({alone}) from rank 1, got {:?}",
+                other.err()
+            ),
+        }
+    }
+}

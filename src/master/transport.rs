@@ -92,6 +92,16 @@ fn failure_in(rank: usize, bytes: &[u8]) -> Option<Error> {
     }
 }
 
+/// Every rank's outcome of a step that may fail on some ranks only: the first failing rank's
+/// error on every rank, as [`Error::OnRank`] (every rank must call this).
+pub fn agree(transport: &dyn Transport, result: Result<()>) -> Result<()> {
+    let all = transport.all_gather(&status_bytes(&result));
+    match all.iter().enumerate().find_map(|(r, b)| failure_in(r, b)) {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
 /// The f64 values packed after a status byte.
 fn floats(bytes: &[u8]) -> impl Iterator<Item = f64> + '_ {
     bytes[2..]
@@ -103,13 +113,9 @@ impl Execution {
     /// Every rank's outcome of a phase in which FMUs may fail: the first failing rank's error
     /// on every rank (the same on all, so that all leave the loop at the same point).
     pub(crate) fn agree(&self, result: Result<()>) -> Result<()> {
-        let Some(ranks) = &self.ranks else {
-            return result;
-        };
-        let all = ranks.transport.all_gather(&status_bytes(&result));
-        match all.iter().enumerate().find_map(|(r, b)| failure_in(r, b)) {
-            Some(error) => Err(error),
-            None => Ok(()),
+        match &self.ranks {
+            Some(ranks) => agree(ranks.transport.as_ref(), result),
+            None => result,
         }
     }
 
