@@ -35,6 +35,7 @@ fn chain(parallel: bool) -> System {
             call_timeout: None,
             worker_group: None,
             interface: None,
+            rank: None,
         })
         .collect();
     let connections = (1..COMPONENTS)

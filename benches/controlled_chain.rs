@@ -57,6 +57,7 @@ fn chain_system(
             call_timeout: None,
             worker_group: None,
             interface: None,
+            rank: None,
         });
     }
     for i in 0..CHAINS - 1 {
@@ -75,6 +76,7 @@ fn chain_system(
             call_timeout: None,
             worker_group: None,
             interface: None,
+            rank: None,
         });
         let (left, right) = (format!("chain{i}"), format!("chain{}", i + 1));
         for (from, to) in [

@@ -31,6 +31,7 @@ fn chain(components: usize, version: u8) -> System {
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             })
             .collect(),
         connections: (1..components)

@@ -45,6 +45,7 @@ fn chain() -> System {
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             }
         })
         .collect();

@@ -23,6 +23,7 @@ fn chain(count: usize) -> System {
             call_timeout: None,
             worker_group: None,
             interface: None,
+            rank: None,
         })
         .collect();
     let end = |c: usize, v: &str| Endpoint {

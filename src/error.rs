@@ -83,6 +83,15 @@ pub enum Error {
     Worker { component: String, message: String },
 
     /// A simulation failed at a given time.
+    /// A failure on one rank of a run under `mpirun`, as every rank reports it.
+    #[error("{message} (on MPI rank {rank})")]
+    OnRank {
+        rank: usize,
+        /// The exit code one process would give.
+        code: u8,
+        message: String,
+    },
+
     #[error("simulation failed at t = {}: {source}", crate::numbers::number(*.time))]
     Simulation {
         time: f64,
@@ -133,6 +142,7 @@ impl Error {
         match self {
             // Bad input found only once the run started is still bad input.
             Error::Simulation { source, .. } => source.exit_code(),
+            Error::OnRank { code, .. } => *code,
             Error::Fmi { .. }
             | Error::Discard { .. }
             | Error::Numerics(_)

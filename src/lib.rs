@@ -4,6 +4,7 @@
 //! through the [`fmu::Slave`] trait.
 
 pub mod analysis;
+pub mod distribute;
 pub mod error;
 pub mod export;
 pub mod fmu;

@@ -74,12 +74,28 @@ pub struct PreparedRun {
 /// Load, override, check and instantiate what `request` names; `warn` hears what an SSP
 /// import could not map exactly.
 pub fn prepare(request: &RunRequest, warn: &mut dyn FnMut(&str)) -> Result<PreparedRun> {
+    prepare_on_ranks(request, None, warn)
+}
+
+/// [`prepare`] for one rank of a run under `mpirun` (`transport`; `None`: one process): the
+/// settings that cannot run over ranks are refused and the partition is chosen before any FMU
+/// is opened, and this rank instantiates only its own components.
+pub fn prepare_on_ranks(
+    request: &RunRequest,
+    transport: Option<Arc<dyn crate::master::transport::Transport>>,
+    warn: &mut dyn FnMut(&str),
+) -> Result<PreparedRun> {
     let target = load(
         &request.targets,
         &request.connections,
         request.ssd.as_deref(),
     )?;
     let loaded = match target {
+        Target::Fmu(_) if transport.is_some() => {
+            return Err(Error::Usage(
+                "one FMU alone can use at most 1 MPI rank: run it without mpirun, or give mpirun -n K a system of K or more components".into(),
+            ))
+        }
         Target::Fmu(fmu) => return prepare_fmu(request, fmu),
         Target::System(loaded) => *loaded,
     };
@@ -118,6 +134,13 @@ pub fn prepare(request: &RunRequest, warn: &mut dyn FnMut(&str)) -> Result<Prepa
         .apply(&system.experiment, loaded.labels)
         .map_err(Error::Usage)?;
     check_threads(request, &system.experiment)?;
+    let ranks = match &transport {
+        Some(transport) => Some(crate::master::transport::Ranks {
+            owner: crate::distribute::partition(&system, transport.size())?,
+            transport: transport.clone(),
+        }),
+        None => None,
+    };
     for assignment in &request.start_values {
         let (name, value) = assignment.split_once('=').ok_or_else(|| {
             Error::Usage(format!("--start-value \"{assignment}\": expected component.NAME=VALUE, e.g. --start-value mass1.m=2.5"))
@@ -129,7 +152,8 @@ pub fn prepare(request: &RunRequest, warn: &mut dyn FnMut(&str)) -> Result<Prepa
             .set_start_value(&endpoint, value.trim().to_string())
             .map_err(|m| Error::Usage(format!("--start-value {name}: {m}")))?;
     }
-    let options = run_options(request, false, Vec::new());
+    let mut options = run_options(request, false, Vec::new());
+    options.ranks = ranks;
     let first = request.targets.first().cloned().unwrap_or_default();
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
     let execution = Execution::instantiate(&system, &options).map_err(|e| match e {
@@ -137,7 +161,20 @@ pub fn prepare(request: &RunRequest, warn: &mut dyn FnMut(&str)) -> Result<Prepa
             Error::Usage(format!("{first}: {message}"))
         }
         other => other,
-    })?;
+    });
+    // Each rank instantiates only its components: all leave here together, or none.
+    let execution = match &transport {
+        Some(transport) => {
+            let status = execution.as_ref().map(|_| ()).map_err(|e| Error::OnRank {
+                rank: transport.rank(),
+                code: e.exit_code(),
+                message: e.to_string(),
+            });
+            crate::master::transport::agree(transport.as_ref(), status)?;
+            execution?
+        }
+        None => execution?,
+    };
     let integrals = system
         .connections
         .iter()
@@ -251,6 +288,7 @@ fn run_options(
         worker: request.worker.clone(),
         worker_processes: request.worker_processes,
         interface: request.interface,
+        ranks: None,
     }
 }
 

@@ -326,6 +326,7 @@ fn pendulum_system(order: u8, h: f64, stop: f64, output: f64) -> System {
         call_timeout: None,
         worker_group: None,
         interface: None,
+        rank: None,
     };
     let point = |m: &str| InterfacePoint {
         position: format!("{m}.p{{}}"),

@@ -689,6 +689,20 @@ fn components(w: &mut Walker) {
             }
         }),
     );
+    // The MPI rank: its effect (which rank steps the component) shows only under mpirun,
+    // where tests/run_mpi.rs compares partitions; here the partition is checked.
+    let partial = edited(w, &|c| c["rank"] = json!(1));
+    w.walk_alone(FILE, "component.rank", &partial, |with| {
+        if with.code == Some(2)
+            && with
+                .stderr
+                .contains("has no \"rank\" while 1 other has one")
+        {
+            Ok(())
+        } else {
+            Err("expected a partition that leaves components out refused".into())
+        }
+    });
     // An endless loop: without a timeout the run would never end.
     let hanging = system(w, crashing(8, json!({"callTimeout": 0.3}), json!({})));
     w.walk_alone(FILE, "component.callTimeout", &hanging, |with| {

@@ -121,6 +121,7 @@ fn a_full_file_parses_into_the_system() {
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             },
             Component {
                 name: "b".into(),
@@ -131,6 +132,7 @@ fn a_full_file_parses_into_the_system() {
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             },
         ],
         connections: vec![
@@ -213,7 +215,7 @@ fn json_errors_name_the_file_line_and_column() {
         error(r#"{"components": [{"name": "a", "fmu": "A.fmu", "parameter": {}}]}"#),
         "dir/bad.json:1:57: unknown field `parameter`, expected one of `name`, `fmu`, \
          `description`, `parameters`, `subSteps`, `isolate`, `callTimeout`, `workerGroup`, \
-         `interface`"
+         `interface`, `rank`"
     );
     assert_eq!(
         error(r#"{"components": [{"name": "a"}]}"#),

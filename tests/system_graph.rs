@@ -93,6 +93,7 @@ fn system(
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             })
             .collect(),
         connections: connections
@@ -548,6 +549,7 @@ fn factors_need_numeric_types_and_start_values_are_checked() {
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             })
             .collect(),
         connections: vec![Connection {

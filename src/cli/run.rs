@@ -16,12 +16,13 @@ use cosimo::fs_checks::read_table;
 use cosimo::master::execution::Execution;
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::scenario::ScenarioPlayer;
+use cosimo::master::transport::Transport;
 use cosimo::observe::realtime::check_factor;
 use cosimo::observe::ResultFile;
 use cosimo::observe::{
     JsonProgress, Progress as ProgressObserver, RateMeter, RealTime, RealTimeReport,
 };
-use cosimo::request::{prepare, PreparedRun, RunRequest};
+use cosimo::request::{prepare_on_ranks, PreparedRun, RunRequest};
 use cosimo::settings::scenario::Scenario;
 use cosimo::settings::{Experiment, Overrides};
 use cosimo::system::System;
@@ -252,6 +253,82 @@ impl Observer for Interrupt {
 }
 
 pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
+    let transport = match start_transport() {
+        Ok(transport) => transport,
+        // Launched by mpirun without MPI: every rank gets the error; rank 0 says it.
+        Err(error) if super::sweep::launch_rank() != 0 => {
+            std::process::exit(i32::from(crate::exit_code(&error)))
+        }
+        Err(error) => return Err(error),
+    };
+    match transport {
+        Some(transport) if transport.rank() != 0 => follow(args, transport),
+        transport => lead(args, transport),
+    }
+}
+
+/// Under `mpirun -n K` (K > 1): the MPI transport between the ranks; `None` without mpirun.
+#[cfg(feature = "mpi")]
+fn start_transport() -> Result<Option<Arc<dyn Transport>>, Error> {
+    match cosimo::sweep::mpi_launch_size() {
+        None => Ok(None),
+        Some(_) => Ok(cosimo::distribute::mpi::MpiTransport::start()?
+            .map(|t| Arc::new(t) as Arc<dyn Transport>)),
+    }
+}
+
+/// Without the feature `mpi`, a run under `mpirun -n K` (K > 1) is refused: every process would
+/// run the whole system and write the same files.
+#[cfg(not(feature = "mpi"))]
+fn start_transport() -> Result<Option<Arc<dyn Transport>>, Error> {
+    match cosimo::sweep::mpi_launch_size() {
+        None => Ok(None),
+        Some(size) => Err(Error::Usage(format!(
+            "cosimo run was started as {size} MPI processes (mpirun), but this cosimo was built \
+             without MPI: each process would run the whole system and write the same files. \
+             Build it with the feature: cargo build --release --features mpi (it needs an MPI \
+             library, e.g. Debian's libopenmpi-dev, and libclang-dev), or run without mpirun"
+        ))),
+    }
+}
+
+/// A rank other than 0 under `mpirun`: the same run over its own components, quietly; rank 0
+/// writes the results and says what happened. An error ends this process with its exit code
+/// and without a word (rank 0 prints it), once MPI is finalised.
+fn follow(args: &RunArgs, transport: Arc<dyn Transport>) -> Result<Ended, Error> {
+    let result = (|| {
+        refuse_on_ranks(args)?;
+        let request = request(args)?;
+        let mut prepared = prepare_on_ranks(&request, Some(transport.clone()), &mut |_| {})?;
+        let mut observers: Vec<&mut dyn Observer> = Vec::new();
+        run_loop::run_with_scenario(&mut prepared.execution, None, &mut observers)
+    })();
+    // The last handle: MPI is finalised here.
+    drop(transport);
+    match result {
+        Ok(_) => Ok(Ended::Finished),
+        // Rank 0 says what went wrong; this rank only ends with the same code.
+        Err(error) => std::process::exit(i32::from(crate::exit_code(&error))),
+    }
+}
+
+/// What a run over several ranks does not take yet, refused on every rank before anything is
+/// loaded.
+fn refuse_on_ranks(args: &RunArgs) -> Result<(), Error> {
+    if args.scenario.is_some() {
+        return Err(Error::Usage(
+            "--scenario does not run under mpirun yet: its events are applied by one process to the whole system; run without mpirun".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The run in one process, or rank 0 of a run under `mpirun` (`transport`): it writes the
+/// results and the summary.
+fn lead(args: &RunArgs, transport: Option<Arc<dyn Transport>>) -> Result<Ended, Error> {
+    if transport.is_some() {
+        refuse_on_ranks(args)?;
+    }
     let signals = stop_on_signals()?;
     let quiet = args.quiet;
     let scenario = args
@@ -260,7 +337,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Ended, Error> {
         .map(|path| Scenario::read(path).map_err(Error::Usage))
         .transpose()?;
     let request = request(args)?;
-    let prepared = prepare(&request, &mut |warning| {
+    let prepared = prepare_on_ranks(&request, transport, &mut |warning| {
         if !quiet {
             say!("warning: {warning}");
         }

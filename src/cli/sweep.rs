@@ -171,7 +171,7 @@ fn start_ranks() -> Result<Option<Ranks>, Error> {
 }
 
 /// This process's rank as the MPI launcher set it (0 without one).
-fn launch_rank() -> usize {
+pub(crate) fn launch_rank() -> usize {
     ["OMPI_COMM_WORLD_RANK", "PMI_RANK"]
         .iter()
         .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())

@@ -181,6 +181,9 @@ impl Execution {
         for &c in &self.exchange_plan.held {
             self.values[c] = f64::from_bits(self.after_step[c].load(Ordering::Relaxed));
         }
+        if self.ranks.is_some() {
+            return self.exchange_across_ranks();
+        }
         for k in 0..self.exchange_plan.stretches.len() {
             let (thread, parts) = match &self.exchange_plan.stretches[k] {
                 Stretch::Loop(b) => {
@@ -227,6 +230,39 @@ impl Execution {
                 })?;
         }
         Ok(())
+    }
+}
+
+impl Execution {
+    /// The exchange after a step under `mpirun`: access by access, each fresh source read on
+    /// its owner and sent to every rank (the sets reach the owner's slave; a stand-in takes
+    /// them and does nothing).
+    fn exchange_across_ranks(&mut self) -> Result<()> {
+        // A set that fails on its owner is reported when every rank has walked the exchange.
+        let mut set_failed = Ok(());
+        for k in 0..self.exchange_plan.parts.len() {
+            let accesses = match &self.exchange_plan.parts[k] {
+                Part::Loop(b) => {
+                    super::loops::solve(self, *b)?;
+                    continue;
+                }
+                Part::Component { accesses, .. } => accesses.clone(),
+            };
+            for a in accesses {
+                let access = self.exchange_plan.accesses[a];
+                let c = access.connection;
+                if access.read {
+                    let y = self.read_source(c)?;
+                    if !y.is_finite() && !self.allow_non_finite {
+                        return Err(non_finite(&self.resolved, &self.resolved.connections[c], y));
+                    }
+                    self.values[c] = y;
+                } else if set_failed.is_ok() {
+                    set_failed = self.set_target(c, self.values[c]);
+                }
+            }
+        }
+        self.agree(set_failed)
     }
 }
 

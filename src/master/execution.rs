@@ -62,6 +62,8 @@ pub struct RunOptions {
     /// The interface of the FMUs that have both, for components that choose none
     /// (`--interface`; `None`: Co-Simulation).
     pub interface: Option<Interface>,
+    /// Under `mpirun`: the ranks and which of them owns each component (`None`: one process).
+    pub ranks: Option<super::transport::Ranks>,
 }
 
 /// `--interface` and the solver options take effect or are refused: `--interface` needs an
@@ -405,7 +407,7 @@ pub struct Execution {
     /// Current time.
     pub time: f64,
     /// Recorded variables, per component (index, recording).
-    recordings: Vec<(usize, Recording)>,
+    pub(crate) recordings: Vec<(usize, Recording)>,
     /// The exchange after a step, resolved into accesses per component.
     pub(crate) exchange_plan: ExchangePlan,
     /// Result columns without the component prefix (one FMU run alone).
@@ -441,6 +443,8 @@ pub struct Execution {
     pub parallel: Option<super::parallel::ParallelPlacement>,
     /// Every component steps in a worker process (checked once, not every step).
     pub(crate) all_in_background: bool,
+    /// Under `mpirun`: the ranks, and which owns each component (see `transport.rs`).
+    pub(crate) ranks: Option<super::transport::Ranks>,
 }
 
 impl Execution {
@@ -577,8 +581,24 @@ impl Execution {
                 hosting.unwrap_or(&options.worker),
             )?);
         }
+        // Under mpirun without the user's partition: contiguous runs of the coupling order.
+        let ranks = options.ranks.clone().map(|mut ranks| {
+            if ranks.owner.is_empty() {
+                let count = resolved.components.len();
+                let size = ranks.transport.size();
+                ranks.owner = split(&graph.gauss_seidel_order, &vec![1.0; count], size);
+            }
+            ranks
+        });
+        if let Some(ranks) = &ranks {
+            refuse_loops_across_ranks(&resolved, &graph, ranks)?;
+        }
         let factory = |i: usize| -> Result<Box<dyn Slave>> {
             let name = &resolved.components[i].name;
+            if ranks.as_ref().is_some_and(|r| !r.owns(i)) {
+                let description = fmus[i].description().clone();
+                return Ok(Box::new(super::stand_in::StandIn::new(name, description)));
+            }
             match &hosts[i] {
                 None => fmus[i].instantiate(name, options.instance.clone()),
                 Some(hosting) => processes[hosting.process]
@@ -643,6 +663,7 @@ impl Execution {
             table_inputs,
             parallel: None,
             all_in_background,
+            ranks,
         })
     }
 
@@ -671,6 +692,12 @@ impl Execution {
 
     /// Save every component's state (reusing the state saved last time).
     pub fn save_states(&mut self) -> Result<()> {
+        let saved = self.save_states_here();
+        self.agree(saved)
+    }
+
+    /// [`Execution::save_states`] of this process's slaves.
+    fn save_states_here(&mut self) -> Result<()> {
         for i in 0..self.state_ids.len() {
             let previous = self.state_ids[i];
             let id = self.placement.run_one(i, move |unit| match previous {
@@ -691,6 +718,12 @@ impl Execution {
     /// made after that state is withdrawn with it (a repeated step asks again).
     pub fn restore_states(&mut self) -> Result<()> {
         self.terminate_requested.store(false, Ordering::Relaxed);
+        let restored = self.restore_states_here();
+        self.agree(restored)
+    }
+
+    /// [`Execution::restore_states`] of this process's slaves.
+    fn restore_states_here(&mut self) -> Result<()> {
         for i in 0..self.state_ids.len() {
             let Some(id) = self.state_ids[i] else {
                 return Err(Error::Worker {
@@ -755,7 +788,7 @@ impl Execution {
             .map(|c| c.description.clone())
             .collect();
         let table_inputs = &self.table_inputs;
-        self.placement.run_all(&|i, unit: &mut Unit| {
+        let entered = self.placement.run_all(&|i, unit: &mut Unit| {
             // FMI 3 structural parameters first, in configuration mode; then the others.
             apply_start_values(
                 unit.slave.as_mut(),
@@ -769,10 +802,11 @@ impl Execution {
                 Some(experiment.stop),
             )?;
             table_inputs[i].apply(unit.slave.as_mut(), experiment.start)
-        })?;
+        });
+        self.agree(entered)?;
         self.exchange(true)?;
         let terminate = &self.terminate_requested;
-        self.placement.run_all(&|_, unit: &mut Unit| {
+        let exited = self.placement.run_all(&|_, unit: &mut Unit| {
             unit.slave.exit_initialization_mode()?;
             if unit.slave.state() == SlaveState::EventMode {
                 if event_iteration(unit.slave.as_mut())? {
@@ -781,7 +815,8 @@ impl Execution {
                 unit.slave.enter_step_mode()?;
             }
             Ok(())
-        })?;
+        });
+        self.agree(exited)?;
         // Outputs may change when initialization ends; take the coupling values from step mode.
         self.read_all_sources()?;
         self.exchange(false)?;
@@ -794,8 +829,10 @@ impl Execution {
         let plans = &self.plans;
         let resolved = &self.resolved;
         let after = &self.after_step;
-        self.placement
-            .run_all(&|i, unit: &mut Unit| read_outputs(&plans[i], resolved, unit, after, false))
+        let read = self
+            .placement
+            .run_all(&|i, unit: &mut Unit| read_outputs(&plans[i], resolved, unit, after, false));
+        self.share_sources(read)
     }
 
     /// Evaluate the coupling variables at the current time in graph order. In `initial` mode
@@ -806,6 +843,7 @@ impl Execution {
         if !initial {
             return self.exchange_after_step();
         }
+        let mut failed = Ok(());
         // Indices, not a copy of the blocks.
         for b in 0..self.graph.blocks.len() {
             if self.graph.blocks[b].is_loop {
@@ -829,15 +867,27 @@ impl Execution {
                 };
                 self.values[c] = value;
                 if initial || self.graph.propagates[c] {
-                    self.set_target(c, value)?;
+                    let set = self.set_target(c, value);
+                    if self.ranks.is_none() {
+                        set?;
+                    } else if failed.is_ok() {
+                        // Told when every rank has walked the exchange (see `agree`).
+                        failed = set;
+                    }
                 }
             }
         }
-        Ok(())
+        self.agree(failed)
     }
 
     /// Read the source of connection `c` now, transformed (value map, `scale * y + shift`).
     pub fn read_source(&mut self, c: usize) -> Result<f64> {
+        let component = self.resolved.connections[c].from_component;
+        self.read_on_owner(component, |exec| exec.read_source_here(c))
+    }
+
+    /// [`Execution::read_source`] from this process's slave (a stand-in reads nothing).
+    fn read_source_here(&mut self, c: usize) -> Result<f64> {
         let conn = &self.resolved.connections[c];
         let comp = &self.resolved.components[conn.from_component];
         let variable = &comp.description.variables[conn.from_variable];
@@ -1066,6 +1116,12 @@ impl Execution {
             )));
         }
         row.time = self.time;
+        let read = self.read_cells(row);
+        self.share_cells(&mut row.cells, read)
+    }
+
+    /// The cells of the components of this process into `row`.
+    fn read_cells(&mut self, row: &mut Row) -> Result<()> {
         let plan = &self.exchange_plan;
         let values = &self.values;
         let cells = Disjoint(row.cells.as_mut_ptr());
@@ -1097,7 +1153,7 @@ impl Execution {
                 .run_one(i, |unit| Ok(unit.slave.call_count()))
                 .unwrap_or(0);
         }
-        total
+        self.sum_over_ranks(total)
     }
 
     /// What the integrators of the Model Exchange components did, summed (`None`: there are
@@ -1116,14 +1172,57 @@ impl Execution {
                 sum.events += one.events;
             }
         }
-        total
+        if self.ranks.is_none() {
+            return total;
+        }
+        // Over ranks: summed where any rank has Model Exchange components.
+        let any = self.sum_over_ranks(u64::from(total.is_some()));
+        let one = total.unwrap_or_default();
+        (any > 0).then(|| crate::fmu::model_exchange::Statistics {
+            steps: self.sum_over_ranks(one.steps),
+            rhs_evaluations: self.sum_over_ranks(one.rhs_evaluations),
+            events: self.sum_over_ranks(one.events),
+        })
     }
 
     /// Terminate every slave.
     pub fn terminate(&mut self) -> Result<()> {
-        self.placement
-            .run_all(&|_, unit: &mut Unit| unit.slave.terminate())
+        let terminated = self
+            .placement
+            .run_all(&|_, unit: &mut Unit| unit.slave.terminate());
+        self.agree(terminated)
     }
+}
+
+/// Under `mpirun`, algebraic loops are refused (a first version): their Newton iteration
+/// reads directional derivatives of every component of the loop, which would have to travel.
+fn refuse_loops_across_ranks(
+    resolved: &ResolvedSystem,
+    graph: &CouplingGraph,
+    ranks: &super::transport::Ranks,
+) -> Result<()> {
+    let Some(block) = graph.blocks.iter().find(|b| b.is_loop) else {
+        return Ok(());
+    };
+    let mut members: Vec<usize> = block
+        .connections
+        .iter()
+        .flat_map(|&c| {
+            let conn = &resolved.connections[c];
+            [conn.from_component, conn.to_component]
+        })
+        .collect();
+    members.sort_unstable();
+    members.dedup();
+    let names: Vec<&str> = members
+        .iter()
+        .map(|&i| resolved.components[i].name.as_str())
+        .collect();
+    Err(Error::Usage(format!(
+        "the system has an algebraic loop (through {}), and loops are not solved over {} MPI ranks yet: run it without mpirun",
+        names.join(", "),
+        ranks.transport.size()
+    )))
 }
 
 /// The master's coupling state between macro steps, as a snapshot keeps it (the FMU states

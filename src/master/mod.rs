@@ -26,6 +26,8 @@ pub mod rim;
 pub mod run;
 pub mod scenario;
 pub mod simulation;
+pub mod stand_in;
+pub mod transport;
 pub mod zoh;
 
 /// The time grid of a run: start, stop, communication step and output interval.

@@ -431,8 +431,8 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             stats.integrator = exec.integrator_statistics();
             stats.parallel = exec.parallel.clone();
             stats.corrector_iterations = exec.corrector_iterations;
-            stats.events = exec.events.load(Ordering::Relaxed);
-            stats.early_returns = exec.early_returns.load(Ordering::Relaxed);
+            stats.events = exec.sum_over_ranks(exec.events.load(Ordering::Relaxed));
+            stats.early_returns = exec.sum_over_ranks(exec.early_returns.load(Ordering::Relaxed));
             self.algorithm.finish(stats);
             if let Some(player) = &self.scenario {
                 stats.scenario = player.applied().to_vec();

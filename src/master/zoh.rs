@@ -121,6 +121,17 @@ impl Execution {
         corrector: Option<&[f64]>,
         midpoints: Option<&[f64]>,
     ) -> Result<()> {
+        let stepped = self.step_jacobi_here(t_end, corrector, midpoints);
+        self.share_sources(stepped)
+    }
+
+    /// [`Execution::step_jacobi_with`] on the components of this process.
+    fn step_jacobi_here(
+        &mut self,
+        t_end: f64,
+        corrector: Option<&[f64]>,
+        midpoints: Option<&[f64]>,
+    ) -> Result<()> {
         let inputs = StepInputs {
             corrector,
             midpoints,
@@ -199,7 +210,8 @@ impl Execution {
 
     pub(crate) fn step_gauss_seidel(&mut self, t_end: f64) -> Result<()> {
         self.stepped.iter_mut().for_each(|s| *s = false);
-        for &i in &self.graph.gauss_seidel_order {
+        for k in 0..self.graph.gauss_seidel_order.len() {
+            let i = self.graph.gauss_seidel_order[k];
             let inputs = StepInputs {
                 resolved: &self.resolved,
                 plans: &self.plans,
@@ -217,8 +229,10 @@ impl Execution {
                 t_start: self.time,
                 t_end,
             };
-            self.placement
-                .run_one(i, |unit| step_component(i, unit, &inputs))?;
+            let result = self
+                .placement
+                .run_one(i, |unit| step_component(i, unit, &inputs));
+            self.share_component(i, result)?;
             self.stepped[i] = true;
         }
         Ok(())

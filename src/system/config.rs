@@ -128,6 +128,7 @@ fn component_argument(arg: &str) -> Result<Component> {
         call_timeout: None,
         worker_group: None,
         interface: None,
+        rank: None,
     })
 }
 
@@ -353,6 +354,8 @@ struct ComponentEntry {
     call_timeout: Option<f64>,
     worker_group: Option<String>,
     interface: Option<Interface>,
+    /// Under `mpirun`: the rank that steps the component.
+    rank: Option<usize>,
 }
 
 fn one() -> u32 {
@@ -727,7 +730,7 @@ enum SolverEntry {
 
 impl SystemFile {
     fn into_system(self, folder: &Path) -> std::result::Result<System, String> {
-        let components = self
+        let components: Vec<Component> = self
             .components
             .into_iter()
             .map(|c| Component {
@@ -739,6 +742,7 @@ impl SystemFile {
                 call_timeout: c.call_timeout,
                 worker_group: c.worker_group,
                 interface: c.interface,
+                rank: c.rank,
             })
             .collect();
         let connections = self
@@ -760,11 +764,26 @@ impl SystemFile {
                 ignore_units: c.ignore_units,
             })
             .collect();
+        refuse_some_ranks(&components)?;
         Ok(System {
             components,
             connections,
             experiment: self.experiment.into_experiment()?,
         })
+    }
+}
+
+/// `"rank"` (the MPI rank of a component under mpirun) is a partition: every component has one
+/// or none has. Checked in one process too, so that a file is refused the same way anywhere.
+fn refuse_some_ranks(components: &[Component]) -> std::result::Result<(), String> {
+    let given = components.iter().filter(|c| c.rank.is_some()).count();
+    match components.iter().find(|c| c.rank.is_none()) {
+        Some(without) if given > 0 => Err(format!(
+            "component \"{}\" has no \"rank\" while {given} {} one: give every component a \"rank\" (the MPI rank that steps it under mpirun), or none to split the system along its coupling order",
+            without.name,
+            if given == 1 { "other has" } else { "others have" }
+        )),
+        _ => Ok(()),
     }
 }
 

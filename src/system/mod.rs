@@ -53,6 +53,9 @@ pub struct Component {
     /// The FMU's interface this component uses (`None`: `--interface`, else Co-Simulation
     /// when the FMU has it, else Model Exchange).
     pub interface: Option<Interface>,
+    /// Under `mpirun`: the rank that steps this component (`None`: split along the coupling
+    /// order).
+    pub rank: Option<usize>,
 }
 
 /// One end of a connection: `component.variable`.
@@ -218,6 +221,7 @@ impl System {
                 call_timeout: None,
                 worker_group: None,
                 interface: None,
+                rank: None,
             }],
             connections: Vec::new(),
             experiment,

@@ -32,6 +32,9 @@ pub enum Skip {
     /// No `script` (util-linux) to give a run a terminal, where the progress bar shows: fails
     /// the suite in CI.
     NoScript,
+    /// No `mpirun` (Open MPI) to run cosimo over ranks (`.ci/run` installs it): fails the
+    /// suite in CI, as the skip of `sweep_mpi` that `cargo xtask test` logs does.
+    NoMpirun,
 }
 
 impl Skip {
@@ -43,6 +46,7 @@ impl Skip {
             Skip::NoLibm => "no-libm",
             Skip::NoChromium => "no-chromium",
             Skip::NoScript => "no-script",
+            Skip::NoMpirun => "mpi",
         }
     }
 }

@@ -29,6 +29,7 @@ pub fn component(name: &str, model: &str, version: u8, parameters: &[(&str, f64)
         call_timeout: None,
         worker_group: None,
         interface: None,
+        rank: None,
     }
 }
 

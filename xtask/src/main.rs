@@ -237,14 +237,23 @@ fn test(extra: &[String]) -> Result<(), String> {
         Ok(())
     } else if on_path("mpirun") {
         let mut tests = cargo();
-        tests.args(["test", "--features", "mpi", "--test", "sweep_mpi"]);
+        // One system over ranks (run_mpi) and many runs over ranks (sweep_mpi).
+        tests.args([
+            "test",
+            "--features",
+            "mpi",
+            "--test",
+            "sweep_mpi",
+            "--test",
+            "run_mpi",
+        ]);
         tests.env("COSIMO_SKIP_LOG", &skip_log);
         run(tests)
     } else {
         log_skip(
             &skip_log,
             "mpi",
-            "sweep_mpi (all)",
+            "sweep_mpi, run_mpi (all)",
             "no mpirun on PATH (install openmpi-bin, libopenmpi-dev and libclang-dev; .ci/run \
              does)",
         )

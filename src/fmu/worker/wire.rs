@@ -671,6 +671,8 @@ impl From<&Error> for WireError {
             Error::Usage(m) => WireError::Usage(m.clone()),
             Error::Numerics(m) => WireError::Numerics(m.clone()),
             Error::Internal(m) => WireError::Internal(m.clone()),
+            // A worker runs inside one rank: it never sees another rank's failure.
+            Error::OnRank { .. } => WireError::Internal(error.to_string()),
             Error::Worker { component, message } => WireError::Worker {
                 component: component.clone(),
                 message: message.clone(),

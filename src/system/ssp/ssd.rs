@@ -1098,6 +1098,7 @@ impl Importer<'_> {
             call_timeout: None,
             worker_group: None,
             interface: None,
+            rank: None,
         };
         for a in self.annotations(e, "org.cosimo.component") {
             for (key, text) in &a.attrs {

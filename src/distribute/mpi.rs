@@ -1,0 +1,85 @@
+//! The transport of a run over the ranks of `mpirun -n K`: MPI collectives on the world
+//! communicator, called from the main thread only (MPI is initialised `Funneled`).
+
+use mpi::datatype::PartitionMut;
+use mpi::environment::Universe;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::{CommunicatorCollectives, Root};
+use mpi::{Count, Threading};
+
+use crate::master::transport::Transport;
+use crate::{Error, Result};
+
+/// The MPI world of this process; MPI is finalised when it is dropped.
+pub struct MpiTransport {
+    world: SimpleCommunicator,
+    // Declared last: dropped (MPI_Finalize) after the communicator.
+    _universe: Universe,
+}
+
+// SAFETY: MPI is initialised with `Threading::Funneled`, and the run loop calls the transport
+// from the thread that created it only (the worker threads step FMUs and never see it); the
+// bounds let the execution that holds it move as a whole, as the one-process run does.
+unsafe impl Send for MpiTransport {}
+unsafe impl Sync for MpiTransport {}
+
+impl MpiTransport {
+    /// Initialise MPI (once, on the main thread); `None` when this process runs alone.
+    pub fn start() -> Result<Option<MpiTransport>> {
+        let (universe, _) = mpi::initialize_with_threading(Threading::Funneled)
+            .ok_or_else(|| Error::Internal("MPI was initialised twice".into()))?;
+        let world = universe.world();
+        if world.size() < 2 {
+            return Ok(None);
+        }
+        Ok(Some(MpiTransport {
+            world,
+            _universe: universe,
+        }))
+    }
+}
+
+impl Transport for MpiTransport {
+    fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        let size = self.size();
+        let mut counts = vec![0 as Count; size];
+        self.world
+            .all_gather_into(&(mine.len() as Count), &mut counts[..]);
+        let displs: Vec<Count> = counts
+            .iter()
+            .scan(0, |at, &n| {
+                let start = *at;
+                *at += n;
+                Some(start)
+            })
+            .collect();
+        let total: usize = counts.iter().map(|&n| n as usize).sum();
+        let mut all = vec![0u8; total];
+        {
+            let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            self.world.all_gather_varcount_into(mine, &mut partition);
+        }
+        counts
+            .iter()
+            .zip(&displs)
+            .map(|(&n, &at)| all[at as usize..(at + n) as usize].to_vec())
+            .collect()
+    }
+
+    fn broadcast(&self, root: usize, mut bytes: Vec<u8>) -> Vec<u8> {
+        let process = self.world.process_at_rank(root as i32);
+        let mut len = bytes.len() as u64;
+        process.broadcast_into(&mut len);
+        bytes.resize(len as usize, 0);
+        process.broadcast_into(&mut bytes[..]);
+        bytes
+    }
+}

@@ -1,0 +1,358 @@
+//! One system over several ranks: the transport a distributed run talks through, and what
+//! travels at each point of the run loop (`distribute/` implements the transport and decides
+//! the partition; a single process is the run without ranks).
+//!
+//! Control is replicated: every rank walks the same loop over the same system, owns some of
+//! its components (stepped by their FMUs) and holds a stand-in (`stand_in.rs`) for the others.
+//! What travels, in a fixed order so that every rank ends with the same bits:
+//! - after the components step (Jacobi), one all-gather: per rank its status, its components'
+//!   wish to terminate and the sources of the connections it owns, in connection order;
+//! - in Gauss-Seidel, after each component's step, one broadcast from its owner of the same;
+//! - a source read fresh at a communication point (an output that feeds through from an
+//!   input, and every source at initialization): one broadcast from its owner;
+//! - at an output point, one all-gather of the recorded cells each rank owns, so that every
+//!   rank holds (and checks) the whole row and rank 0 writes it;
+//! - after every other phase in which an FMU can fail, one all-gather of the status.
+//!
+//! A failure on a rank ends every rank with its message and the rank ([`Error::OnRank`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::execution::Execution;
+use super::record::Cell;
+use crate::{Error, Result};
+
+/// How the ranks of one run talk: collective operations that every rank calls in the same
+/// order.
+pub trait Transport: Send + Sync {
+    /// This process's rank.
+    fn rank(&self) -> usize;
+    /// The number of ranks.
+    fn size(&self) -> usize;
+    /// Every rank's `mine`, in rank order.
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
+    /// The bytes of rank `root` (the others pass anything, e.g. nothing).
+    fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Vec<u8>;
+}
+
+/// The ranks of a distributed run and which rank owns each component.
+#[derive(Clone)]
+pub struct Ranks {
+    pub transport: Arc<dyn Transport>,
+    /// Per component (in system order): the rank that steps it.
+    pub owner: Vec<usize>,
+}
+
+impl Ranks {
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.transport.rank()
+    }
+
+    /// Whether this rank steps component `i`.
+    pub fn owns(&self, i: usize) -> bool {
+        self.owner.get(i) == Some(&self.rank())
+    }
+}
+
+const OK: u8 = 0;
+const FAILED: u8 = 1;
+
+/// A status message: OK, or the failure's text.
+fn status_bytes(result: &Result<()>) -> Vec<u8> {
+    match result {
+        Ok(()) => vec![OK],
+        Err(error) => {
+            let mut bytes = vec![FAILED, error.exit_code()];
+            bytes.extend_from_slice(failure_text(error).as_bytes());
+            bytes
+        }
+    }
+}
+
+/// The text of a failure as one process would print it (a failure passed on from another
+/// rank keeps its own text).
+fn failure_text(error: &Error) -> String {
+    match error {
+        Error::OnRank { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The failure in a status message of `rank`, if it is one.
+fn failure_in(rank: usize, bytes: &[u8]) -> Option<Error> {
+    match bytes.first() {
+        Some(&OK) => None,
+        _ => Some(Error::OnRank {
+            rank,
+            code: bytes.get(1).copied().unwrap_or(1),
+            message: String::from_utf8_lossy(bytes.get(2..).unwrap_or_default()).into_owned(),
+        }),
+    }
+}
+
+/// Every rank's outcome of a step that may fail on some ranks only: the first failing rank's
+/// error on every rank, as [`Error::OnRank`] (every rank must call this).
+pub fn agree(transport: &dyn Transport, result: Result<()>) -> Result<()> {
+    let all = transport.all_gather(&status_bytes(&result));
+    match all.iter().enumerate().find_map(|(r, b)| failure_in(r, b)) {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// The f64 values packed after a status byte.
+fn floats(bytes: &[u8]) -> impl Iterator<Item = f64> + '_ {
+    bytes[2..]
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))
+}
+
+impl Execution {
+    /// Every rank's outcome of a phase in which FMUs may fail: the first failing rank's error
+    /// on every rank (the same on all, so that all leave the loop at the same point).
+    pub(crate) fn agree(&self, result: Result<()>) -> Result<()> {
+        match &self.ranks {
+            Some(ranks) => agree(ranks.transport.as_ref(), result),
+            None => result,
+        }
+    }
+
+    /// After the components stepped (or their sources were read): the sources each rank owns
+    /// to every rank, with the status and the wish to terminate.
+    pub(crate) fn share_sources(&mut self, result: Result<()>) -> Result<()> {
+        let Some(ranks) = self.ranks.clone() else {
+            return result;
+        };
+        let me = ranks.rank();
+        let mut bytes = status_bytes(&result);
+        if result.is_ok() {
+            bytes.push(u8::from(self.terminate_requested.load(Ordering::Relaxed)));
+            for (c, conn) in self.resolved.connections.iter().enumerate() {
+                if ranks.owner[conn.from_component] == me {
+                    let bits = self.after_step[c].load(Ordering::Relaxed);
+                    bytes.extend_from_slice(&bits.to_le_bytes());
+                }
+            }
+        }
+        let all = ranks.transport.all_gather(&bytes);
+        if let Some(error) = all.iter().enumerate().find_map(|(r, b)| failure_in(r, b)) {
+            return Err(error);
+        }
+        for (r, bytes) in all.iter().enumerate() {
+            if bytes.get(1) == Some(&1) {
+                self.terminate_requested.store(true, Ordering::Relaxed);
+            }
+            let owned = self
+                .resolved
+                .connections
+                .iter()
+                .enumerate()
+                .filter(|(_, conn)| ranks.owner[conn.from_component] == r)
+                .map(|(c, _)| c);
+            for (c, y) in owned.zip(floats(bytes)) {
+                self.after_step[c].store(y.to_bits(), Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    }
+
+    /// Gauss-Seidel: after component `i` stepped on its owner, its sources to every rank.
+    pub(crate) fn share_component(&mut self, i: usize, result: Result<()>) -> Result<()> {
+        let Some(ranks) = self.ranks.clone() else {
+            return result;
+        };
+        let owner = ranks.owner[i];
+        let from_i = |c: &usize| self.resolved.connections[*c].from_component == i;
+        let sources: Vec<usize> = (0..self.resolved.connections.len())
+            .filter(from_i)
+            .collect();
+        let mut bytes = Vec::new();
+        if owner == ranks.rank() {
+            bytes = status_bytes(&result);
+            if result.is_ok() {
+                bytes.push(u8::from(self.terminate_requested.load(Ordering::Relaxed)));
+                for &c in &sources {
+                    let bits = self.after_step[c].load(Ordering::Relaxed);
+                    bytes.extend_from_slice(&bits.to_le_bytes());
+                }
+            }
+        }
+        let bytes = ranks.transport.broadcast(owner, bytes);
+        if let Some(error) = failure_in(owner, &bytes) {
+            return Err(error);
+        }
+        if bytes.get(1) == Some(&1) {
+            self.terminate_requested.store(true, Ordering::Relaxed);
+        }
+        for (&c, y) in sources.iter().zip(floats(&bytes)) {
+            self.after_step[c].store(y.to_bits(), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// A value read on the rank that owns `component` (`read` runs there), on every rank.
+    pub(crate) fn read_on_owner(
+        &mut self,
+        component: usize,
+        read: impl FnOnce(&mut Execution) -> Result<f64>,
+    ) -> Result<f64> {
+        let Some(ranks) = self.ranks.clone() else {
+            return read(self);
+        };
+        let owner = ranks.owner[component];
+        let mut bytes = Vec::new();
+        if owner == ranks.rank() {
+            let result = read(self);
+            bytes = status_bytes(&result.as_ref().map(|_| ()).map_err(clone_error));
+            if let Ok(y) = result {
+                bytes.push(0);
+                bytes.extend_from_slice(&y.to_le_bytes());
+            }
+        }
+        let bytes = ranks.transport.broadcast(owner, bytes);
+        if let Some(error) = failure_in(owner, &bytes) {
+            return Err(error);
+        }
+        let value = floats(&bytes).next();
+        value.ok_or_else(|| Error::Internal(format!("no value from rank {owner}")))
+    }
+
+    /// At an output point: the cells each rank read for the components it owns, into every
+    /// rank's row (`result`: this rank's reading).
+    pub(crate) fn share_cells(&self, cells: &mut [Cell], result: Result<()>) -> Result<()> {
+        let Some(ranks) = &self.ranks else {
+            return result;
+        };
+        let me = ranks.rank();
+        let mut bytes = status_bytes(&result);
+        if result.is_ok() {
+            bytes.push(0);
+            for range in self.owned_cells(ranks, me) {
+                for cell in &cells[range] {
+                    encode_cell(cell, &mut bytes);
+                }
+            }
+        }
+        let all = ranks.transport.all_gather(&bytes);
+        if let Some(error) = all.iter().enumerate().find_map(|(r, b)| failure_in(r, b)) {
+            return Err(error);
+        }
+        for (r, bytes) in all.iter().enumerate() {
+            if r == me {
+                continue;
+            }
+            let mut at = 2;
+            for range in self.owned_cells(ranks, r) {
+                for cell in &mut cells[range] {
+                    *cell = decode_cell(bytes, &mut at).ok_or_else(|| {
+                        Error::Internal(format!("a result row from rank {r} is cut short"))
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ranges of row cells of the components that rank `r` owns, in component order.
+    fn owned_cells(&self, ranks: &Ranks, r: usize) -> Vec<std::ops::Range<usize>> {
+        (0..self.resolved.components.len())
+            .filter(|&i| ranks.owner[i] == r)
+            .filter_map(|i| self.exchange_plan.record_at[i])
+            .map(|(k, offset)| offset..offset + self.recordings[k].1.len())
+            .collect()
+    }
+
+    /// Sum of a count over the ranks.
+    pub(crate) fn sum_over_ranks(&self, count: u64) -> u64 {
+        match &self.ranks {
+            None => count,
+            Some(ranks) => ranks
+                .transport
+                .all_gather(&count.to_le_bytes())
+                .iter()
+                .map(|b| u64::from_le_bytes(b.as_slice().try_into().unwrap_or_default()))
+                .sum(),
+        }
+    }
+}
+
+/// Errors are not `Clone`: the text is what travels.
+fn clone_error(error: &Error) -> Error {
+    Error::OnRank {
+        rank: 0,
+        code: error.exit_code(),
+        message: failure_text(error),
+    }
+}
+
+fn encode_cell(cell: &Cell, out: &mut Vec<u8>) {
+    let bytes_of = |out: &mut Vec<u8>, b: &[u8]| {
+        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        out.extend_from_slice(b);
+    };
+    match cell {
+        Cell::Float(x) => {
+            out.push(0);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        Cell::Floats(xs) => {
+            out.push(1);
+            out.extend_from_slice(&(xs.len() as u64).to_le_bytes());
+            xs.iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+        }
+        Cell::Int(x) => {
+            out.push(2);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        Cell::UInt(x) => {
+            out.push(3);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        Cell::Bool(x) => out.extend_from_slice(&[4, u8::from(*x)]),
+        Cell::Text(s) => {
+            out.push(5);
+            bytes_of(out, s.as_bytes());
+        }
+        Cell::Bytes(b) => {
+            out.push(6);
+            bytes_of(out, b);
+        }
+    }
+}
+
+fn decode_cell(bytes: &[u8], at: &mut usize) -> Option<Cell> {
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let slice = bytes.get(*at..*at + n)?;
+        *at += n;
+        Some(slice)
+    };
+    let tag = take(1)?[0];
+    let word = |b: &[u8]| -> [u8; 8] { b.try_into().unwrap_or_default() };
+    Some(match tag {
+        0 => Cell::Float(f64::from_le_bytes(word(take(8)?))),
+        1 => {
+            let n = u64::from_le_bytes(word(take(8)?)) as usize;
+            let mut xs = Vec::with_capacity(n);
+            for _ in 0..n {
+                xs.push(f64::from_le_bytes(word(take(8)?)));
+            }
+            Cell::Floats(xs)
+        }
+        2 => Cell::Int(i64::from_le_bytes(word(take(8)?))),
+        3 => Cell::UInt(u64::from_le_bytes(word(take(8)?))),
+        4 => Cell::Bool(take(1)?[0] != 0),
+        5 | 6 => {
+            let n = u64::from_le_bytes(word(take(8)?)) as usize;
+            let b = take(n)?.to_vec();
+            if tag == 5 {
+                Cell::Text(String::from_utf8_lossy(&b).into_owned())
+            } else {
+                Cell::Bytes(b)
+            }
+        }
+        _ => return None,
+    })
+}

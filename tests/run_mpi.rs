@@ -1,0 +1,255 @@
+//! `cosimo run` of one system under `mpirun -n 2` and `-n 3` (feature `mpi`, Open MPI's mpirun
+//! on localhost): the components spread over the ranks, rank 0 writes the results, byte for
+//! byte those of one process, for Jacobi and Gauss-Seidel and two partitions each; what does
+//! not run over ranks yet is refused before anything is loaded.
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::skip::{skipped, Skip};
+use common::{cosimo, show, temp_dir};
+use serde_json::{json, Value};
+
+/// Whether `mpirun` is on the PATH; else the test reports itself skipped.
+fn have_mpirun() -> bool {
+    let found = Command::new("mpirun").arg("--version").output().is_ok();
+    if !found {
+        skipped(
+            Skip::NoMpirun,
+            "no mpirun on PATH (install openmpi-bin, libopenmpi-dev and libclang-dev)",
+        );
+    }
+    found
+}
+
+/// `cosimo ARGS` under `mpirun -n RANKS` on this machine (as in `sweep_mpi.rs`).
+fn mpirun(ranks: usize, args: &[&str]) -> Output {
+    Command::new("mpirun")
+        .args(["--oversubscribe", "-n", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_cosimo"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        .env_remove("COSIMO_LOG")
+        .output()
+        .expect("mpirun runs (install openmpi-bin)")
+}
+
+fn example(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fmus")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `system` written into `dir` (its FMU paths made absolute: the file moves out of fmus/).
+fn write_system(dir: &Path, name: &str, mut system: Value) -> PathBuf {
+    let fmus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus");
+    for component in system["components"].as_array_mut().expect("components") {
+        let fmu = component["fmu"].as_str().expect("fmu").to_string();
+        component["fmu"] = json!(fmus.join(fmu).display().to_string());
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string_pretty(&system).unwrap()).unwrap();
+    path
+}
+
+/// The system run in one process, then under mpirun with `ranks` ranks: the same CSV bytes.
+fn same_results(system: &Path, ranks: usize, label: &str) {
+    let dir = system.parent().expect("folder");
+    let one = dir.join(format!("{label}-one.csv"));
+    let many = dir.join(format!("{label}-{ranks}.csv"));
+    let path = system.display().to_string();
+    let alone = cosimo(["run", &path, "-o", &one.display().to_string()]);
+    assert!(alone.status.success(), "{label}: {}", show(&alone));
+    let spread = mpirun(ranks, &["run", &path, "-o", &many.display().to_string()]);
+    assert!(
+        spread.status.success(),
+        "{label} on {ranks} ranks: {}",
+        show(&spread)
+    );
+    let (a, b) = (std::fs::read(&one).unwrap(), std::fs::read(&many).unwrap());
+    assert!(a.len() > 100, "{label}: hardly any results");
+    assert!(
+        a == b,
+        "{label}: the results on {ranks} ranks differ from one process'"
+    );
+}
+
+/// With every component given a rank (`ranks[k]` for component k).
+fn with_ranks(mut system: Value, ranks: &[usize]) -> Value {
+    for (component, rank) in system["components"]
+        .as_array_mut()
+        .expect("components")
+        .iter_mut()
+        .zip(ranks)
+    {
+        component["rank"] = json!(rank);
+    }
+    system
+}
+
+fn with_algorithm(mut system: Value, algorithm: &str, order: u8) -> Value {
+    system["experiment"]["algorithm"] = json!(algorithm);
+    system["experiment"]["extrapolationOrder"] = json!(order);
+    system
+}
+
+#[test]
+fn two_masses_give_the_same_bits_on_two_and_three_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    for (algorithm, order) in [("jacobi", 0), ("gauss-seidel", 0), ("jacobi", 2)] {
+        let system = with_algorithm(example("two-mass-force-force.json"), algorithm, order);
+        let label = format!("{algorithm}-{order}");
+        // Along the coupling order, and as the user splits it.
+        let path = write_system(dir.path(), &format!("{label}.json"), system.clone());
+        same_results(&path, 2, &label);
+        same_results(&path, 3, &label);
+        let given = write_system(
+            dir.path(),
+            &format!("{label}-given.json"),
+            with_ranks(system.clone(), &[1, 0, 1]),
+        );
+        same_results(&given, 2, &format!("{label}-given"));
+        let given3 = write_system(
+            dir.path(),
+            &format!("{label}-given3.json"),
+            with_ranks(system, &[2, 0, 1]),
+        );
+        same_results(&given3, 3, &format!("{label}-given3"));
+    }
+}
+
+#[test]
+fn a_chain_gives_the_same_bits_on_two_and_three_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    for algorithm in ["gauss-seidel", "jacobi"] {
+        let system = with_algorithm(example("conformance-chain.json"), algorithm, 0);
+        let path = write_system(
+            dir.path(),
+            &format!("chain-{algorithm}.json"),
+            system.clone(),
+        );
+        same_results(&path, 2, &format!("chain-{algorithm}"));
+        same_results(&path, 3, &format!("chain-{algorithm}"));
+        let given = write_system(
+            dir.path(),
+            &format!("chain-{algorithm}-given.json"),
+            with_ranks(system, &[0, 1, 0, 2]),
+        );
+        same_results(&given, 3, &format!("chain-{algorithm}-given"));
+    }
+}
+
+#[test]
+fn what_does_not_spread_is_refused_before_loading() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let mut implicit = example("two-mass-force-force.json");
+    implicit["experiment"]["algorithm"] = json!("implicit");
+    // An FMU that does not exist: the refusal comes before anything is loaded.
+    implicit["components"][0]["fmu"] = json!("missing.fmu");
+    let path = write_system(dir.path(), "implicit.json", implicit);
+    let output = mpirun(2, &["run", &path.display().to_string()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(
+        stderr.contains("the implicit algorithm does not run over 2 MPI ranks yet"),
+        "{}",
+        show(&output)
+    );
+    assert_eq!(
+        stderr.matches("error:").count(),
+        1,
+        "said once, by rank 0: {}",
+        show(&output)
+    );
+
+    let mut two = example("two-mass-force-force.json");
+    two["components"][0]["fmu"] = json!("missing.fmu");
+    let path = write_system(dir.path(), "three.json", two);
+    let output = mpirun(4, &["run", &path.display().to_string()]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("can use at most 3 MPI ranks, not 4"),
+        "{}",
+        show(&output)
+    );
+}
+
+/// A system of the Faulty FMU (rank 1) and an oscillator (rank 0), the FMU failing (`failure`
+/// as the Faulty model numbers them) in the step that reaches t = 0.05.
+fn faulty_system(dir: &Path, failure: i32) -> PathBuf {
+    let system = json!({
+        "components": [
+            {"name": "osc", "fmu": common::fmu("Oscillator", 2).display().to_string(), "rank": 0},
+            {"name": "f", "fmu": common::fmu("Faulty", 2).display().to_string(), "rank": 1,
+             "parameters": {"failure": failure, "fail_at": 0.05}}
+        ],
+        "connections": [],
+        "experiment": {"stopTime": 0.2, "stepSize": 0.01}
+    });
+    let path = dir.join(format!("faulty-{failure}.json"));
+    std::fs::write(&path, system.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn a_failure_on_rank_1_ends_every_rank_with_its_message() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let system = faulty_system(dir.path(), 2).display().to_string();
+    let (one, many) = (dir.path().join("one.csv"), dir.path().join("many.csv"));
+    let alone = cosimo(["run", &system, "-o", &one.display().to_string()]);
+    let spread = mpirun(2, &["run", &system, "-o", &many.display().to_string()]);
+    assert_eq!(alone.status.code(), Some(1), "{}", show(&alone));
+    assert_eq!(spread.status.code(), Some(1), "{}", show(&spread));
+    let first_line = |output: &Output| {
+        String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (said_alone, said_spread) = (first_line(&alone), first_line(&spread));
+    assert!(
+        said_alone.contains("simulation failed at t = 0.04") && said_alone.contains("fmi2DoStep"),
+        "{}",
+        show(&alone)
+    );
+    let stderr = String::from_utf8_lossy(&spread.stderr);
+    assert!(
+        said_spread.starts_with(&said_alone) && stderr.contains("(on MPI rank 1)"),
+        "expected one process' message and the rank:\n{said_alone}\n{}",
+        show(&spread)
+    );
+    assert_eq!(stderr.matches("error: ").count(), 1, "{}", show(&spread));
+    // The rows up to the failure, as one process keeps them.
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&many).unwrap());
+}
+
+#[test]
+fn a_termination_asked_on_rank_1_ends_every_rank_where_one_process_ends() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let system = faulty_system(dir.path(), 4);
+    same_results(&system, 2, "terminate");
+}
