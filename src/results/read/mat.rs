@@ -371,6 +371,9 @@ fn matrix(bytes: &[u8], at: usize) -> std::result::Result<(Matrix<'_>, usize), S
     }
     let length = length as usize;
     let end = data_at + length * parts as usize;
+    // A matrix without elements has no extent: 0 x 2^31 must not make 2^31 empty names (or
+    // rows) of nothing downstream.
+    let (rows, columns) = if length == 0 { (0, 0) } else { (rows, columns) };
     Ok((
         Matrix {
             name,
@@ -496,5 +499,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("is this a MAT v4 file?"));
+    }
+
+    /// Found by `cargo xtask fuzz 600 result_mat` (fuzz/seeds/result_mat/): an Aclass text
+    /// matrix of 1,291,845,636 rows and no columns, no bytes, made a Vec of that many names
+    /// (31 GB) before the fix.
+    #[test]
+    fn a_matrix_without_elements_has_no_rows_either() {
+        let crash = include_bytes!("../../../fuzz/seeds/result_mat/empty-aclass-of-a-billion-rows");
+        let message = parse(crash, Path::new("f.mat")).unwrap_err().to_string();
+        assert!(message.contains("Aclass says version \"\""), "{message}");
     }
 }
