@@ -93,14 +93,7 @@ fn every_run_option_changes_the_run_or_is_refused() {
         "--ignore-units",
         &units,
         &["--ignore-units", "m1.x=m2.F"],
-        Holds(|without, with| {
-            if without.code == Some(2) && without.stderr.contains("ignoreUnits") && with.finished()
-            {
-                Ok(())
-            } else {
-                Err("expected the connection of metres to newtons refused without it and run with it".into())
-            }
-        }),
+        Holds(units_refused_only_without),
     );
     // --ssd: an SSP folder with a second structure whose mass 1 starts elsewhere.
     let ssp = ssp_with_second_structure(&w);
@@ -856,6 +849,19 @@ fn oscillator_with_base_units(w: &Walker) -> String {
     folder.display().to_string()
 }
 
+/// The connection of metres to newtons is refused without `--ignore-units` (naming the
+/// system file's `ignoreUnits`) and made with it, by `run` and `export` alike.
+fn units_refused_only_without(without: &Ran, with: &Ran) -> Result<(), String> {
+    if without.code == Some(2) && without.stderr.contains("ignoreUnits") && with.finished() {
+        Ok(())
+    } else {
+        Err(
+            "expected the connection of metres to newtons refused without it and made with it"
+                .into(),
+        )
+    }
+}
+
 /// `export` of the two-mass example, plus `extra` (the walker names the FMU to write).
 fn export_two_mass(extra: &[&str]) -> Vec<String> {
     let mut args = s(&["export", &example("two-mass-force-force.json")]);
@@ -892,14 +898,7 @@ fn every_export_option_changes_the_exported_fmu_or_is_refused() {
         "--ignore-units",
         &units,
         &["--ignore-units", "m1.x=m2.F"],
-        Holds(|without, with| {
-            if without.code == Some(2) && without.stderr.contains("ignoreUnits") && with.finished()
-            {
-                Ok(())
-            } else {
-                Err("expected metres to newtons refused without it and exported with it".into())
-            }
-        }),
+        Holds(units_refused_only_without),
     );
     let ssp = ssp_with_second_structure(&w);
     w.walk(
