@@ -700,15 +700,13 @@ fn every_example_exports_as_fmi_2_and_fmi_3_validates_and_runs() {
     }
 }
 
-/// An inner FMU that asks to terminate at t = 0.35: FMI 2 Discard with fmi2Terminated, FMI 3
-/// terminateSimulation, both with the last successful time; its message reaches the
-/// importer's logger prefixed with the component.
-const TERMINATION: &str = r#"
+/// The start of the FMPy scripts: the exported FMU (argv[1]) instantiated as "outer" and
+/// initialised for [0, 1], FMI 2 or FMI 3 as its model description says, in `fmu`.
+const OPEN_OUTER: &str = r#"
 import sys, shutil
 from fmpy import read_model_description, extract
-from fmpy.fmi2 import FMU2Slave, fmi2Terminated, fmi2LastSuccessfulTime
+from fmpy.fmi2 import FMU2Slave
 from fmpy.fmi3 import FMU3Slave
-from fmpy.fmi1 import FMICallException
 path = sys.argv[1]
 md = read_model_description(path)
 unzipped = extract(path)
@@ -721,6 +719,19 @@ if version == '2.0':
     fmu.enterInitializationMode(); fmu.exitInitializationMode()
 else:
     fmu.enterInitializationMode(startTime=0.0, stopTime=1.0); fmu.exitInitializationMode()
+"#;
+
+/// `script` after [`OPEN_OUTER`].
+fn outer_script(script: &str) -> String {
+    format!("{OPEN_OUTER}{script}")
+}
+
+/// An inner FMU that asks to terminate at t = 0.35: FMI 2 Discard with fmi2Terminated, FMI 3
+/// terminateSimulation, both with the last successful time; its message reaches the
+/// importer's logger prefixed with the component.
+const TERMINATION: &str = r#"
+from fmpy.fmi2 import fmi2Terminated, fmi2LastSuccessfulTime
+from fmpy.fmi1 import FMICallException
 t = 0.0
 while True:
     if version == '2.0':
@@ -762,7 +773,7 @@ fn an_inner_termination_request_reaches_the_importer_with_its_message() {
             dir.path(),
             &format!("t{version}.fmu"),
         );
-        let printed = python(&py, TERMINATION, &[out.to_str().unwrap()]);
+        let printed = python(&py, &outer_script(TERMINATION), &[out.to_str().unwrap()]);
         // The FMU stops at 0.35; the system's time is the end of that macro step.
         let at: f64 = printed
             .lines()
@@ -882,23 +893,7 @@ fn zip_names(path: &Path) -> Vec<String> {
 /// Steps of 0.1 until one fails; the failure's status, a second step refused, the instance
 /// freed, and the importer still there to say so.
 const INNER_FAILURE: &str = r#"
-import sys, shutil
-from fmpy import read_model_description, extract
-from fmpy.fmi2 import FMU2Slave
-from fmpy.fmi3 import FMU3Slave
 from fmpy.fmi1 import FMICallException
-path = sys.argv[1]
-md = read_model_description(path)
-unzipped = extract(path)
-version = md.fmiVersion
-cls = FMU2Slave if version == '2.0' else FMU3Slave
-fmu = cls(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName='outer')
-fmu.instantiate()
-if version == '2.0':
-    fmu.setupExperiment(startTime=0.0, stopTime=1.0)
-    fmu.enterInitializationMode(); fmu.exitInitializationMode()
-else:
-    fmu.enterInitializationMode(startTime=0.0, stopTime=1.0); fmu.exitInitializationMode()
 t = 0.0
 failed = None
 while t < 0.95 and failed is None:
@@ -943,7 +938,7 @@ fn fmpy_survives_an_inner_segfault_and_hang_in_an_isolated_export() {
                 dir.path(),
                 &format!("fmpy-{failure}-{version}.fmu"),
             );
-            let printed = python(&py, INNER_FAILURE, &[out.to_str().unwrap()]);
+            let printed = python(&py, &outer_script(INNER_FAILURE), &[out.to_str().unwrap()]);
             assert!(
                 printed.contains("failed with status 3")
                     && printed.contains("again refused with status 3")
