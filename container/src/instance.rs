@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use cosimo::export::manifest::{Exposed, ImporterExperiment, Manifest, Role};
 use cosimo::fmu::description::StartValue;
 use cosimo::master::run::Observer;
-use cosimo::master::simulation::{Advanced, Simulation, Snapshot};
+use cosimo::master::simulation::{Advanced, Simulation, Snapshot, VariableId};
 use cosimo::request::prepare;
 use cosimo::system::ssp::SspPackage;
 
@@ -72,6 +72,8 @@ pub struct Instance {
     /// Values set before the start, as start values of the run.
     pending: BTreeMap<u32, StartValue>,
     simulation: Option<Simulation>,
+    /// Each exposed variable (in manifest order) as the simulation found it, on its first read.
+    ids: Vec<Option<VariableId>>,
     _package: Option<SspPackage>,
     /// An inner FMU asked to terminate.
     pub terminated: bool,
@@ -108,6 +110,7 @@ impl Instance {
             experiment: ImporterExperiment::default(),
             pending: BTreeMap::new(),
             simulation: None,
+            ids: Vec::new(),
             _package: None,
             terminated: false,
             failed: None,
@@ -170,6 +173,7 @@ impl Instance {
         let simulation =
             Simulation::start(prepared.execution, &mut [] as &mut [&mut dyn Observer])?;
         self.simulation = Some(simulation);
+        self.ids = vec![None; self.manifest.variables.len()];
         self._package = prepared.package;
         self.phase = Phase::Stepping;
         Ok(())
@@ -258,6 +262,7 @@ impl Instance {
     /// Back to the instantiated state: the system is dropped (FMUs freed), values forgotten.
     pub fn reset(&mut self) {
         self.simulation = None;
+        self.ids.clear();
         self._package = None;
         self.pending.clear();
         self.phase = Phase::Instantiated;
@@ -282,22 +287,37 @@ impl Instance {
     /// The current value of a variable (before the start: what was set, else its start
     /// value, else zero).
     pub fn get(&mut self, vr: u32, call: &str) -> Outcome<StartValue> {
-        let exposed = self.variable(vr, call)?.clone();
+        self.variable(vr, call)?;
+        let index = self.by_reference[&vr];
+        let exposed = &self.manifest.variables[index];
         if self.phase == Phase::Terminated && self.simulation.is_none() {
             return Err(Fault::error(format!(
                 "{call}: the FMU is terminated, its values are gone"
             )));
         }
         match self.simulation.as_mut() {
-            Some(simulation) => simulation
-                .get(&exposed.target)
-                .map_err(|e| Fault::error(format!("{call} {}: {e}", exposed.name))),
+            Some(simulation) => {
+                let failed =
+                    |e: cosimo::Error| Fault::error(format!("{call} {}: {e}", exposed.name));
+                // Found by name once, then by index: getters run at every step.
+                let id = match self.ids.get(index).copied().flatten() {
+                    Some(id) => id,
+                    None => {
+                        let id = simulation.variable(&exposed.target).map_err(failed)?;
+                        if let Some(slot) = self.ids.get_mut(index) {
+                            *slot = Some(id);
+                        }
+                        id
+                    }
+                };
+                simulation.get_variable(id).map_err(failed)
+            }
             None => Ok(self
                 .pending
                 .get(&vr)
                 .cloned()
                 .or(exposed.start.clone())
-                .unwrap_or_else(|| zero(&exposed))),
+                .unwrap_or_else(|| zero(exposed))),
         }
     }
 

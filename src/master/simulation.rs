@@ -50,6 +50,13 @@ pub enum Advanced {
     Ended,
 }
 
+/// A variable of a simulation's system, found once by name ([`Simulation::variable`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VariableId {
+    component: usize,
+    variable: usize,
+}
+
 /// A system in time, driven from outside. `E` is the execution it owns (`Execution`) or
 /// borrows (`&mut Execution`, the batch run).
 pub struct Simulation<E: BorrowMut<Execution> = Execution> {
@@ -464,15 +471,40 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
     /// variable alone when one FMU runs alone); arrays with all their elements.
     pub fn get(&mut self, name: &str) -> Result<StartValue> {
         self.check_not_finished()?;
+        let id = self.variable(name)?;
+        self.get_variable(id)
+    }
+
+    /// A variable found by its name as in results, for [`get_variable`](Self::get_variable):
+    /// a caller that reads the same variables at every step (an exported FMU's getters) looks
+    /// each up once.
+    pub fn variable(&self, name: &str) -> Result<VariableId> {
         let (component, variable) = self.find(name)?;
+        Ok(VariableId {
+            component,
+            variable,
+        })
+    }
+
+    /// [`get`](Self::get) of a variable found before with [`variable`](Self::variable).
+    pub fn get_variable(&mut self, id: VariableId) -> Result<StartValue> {
+        self.check_not_finished()?;
         let exec = self.exec.borrow_mut();
-        let description = exec.resolved.components[component].description.clone();
-        let variable = &description.variables[variable];
-        let count = element_count(&description, variable)?;
-        let variable = variable.clone();
-        exec.settle_inputs(component)?;
-        exec.placement.run_one(component, move |unit| {
-            get_value(unit.slave.as_mut(), &variable, count)
+        let description = exec
+            .resolved
+            .components
+            .get(id.component)
+            .map(|c| Arc::clone(&c.description))
+            .filter(|d| id.variable < d.variables.len())
+            .ok_or_else(|| Error::Usage(format!("{id:?} is not a variable of this system")))?;
+        let count = element_count(&description, &description.variables[id.variable])?;
+        exec.settle_inputs(id.component)?;
+        exec.placement.run_one(id.component, move |unit| {
+            get_value(
+                unit.slave.as_mut(),
+                &description.variables[id.variable],
+                count,
+            )
         })
     }
 
