@@ -422,6 +422,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "study",
     "results_csv",
     "check_case",
+    "baseline",
     "sweep_table",
     "plot",
     "snapshot",
