@@ -10,7 +10,7 @@ mod walk;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
-use walk::{example, example_json, s, Effect, Ran, Walker};
+use walk::{example, example_json, oscillator_with_base_units, s, Effect, Ran, Walker};
 
 use Effect::{Holds, Refused, Results};
 
@@ -867,35 +867,6 @@ fn connections(w: &mut Walker) {
             }
         }),
     );
-}
-
-/// The Oscillator FMU (FMI 2) unpacked, its units given base units.
-fn oscillator_with_base_units(w: &Walker) -> String {
-    let folder = w.path("oscillator-si");
-    if folder.exists() {
-        return folder.display().to_string();
-    }
-    let archive = std::fs::File::open(common::fmu("Oscillator", 2)).expect("opens the FMU");
-    zip::ZipArchive::new(archive)
-        .and_then(|mut z| z.extract(&folder))
-        .expect("unpacks the FMU");
-    let file = folder.join("modelDescription.xml");
-    let text = std::fs::read_to_string(&file).expect("reads the model description");
-    let edited = text
-        .replace(
-            r#"<Unit name="m"/>"#,
-            r#"<Unit name="m"><BaseUnit m="1"/></Unit>"#,
-        )
-        .replace(
-            r#"<Unit name="N"/>"#,
-            r#"<Unit name="N"><BaseUnit kg="1" m="1" s="-2"/></Unit>"#,
-        );
-    assert!(
-        edited.contains("BaseUnit kg"),
-        "the Oscillator defines N and m"
-    );
-    std::fs::write(&file, edited).expect("writes the model description");
-    folder.display().to_string()
 }
 
 /// The estimators and the algorithm each belongs to.

@@ -10,7 +10,7 @@ mod walk;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use walk::{example, example_json, s, Effect, Ran, Walker};
+use walk::{example, example_json, oscillator_with_base_units, s, Effect, Ran, Walker};
 
 use Effect::{Calls, Holds, Refused, Results};
 
@@ -820,33 +820,6 @@ fn system_file(w: &Walker, name: &str, edit: impl FnOnce(&mut Value)) -> String 
     let mut system = example_json("two-mass-force-force.json");
     edit(&mut system["experiment"]);
     w.write(name, &system.to_string())
-}
-
-/// The Oscillator FMU (FMI 2) unpacked, its units given base units, so that a connection of a
-/// position to a force joins dimensions that differ.
-fn oscillator_with_base_units(w: &Walker) -> String {
-    let folder = w.path("oscillator-si");
-    let archive = std::fs::File::open(common::fmu("Oscillator", 2)).expect("opens the FMU");
-    zip::ZipArchive::new(archive)
-        .and_then(|mut z| z.extract(&folder))
-        .expect("unpacks the FMU");
-    let file = folder.join("modelDescription.xml");
-    let text = std::fs::read_to_string(&file).expect("reads the model description");
-    let edited = text
-        .replace(
-            r#"<Unit name="m"/>"#,
-            r#"<Unit name="m"><BaseUnit m="1"/></Unit>"#,
-        )
-        .replace(
-            r#"<Unit name="N"/>"#,
-            r#"<Unit name="N"><BaseUnit kg="1" m="1" s="-2"/></Unit>"#,
-        );
-    assert!(
-        edited.contains("BaseUnit kg"),
-        "the Oscillator defines N and m"
-    );
-    std::fs::write(&file, edited).expect("writes the model description");
-    folder.display().to_string()
 }
 
 /// The connection of metres to newtons is refused without `--ignore-units` (naming the

@@ -496,3 +496,33 @@ pub fn column(results: &str, name: &str) -> Option<Vec<String>> {
             .collect(),
     )
 }
+
+/// The Oscillator FMU (FMI 2) unpacked into the walk's folder, its units given base units, so
+/// that a connection of a position to a force joins dimensions that differ (made once).
+pub fn oscillator_with_base_units(w: &Walker) -> String {
+    let folder = w.path("oscillator-si");
+    if folder.exists() {
+        return folder.display().to_string();
+    }
+    let archive = std::fs::File::open(crate::common::fmu("Oscillator", 2)).expect("opens the FMU");
+    zip::ZipArchive::new(archive)
+        .and_then(|mut z| z.extract(&folder))
+        .expect("unpacks the FMU");
+    let file = folder.join("modelDescription.xml");
+    let text = std::fs::read_to_string(&file).expect("reads the model description");
+    let edited = text
+        .replace(
+            r#"<Unit name="m"/>"#,
+            r#"<Unit name="m"><BaseUnit m="1"/></Unit>"#,
+        )
+        .replace(
+            r#"<Unit name="N"/>"#,
+            r#"<Unit name="N"><BaseUnit kg="1" m="1" s="-2"/></Unit>"#,
+        );
+    assert!(
+        edited.contains("BaseUnit kg"),
+        "the Oscillator defines N and m"
+    );
+    std::fs::write(&file, edited).expect("writes the model description");
+    folder.display().to_string()
+}
