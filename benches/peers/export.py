@@ -15,6 +15,7 @@ best of --repeats, in CPU time (user + system); (T_S - T_1) / (S - 1) is the cos
 macro step without start-up.
 
     python3 benches/peers/export.py [--sizes 1,10,100] [--steps 100000] [--repeats 3] [--no-build]
+    python3 benches/peers/export.py --instructions --steps 2000   # valgrind's count, not time
 
 It builds `cosimo` and the container (release) and the test FMUs first unless --no-build. Not
 part of the test suite; run it when the machine is quiet.
@@ -35,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT_DIR = ROOT / "target" / "peers" / "export"
 FMU = ROOT / "target" / "fmus" / "Gain-fmi2.fmu"
 STEP = 1e-3
+COUNT_INSTRUCTIONS = False
 
 
 def target_dir():
@@ -82,6 +84,20 @@ def exported(cosimo, system, n, name, extra):
     return folder, identifier, vr
 
 
+def instructions(argv):
+    """Instructions the run executes, counted by valgrind's callgrind (children included):
+    exact and independent of other work on the machine, unlike times."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes",
+                           "--callgrind-out-file=/dev/null", *argv],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed (exit {done.returncode}):\n{done.stderr}")
+    counts = [int(m.replace(",", "")) for m in re.findall(r"Collected : ([\d,]+)", done.stderr)]
+    if not counts:
+        sys.exit(f"no instruction count from valgrind for {' '.join(argv)}:\n{done.stderr}")
+    return sum(counts), done.stdout
+
+
 def timed(argv):
     """CPU seconds (user + system of the run and the children it waited for: less sensitive
     than the wall clock to other work on the machine) and stdout of a run that must succeed."""
@@ -95,7 +111,11 @@ def timed(argv):
 
 
 def per_step(make, steps, repeats):
-    """(T_S - T_1) / (S - 1), best of `repeats` each, in microseconds; the S run's stdout."""
+    """(T_S - T_1) / (S - 1), best of `repeats` each, in microseconds (or instructions with
+    --instructions); the S run's stdout."""
+    if COUNT_INSTRUCTIONS:
+        long = instructions(make(steps))
+        return (long[0] - instructions(make(1))[0]) / (steps - 1), long[1]
     long = [timed(make(steps)) for _ in range(repeats)]
     short = min(timed(make(1))[0] for _ in range(repeats))
     return (min(w for w, _ in long) - short) / (steps - 1) * 1e6, long[0][1]
@@ -107,7 +127,12 @@ def main():
     parser.add_argument("--steps", type=int, default=100_000, help="macro steps S (default 100000)")
     parser.add_argument("--repeats", type=int, default=3, help="best of this many runs (default 3)")
     parser.add_argument("--no-build", action="store_true", help="use the binaries as they are")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under valgrind (callgrind) instead of timing: "
+                             "exact on a busy machine; use a smaller --steps (e.g. 2000)")
     args = parser.parse_args()
+    global COUNT_INSTRUCTIONS
+    COUNT_INSTRUCTIONS = args.instructions
     if not args.no_build:
         build()
     cosimo = target_dir() / "release" / "cosimo"
@@ -116,7 +141,8 @@ def main():
     subprocess.run([os.environ.get("CC", "cc"), "-O2", "-o", str(loop),
                     str(Path(__file__).with_name("raw_loop.c")), "-ldl"], check=True)
     print(f"load average {os.getloadavg()[0]:.2f}; S = {args.steps}, best of {args.repeats}")
-    print("µs per macro step; ratios: C loop over the export / cosimo run")
+    unit = "instructions" if args.instructions else "µs"
+    print(f"{unit} per macro step; ratios: C loop over the export / cosimo run")
     print(f"{'N':>5} {'run, 2 rows':>12} {'run, rows':>10} {'export':>8} {'/ 2 rows':>9}"
           f" {'/ rows':>7} {'export, -oi STOP':>17} {'/ 2 rows':>9}")
     for n in [int(s) for s in args.sizes.split(",")]:

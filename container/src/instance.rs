@@ -3,11 +3,11 @@
 //! FMU states, all over one [`Simulation`]. Every misuse is a [`Fault`] with a message; the
 //! FMI layers (`fmi2.rs`, `fmi3.rs`) log it and return its status.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use cosimo::export::manifest::{Exposed, ImporterExperiment, Manifest, Role};
-use cosimo::fmu::description::StartValue;
+use cosimo::fmu::description::{StartValue, VariableType};
 use cosimo::master::run::Observer;
 use cosimo::master::simulation::{Advanced, Simulation, Snapshot, VariableId};
 use cosimo::request::prepare;
@@ -66,7 +66,10 @@ pub enum SavedState {
 pub struct Instance {
     manifest: Manifest,
     resources: PathBuf,
-    by_reference: HashMap<u32, usize>,
+    /// (value reference, index in the manifest's variables), sorted by value reference.
+    by_reference: Vec<(u32, usize)>,
+    /// Each exposed variable's type (manifest order), read from its name once.
+    types: Vec<Option<VariableType>>,
     pub phase: Phase,
     experiment: ImporterExperiment,
     /// Values set before the start, as start values of the run.
@@ -96,16 +99,23 @@ impl Instance {
                 )));
             }
         }
-        let by_reference = manifest
+        let mut by_reference: Vec<(u32, usize)> = manifest
             .variables
             .iter()
             .enumerate()
             .map(|(i, v)| (v.value_reference, i))
             .collect();
+        by_reference.sort_unstable();
+        let types = manifest
+            .variables
+            .iter()
+            .map(Exposed::variable_type)
+            .collect();
         Ok(Instance {
             manifest,
             resources,
             by_reference,
+            types,
             phase: Phase::Instantiated,
             experiment: ImporterExperiment::default(),
             pending: BTreeMap::new(),
@@ -162,7 +172,7 @@ impl Instance {
         self.expect(&[Phase::Initialization], call)?;
         let mut start_values = Vec::new();
         for (vr, value) in &self.pending {
-            let exposed = &self.manifest.variables[self.by_reference[vr]];
+            let exposed = &self.manifest.variables[self.index(*vr, call)?];
             start_values.push(format!("{}={}", exposed.target, value_text(value)));
         }
         let worker = self.manifest.workers.program_in(&self.resources)?;
@@ -271,12 +281,12 @@ impl Instance {
         self.experiment = ImporterExperiment::default();
     }
 
-    /// The exposed variable of a value reference.
-    pub fn variable(&self, vr: u32, call: &str) -> Outcome<&Exposed> {
+    /// The index (in the manifest's variables) of a value reference.
+    pub fn index(&self, vr: u32, call: &str) -> Outcome<usize> {
         self.by_reference
-            .get(&vr)
-            .map(|&i| &self.manifest.variables[i])
-            .ok_or_else(|| {
+            .binary_search_by_key(&vr, |&(r, _)| r)
+            .map(|at| self.by_reference[at].1)
+            .map_err(|_| {
                 Fault::error(format!(
                     "{call}: no variable has value reference {vr} (this FMU's are 1 to {})",
                     self.manifest.variables.len()
@@ -284,41 +294,79 @@ impl Instance {
             })
     }
 
+    /// The exposed variable of a value reference.
+    pub fn variable(&self, vr: u32, call: &str) -> Outcome<&Exposed> {
+        Ok(&self.manifest.variables[self.index(vr, call)?])
+    }
+
+    /// The exposed variable at `index` and its type.
+    pub fn exposed(&self, index: usize) -> (&Exposed, Option<VariableType>) {
+        (&self.manifest.variables[index], self.types[index])
+    }
+
     /// The current value of a variable (before the start: what was set, else its start
     /// value, else zero).
     pub fn get(&mut self, vr: u32, call: &str) -> Outcome<StartValue> {
-        self.variable(vr, call)?;
-        let index = self.by_reference[&vr];
-        let exposed = &self.manifest.variables[index];
+        let index = self.index(vr, call)?;
         if self.phase == Phase::Terminated && self.simulation.is_none() {
             return Err(Fault::error(format!(
                 "{call}: the FMU is terminated, its values are gone"
             )));
         }
-        match self.simulation.as_mut() {
-            Some(simulation) => {
-                let failed =
-                    |e: cosimo::Error| Fault::error(format!("{call} {}: {e}", exposed.name));
-                // Found by name once, then by index: getters run at every step.
-                let id = match self.ids.get(index).copied().flatten() {
-                    Some(id) => id,
-                    None => {
-                        let id = simulation.variable(&exposed.target).map_err(failed)?;
-                        if let Some(slot) = self.ids.get_mut(index) {
-                            *slot = Some(id);
-                        }
-                        id
-                    }
-                };
-                simulation.get_variable(id).map_err(failed)
+        if self.simulation.is_some() {
+            let id = self.id(index, call)?;
+            let exposed = &self.manifest.variables[index];
+            if let Some(simulation) = self.simulation.as_mut() {
+                return simulation
+                    .get_variable(id)
+                    .map_err(|e| Fault::error(format!("{call} {}: {e}", exposed.name)));
             }
-            None => Ok(self
-                .pending
-                .get(&vr)
-                .cloned()
-                .or(exposed.start.clone())
-                .unwrap_or_else(|| zero(exposed))),
         }
+        let exposed = &self.manifest.variables[index];
+        Ok(self
+            .pending
+            .get(&vr)
+            .cloned()
+            .or(exposed.start.clone())
+            .unwrap_or_else(|| zero(exposed)))
+    }
+
+    /// [`get`](Self::get) of a Float64 variable while the system runs, into `out` without
+    /// allocating (importers read outputs at every step). `false`: this variable or this phase
+    /// takes `get`.
+    pub fn get_float64(&mut self, index: usize, out: &mut [f64], call: &str) -> Outcome<bool> {
+        if self.types[index] != Some(VariableType::Float64) || self.simulation.is_none() {
+            return Ok(false);
+        }
+        let id = self.id(index, call)?;
+        let exposed = &self.manifest.variables[index];
+        match self.simulation.as_mut() {
+            Some(simulation) => simulation
+                .get_float64(id, out)
+                .map(|()| true)
+                .map_err(|e| Fault::error(format!("{call} {}: {e}", exposed.name))),
+            None => Ok(false),
+        }
+    }
+
+    /// The simulation's handle of the exposed variable at `index`: found by name on the first
+    /// read, then kept (getters run at every step).
+    fn id(&mut self, index: usize, call: &str) -> Outcome<VariableId> {
+        if let Some(id) = self.ids.get(index).copied().flatten() {
+            return Ok(id);
+        }
+        let exposed = &self.manifest.variables[index];
+        let simulation = self
+            .simulation
+            .as_ref()
+            .ok_or_else(|| Fault::error(format!("{call}: initialize the FMU first")))?;
+        let id = simulation
+            .variable(&exposed.target)
+            .map_err(|e| Fault::error(format!("{call} {}: {e}", exposed.name)))?;
+        if let Some(slot) = self.ids.get_mut(index) {
+            *slot = Some(id);
+        }
+        Ok(id)
     }
 
     /// Set a variable: before the start as a start value, afterwards inputs and tunable

@@ -12,11 +12,11 @@ mod fmi3;
 mod instance;
 mod logging;
 
-use std::collections::HashSet;
 use std::ffi::{c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
+use cosimo::export::manifest::Exposed;
 use cosimo::fmu::description::{StartValue, VariableType};
 use instance::{Instance, Outcome, SavedState};
 use logging::{Current, Logger, DISCARD, ERROR, OK, WARNING};
@@ -32,14 +32,14 @@ pub(crate) struct Container {
     pub last_successful_time: f64,
 }
 
-/// The instances alive now (their addresses), so that a freed or foreign pointer is refused
-/// instead of followed.
-static LIVE: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// The instances alive now (their addresses, sorted), so that a freed or foreign pointer is
+/// refused instead of followed. A binary search, not a hash: every FMI call asks, and an
+/// importer holds few instances.
+static LIVE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
 fn live(address: usize) -> bool {
     LIVE.lock()
-        .ok()
-        .and_then(|l| l.as_ref().map(|set| set.contains(&address)))
+        .map(|l| l.binary_search(&address).is_ok())
         .unwrap_or(false)
 }
 
@@ -47,7 +47,10 @@ fn live(address: usize) -> bool {
 pub(crate) fn register(container: Container) -> *mut c_void {
     let pointer = Box::into_raw(Box::new(container));
     if let Ok(mut l) = LIVE.lock() {
-        l.get_or_insert_with(HashSet::new).insert(pointer as usize);
+        let address = pointer as usize;
+        if let Err(at) = l.binary_search(&address) {
+            l.insert(at, address);
+        }
     }
     pointer.cast()
 }
@@ -58,8 +61,8 @@ pub(crate) fn unregister(pointer: *mut c_void) -> Option<Box<Container>> {
     let removed = LIVE
         .lock()
         .ok()
-        .and_then(|mut l| l.as_mut().map(|set| set.remove(&address)))
-        .unwrap_or(false);
+        .and_then(|mut l| l.binary_search(&address).ok().map(|at| l.remove(at)))
+        .is_some();
     // SAFETY: the address was made by `register` and not freed since.
     removed.then(|| unsafe { Box::from_raw(pointer.cast::<Container>()) })
 }
@@ -132,7 +135,7 @@ pub(crate) type Accepts = fn(VariableType) -> bool;
 
 /// Read the variables `vrs` into `out` (their elements in order), each converted by `convert`
 /// from the library's value; the count must match.
-pub(crate) fn get_into<T>(
+pub(crate) fn get_into<T: 'static>(
     c: &mut Container,
     vrs: &[u32],
     out: &mut [T],
@@ -142,8 +145,18 @@ pub(crate) fn get_into<T>(
 ) -> Outcome<()> {
     let mut at = 0;
     for &vr in vrs {
-        let exposed = c.instance.variable(vr, call)?;
-        check_type(exposed.name.as_str(), &exposed.var_type, accepts, call)?;
+        let index = c.instance.index(vr, call)?;
+        let (exposed, var_type) = c.instance.exposed(index);
+        check_type(exposed, var_type, accepts, call)?;
+        let count = exposed.count;
+        if let Some(floats) = out.get_mut(at..).and_then(as_floats) {
+            // Float64 read in place, without a value in between (importers read outputs at
+            // every step).
+            if count <= floats.len() && c.instance.get_float64(index, &mut floats[..count], call)? {
+                at += count;
+                continue;
+            }
+        }
         let value = c.instance.get(vr, call)?;
         let count = element_count(&value);
         if at + count > out.len() {
@@ -183,7 +196,7 @@ pub(crate) fn set_from<T>(
     let mut at = 0;
     for &vr in vrs {
         let exposed = c.instance.variable(vr, call)?;
-        check_type(exposed.name.as_str(), &exposed.var_type, accepts, call)?;
+        check_type(exposed, exposed.variable_type(), accepts, call)?;
         let count = exposed.count;
         let var_type = exposed.variable_type().unwrap_or(VariableType::Float64);
         if at + count > values.len() {
@@ -208,16 +221,30 @@ pub(crate) fn set_from<T>(
 /// Refuse a variable whose type the call does not take.
 pub(crate) fn expect_type(c: &Container, vr: u32, call: &str, accepts: Accepts) -> Outcome<()> {
     let exposed = c.instance.variable(vr, call)?;
-    check_type(exposed.name.as_str(), &exposed.var_type, accepts, call)
+    check_type(exposed, exposed.variable_type(), accepts, call)
 }
 
-fn check_type(name: &str, var_type: &str, accepts: Accepts, call: &str) -> Outcome<()> {
-    match cosimo::export::manifest::type_from_name(var_type) {
+fn check_type(
+    exposed: &Exposed,
+    var_type: Option<VariableType>,
+    accepts: Accepts,
+    call: &str,
+) -> Outcome<()> {
+    match var_type {
         Some(t) if accepts(t) => Ok(()),
         _ => Err(instance::Fault::error(format!(
-            "{call}: {name} is of type {var_type}"
+            "{call}: {} is of type {}",
+            exposed.name, exposed.var_type
         ))),
     }
+}
+
+/// `out` as f64s when `T` is f64 (the getters of FMI 2 Real and FMI 3 Float64).
+fn as_floats<T: 'static>(out: &mut [T]) -> Option<&mut [f64]> {
+    (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>()).then(|| {
+        // SAFETY: T is f64, so the slice is one of f64 of the same length.
+        unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<f64>(), out.len()) }
+    })
 }
 
 fn element_count(value: &StartValue) -> usize {

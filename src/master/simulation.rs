@@ -24,7 +24,7 @@ use super::record::{Cell, Row};
 use super::run::Observer;
 use super::scenario::{AppliedEvent, ScenarioPlayer};
 use super::{RunStatistics, TimeGrid};
-use crate::fmu::description::{Causality, StartValue, Variability, Variable};
+use crate::fmu::description::{Causality, StartValue, Variability, Variable, VariableType};
 use crate::fmu::values::{element_count, fit_value, get_value, set_value};
 use crate::fmu::StateId;
 use crate::{Error, Result};
@@ -506,6 +506,42 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 count,
             )
         })
+    }
+
+    /// [`get_variable`](Self::get_variable) of a Float64 variable into `out` (all its
+    /// elements), without allocating: the getter an exported FMU's importer calls at every
+    /// step. A variable of another type or another size is refused.
+    pub fn get_float64(&mut self, id: VariableId, out: &mut [f64]) -> Result<()> {
+        self.check_not_finished()?;
+        let exec = self.exec.borrow_mut();
+        let vrs = {
+            let description = &exec
+                .resolved
+                .components
+                .get(id.component)
+                .filter(|c| id.variable < c.description.variables.len())
+                .ok_or_else(|| Error::Usage(format!("{id:?} is not a variable of this system")))?
+                .description;
+            let variable = &description.variables[id.variable];
+            if variable.var_type != VariableType::Float64 {
+                return Err(Error::Usage(format!(
+                    "{} is a {:?} variable, not Float64",
+                    variable.name, variable.var_type
+                )));
+            }
+            let count = element_count(description, variable)?;
+            if count != out.len() {
+                return Err(Error::Usage(format!(
+                    "{} has {count} elements, not {}",
+                    variable.name,
+                    out.len()
+                )));
+            }
+            [variable.value_reference]
+        };
+        exec.settle_inputs(id.component)?;
+        exec.placement
+            .run_one(id.component, move |unit| unit.slave.get_float64(&vrs, out))
     }
 
     /// Set an input or a tunable parameter between macro steps (it takes effect in the next
