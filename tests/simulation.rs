@@ -498,3 +498,78 @@ fn snapshot_bytes_of_another_system_are_refused() {
     assert!(error.to_string().contains("another system"), "{error}");
     other.advance_to(0.1, none).expect("still usable");
 }
+
+/// Targets inside Jacobi macro steps (an exported FMU's importer whose outer step is off the
+/// inner grid): each macro step passing a target is taken in parts with the inputs of the whole
+/// step, so the rows on the output grid equal the batch run's, for held and for extrapolated
+/// inputs (through the FMUs' own interpolation, and held over sub-steps, in this process and in
+/// worker processes). Not to the bit: each FMU integrates the parts of a step separately.
+#[test]
+fn targets_inside_jacobi_macro_steps_keep_the_coupling_of_the_batch_run() {
+    let system = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus/two-mass-force-force.json");
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    for (order, sub_steps, isolate) in [
+        (0, false, false),
+        (2, false, false),
+        (2, true, false),
+        (2, true, true),
+    ] {
+        let label = format!("order {order}, sub-steps {sub_steps}, isolated {isolate}");
+        let request = || {
+            let mut request = RunRequest {
+                targets: vec![system.display().to_string()],
+                overrides: Overrides {
+                    stop: Some(0.2),
+                    algorithm: Some(AlgorithmKind::Jacobi),
+                    extrapolation_order: Some(order),
+                    ..Overrides::default()
+                },
+                isolate,
+                ..RunRequest::default()
+            };
+            request.instance.force_sub_steps = sub_steps;
+            prepare(&request, &mut |_| {}).unwrap_or_else(|e| panic!("{label}: {e}"))
+        };
+        let mut reference = Rows::default();
+        run(&mut request().execution, &mut [&mut reference]).expect("the batch run");
+        let mut parted = Rows::default();
+        let mut simulation =
+            Simulation::start(request().execution, &mut [&mut parted]).expect("starts");
+        // 0.00037 s apart: most inside a macro step of 1 ms, several in the same one.
+        for k in 1..540 {
+            let t = f64::from(k) * 3.7e-4;
+            simulation
+                .advance_to(t, &mut [&mut parted])
+                .expect("advances");
+            assert_eq!(simulation.time(), t, "{label}: lands on the target");
+        }
+        simulation
+            .advance_to(0.2, &mut [&mut parted])
+            .expect("runs on");
+        simulation.finish(&mut [&mut parted]).expect("finishes");
+        assert_eq!(reference.rows.len(), parted.rows.len(), "{label}");
+        // Each difference against the largest magnitude of its column.
+        let float = |cell: &Cell| match cell {
+            Cell::Float(x) => *x,
+            _ => 0.0,
+        };
+        let mut scale = vec![0.0f64; reference.rows[0].cells.len()];
+        for row in &reference.rows {
+            for (s, cell) in scale.iter_mut().zip(&row.cells) {
+                *s = s.max(float(cell).abs());
+            }
+        }
+        let mut worst: f64 = 0.0;
+        for (a, b) in reference.rows.iter().zip(&parted.rows) {
+            assert_eq!(a.time.to_bits(), b.time.to_bits(), "{label}: row times");
+            for ((x, y), s) in a.cells.iter().zip(&b.cells).zip(&scale) {
+                worst = worst.max((float(x) - float(y)).abs() / s.max(f64::MIN_POSITIVE));
+            }
+        }
+        eprintln!("{label}: largest difference {worst:e} of its column's range");
+        assert!(
+            worst <= 1e-12,
+            "{label}: the rows differ from the batch run's by {worst:e}"
+        );
+    }
+}

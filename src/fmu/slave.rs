@@ -236,6 +236,14 @@ pub trait Slave: Send {
         taylor: &[f64],
     ) -> Result<PolynomialInputMode>;
 
+    /// The macro step `[start, end]` that the next steps are parts of (`None`: each step is a
+    /// macro step of its own). A slave that holds polynomial inputs over sub-steps
+    /// ([`PolynomialInputMode::SubSteps`]) then takes the pieces of the whole step's sub-steps,
+    /// so a macro step taken in parts sees the inputs the whole step would.
+    fn set_macro_step(&mut self, _span: Option<(f64, f64)>) -> Result<()> {
+        Ok(())
+    }
+
     /// Number of FMI calls made so far (for statistics).
     fn call_count(&self) -> u64;
 

@@ -45,6 +45,13 @@ pub trait MasterAlgorithm {
         false
     }
 
+    /// Whether a macro step that passes a simulation's target is taken in parts
+    /// ([`Execution::step_part`]) rather than shortened to end there: the coupling then stays
+    /// the one of a run without that target.
+    fn steps_in_parts(&self, _exec: &Execution) -> bool {
+        false
+    }
+
     /// After an accepted macro step: the first of the algorithm's own coupling values (e.g.
     /// constraint multipliers) beyond the divergence `limit`, as an error naming it.
     fn check_divergence(&self, _limit: f64) -> Result<()> {
@@ -106,5 +113,9 @@ impl MasterAlgorithm for FixedStep {
     fn attempt(&mut self, exec: &mut Execution, h: f64) -> Result<Outcome> {
         exec.step(h)?;
         Ok(Outcome::Accepted)
+    }
+
+    fn steps_in_parts(&self, exec: &Execution) -> bool {
+        exec.steps_in_parts()
     }
 }

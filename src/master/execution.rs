@@ -430,6 +430,9 @@ pub struct Execution {
     pub corrector_to_rounding: bool,
     /// Gauss-Seidel: which components already stepped in the current macro step.
     pub(crate) stepped: Vec<bool>,
+    /// A startup macro step taken in parts ([`Execution::step_part`]): the coupling values at
+    /// its end from the corrector passes before the last, which the parts interpolate through.
+    pub(crate) part_corrector: Option<Vec<f64>>,
     /// State variables the error estimators read: (component, value reference).
     pub probes: Vec<(usize, ValueReference)>,
     /// The implicit scheme's reusable interface Jacobian.
@@ -651,6 +654,7 @@ impl Execution {
             split_unconverged_steps: true,
             corrector_to_rounding: false,
             stepped: vec![false; count],
+            part_corrector: None,
             probes: Vec::new(),
             implicit_state: Default::default(),
             corrector_iterations: 0,
@@ -1241,6 +1245,7 @@ pub struct ExecutionState {
     early_returns: u64,
     /// Each connection's (scale, shift): scenario events change them.
     transforms: Vec<(f64, f64)>,
+    part_corrector: Option<Vec<f64>>,
 }
 
 impl Execution {
@@ -1267,6 +1272,7 @@ impl Execution {
                 .iter()
                 .map(|c| (c.scale, c.shift))
                 .collect(),
+            part_corrector: self.part_corrector.clone(),
         }
     }
 
@@ -1279,7 +1285,11 @@ impl Execution {
             && state.history_times.len() == HISTORY
             && state.history_values.iter().all(|v| v.len() == HISTORY)
             && state.history_len <= HISTORY
-            && state.transforms.len() == connections;
+            && state.transforms.len() == connections
+            && state
+                .part_corrector
+                .as_ref()
+                .is_none_or(|v| v.len() == connections);
         if !fits {
             return Err(Error::Usage(format!(
                 "a snapshot of {} coupling values for a system of {connections} connections",
@@ -1304,6 +1314,7 @@ impl Execution {
         self.early_returns
             .store(state.early_returns, Ordering::Relaxed);
         self.stepped.iter_mut().for_each(|s| *s = false);
+        self.part_corrector = state.part_corrector;
         for (connection, (scale, shift)) in
             self.resolved.connections.iter_mut().zip(state.transforms)
         {

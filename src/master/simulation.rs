@@ -76,6 +76,18 @@ pub struct Simulation<E: BorrowMut<Execution> = Execution> {
     released: Arc<Mutex<Vec<Vec<StateId>>>>,
     /// Scenario events applied as the simulation passes their times.
     scenario: Option<ScenarioPlayer>,
+    /// The macro step under way when an advance stopped inside it.
+    within: Option<MacroStep>,
+}
+
+/// A macro step taken in parts ([`Execution::step_part`]): where it starts and ends, and what
+/// the whole step would have been on the output grid.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+struct MacroStep {
+    start: f64,
+    end: f64,
+    on_grid: bool,
+    to_output: bool,
 }
 
 /// A whole system saved: every FMU state and the master's own history. Restored with
@@ -126,10 +138,11 @@ struct MasterState {
     execution: super::execution::ExecutionState,
     algorithm: Vec<u8>,
     scenario: Option<super::scenario::ScenarioState>,
+    within: Option<MacroStep>,
 }
 
 /// What a serialised snapshot starts with: a tag and a format version.
-const SNAPSHOT_MAGIC: &[u8; 8] = b"cosimo\x00\x01";
+const SNAPSHOT_MAGIC: &[u8; 8] = b"cosimo\x00\x02";
 
 impl<E: BorrowMut<Execution>> Simulation<E> {
     /// Start an instantiated system: the observers hear the columns, the algorithm resolves its
@@ -164,6 +177,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             identity: next_identity(),
             released: Arc::default(),
             scenario: None,
+            within: None,
         };
         if let Err(error) = simulation.initialize(observers) {
             for observer in observers.iter_mut() {
@@ -189,7 +203,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
     /// Play a scenario (checked against the system by [`ScenarioPlayer::new`]) from the
     /// start; refused once the simulation has stepped.
     pub fn play(&mut self, player: ScenarioPlayer) -> Result<()> {
-        if self.stats.steps > 0 || self.scenario.is_some() {
+        if self.stats.steps > 0 || self.within.is_some() || self.scenario.is_some() {
             return Err(Error::Usage(
                 "a scenario plays from the start of a simulation: give it before the first step"
                     .into(),
@@ -330,27 +344,56 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 return Ok(Advanced::Reached);
             }
             let t = exec.time;
-            if let Some(player) = &mut self.scenario {
-                player
-                    .apply_due(exec, t, grid.tolerance(t))
-                    .map_err(at(t))?;
-            }
-            let proposed = self.algorithm.proposed_step(exec, &grid);
-            let (mut h, mut on_grid) = grid.step_from(t, proposed, self.next_output);
-            // Shortened to land on an output point (not on the stop time, not on a target).
-            let mut to_output =
-                on_grid && h < proposed - grid.tolerance(t + h) && !grid.at_stop(t + h);
-            if passes(&grid, t, h, target) {
-                if self.algorithm.may_reject() && self.rejects_on_the_way(h)? {
+            let (on_grid, to_output) = if let Some(part) = self.within {
+                // Inside a macro step: the next part, up to the target or the step's end.
+                let to = if passes(&grid, t, part.end - t, target) {
+                    target
+                } else {
+                    part.end
+                };
+                exec.step_part((part.start, part.end), to).map_err(at(t))?;
+                if to != part.end {
                     continue;
                 }
-                (h, on_grid) = grid.step_from(t, target - t, self.next_output);
-                to_output = false;
-            }
+                self.within = None;
+                (part.on_grid, part.to_output)
+            } else {
+                if let Some(player) = &mut self.scenario {
+                    player
+                        .apply_due(exec, t, grid.tolerance(t))
+                        .map_err(at(t))?;
+                }
+                let proposed = self.algorithm.proposed_step(exec, &grid);
+                let (mut h, mut on_grid) = grid.step_from(t, proposed, self.next_output);
+                // Shortened to land on an output point (not on the stop time, not on a target).
+                let mut to_output =
+                    on_grid && h < proposed - grid.tolerance(t + h) && !grid.at_stop(t + h);
+                if passes(&grid, t, h, target) {
+                    if self.algorithm.may_reject() && self.rejects_on_the_way(h)? {
+                        continue;
+                    }
+                    if self.scenario.is_none() && self.algorithm.steps_in_parts(self.exec.borrow())
+                    {
+                        // The macro step stays as the run without the target takes it; its
+                        // first part ends at the target.
+                        self.within = Some(MacroStep {
+                            start: t,
+                            end: t + h,
+                            on_grid,
+                            to_output,
+                        });
+                        continue;
+                    }
+                    (h, on_grid) = grid.step_from(t, target - t, self.next_output);
+                    to_output = false;
+                }
+                let exec = self.exec.borrow_mut();
+                if self.algorithm.attempt(exec, h).map_err(at(t))? == Outcome::Rejected {
+                    continue;
+                }
+                (on_grid, to_output)
+            };
             let exec = self.exec.borrow_mut();
-            if self.algorithm.attempt(exec, h).map_err(at(t))? == Outcome::Rejected {
-                continue;
-            }
             taken += 1;
             self.stats.steps += 1;
             self.stats.shortened_for_output += u64::from(to_output);
@@ -630,6 +673,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             execution: exec.save_master_state(),
             algorithm: self.algorithm.save()?,
             scenario: self.scenario.as_ref().map(ScenarioPlayer::save),
+            within: self.within,
         };
         let master = postcard::to_allocvec(&master)
             .map_err(|e| Error::Internal(format!("saving the master's state: {e}")))?;
@@ -679,6 +723,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         exec.restore_master_state(master.time, master.execution)?;
         self.algorithm.restore(&master.algorithm)?;
         self.next_output = master.next_output;
+        self.within = master.within;
         self.stats.steps = master.steps;
         self.stats.rows = master.rows;
         self.stats.end_time = master.end_time;

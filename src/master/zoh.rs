@@ -46,6 +46,10 @@ struct StepInputs<'a> {
     early_returns: &'a AtomicU64,
     t_start: f64,
     t_end: f64,
+    /// The part of the macro step `[t_start, t_end]` to take now: all of it, except where a
+    /// simulation stops inside a macro step ([`Execution::step_part`]).
+    from: f64,
+    to: f64,
 }
 
 impl Execution {
@@ -121,14 +125,66 @@ impl Execution {
         corrector: Option<&[f64]>,
         midpoints: Option<&[f64]>,
     ) -> Result<()> {
-        let stepped = self.step_jacobi_here(t_end, corrector, midpoints);
+        let stepped = self.step_jacobi_here((self.time, t_end, t_end), corrector, midpoints);
         self.share_sources(stepped)
     }
 
-    /// [`Execution::step_jacobi_with`] on the components of this process.
+    /// Whether a macro step can be taken in parts ([`Execution::step_part`]): Jacobi (held or
+    /// extrapolated inputs), past the startup's corrector passes. Gauss-Seidel needs each
+    /// source's value at the step's end, the implicit algorithms iterate over the whole step.
+    pub fn steps_in_parts(&self) -> bool {
+        self.resolved.system.experiment.algorithm.kind() == AlgorithmKind::Jacobi
+    }
+
+    /// Part of the Jacobi macro step `[start, end]` ([`Execution::steps_in_parts`]): every
+    /// component steps from the current time to `to` with the inputs of the whole macro step
+    /// (held, or following their polynomials from `start`), and nothing is exchanged; the part
+    /// that reaches `end` exchanges and keeps the history as [`Execution::step`] does. So a
+    /// simulation stopped inside a macro step (an exported FMU's importer asking for a point
+    /// off the macro grid) goes on with the coupling of the run that was not stopped.
+    ///
+    /// A startup step with corrector passes ([`Execution::step`]) takes the predictor and all
+    /// passes but the last whole, at its first part; the last pass is taken in parts.
+    pub fn step_part(&mut self, (start, end): (f64, f64), to: f64) -> Result<()> {
+        if self.time == start {
+            self.part_corrector = None;
+            let passes = self.startup_passes();
+            if passes > 0 {
+                self.save_states()?;
+                self.step_jacobi(end, None)?;
+                self.time = end;
+                self.exchange(false)?;
+                for _ in 1..passes {
+                    self.restore_states()?;
+                    self.time = start;
+                    let at_end = self.values.clone();
+                    self.step_jacobi(end, Some(&at_end))?;
+                    self.time = end;
+                    self.exchange(false)?;
+                }
+                self.restore_states()?;
+                self.time = start;
+                self.part_corrector = Some(self.values.clone());
+            }
+        }
+        let corrector = self.part_corrector.take();
+        let stepped = self.step_jacobi_here((start, end, to), corrector.as_deref(), None);
+        self.part_corrector = corrector;
+        self.share_sources(stepped)?;
+        self.time = to;
+        if to == end {
+            self.part_corrector = None;
+            self.exchange(false)?;
+            self.push_history();
+        }
+        Ok(())
+    }
+
+    /// [`Execution::step_jacobi_with`] on the components of this process: the macro step
+    /// `span.0 ..= span.1`, from the current time to `span.2`.
     fn step_jacobi_here(
         &mut self,
-        t_end: f64,
+        span: (f64, f64, f64),
         corrector: Option<&[f64]>,
         midpoints: Option<&[f64]>,
     ) -> Result<()> {
@@ -146,11 +202,16 @@ impl Execution {
             terminate: &self.terminate_requested,
             events: &self.events,
             early_returns: &self.early_returns,
-            t_start: self.time,
-            t_end,
+            t_start: span.0,
+            t_end: span.1,
+            from: self.time,
+            to: span.2,
         };
+        let whole = inputs.from == inputs.t_start && inputs.to == inputs.t_end;
         // Components in worker processes step side by side: start every step, then collect.
-        if let (true, Placement::Local(units)) = (self.all_in_background, &mut self.placement) {
+        if let (true, true, Placement::Local(units)) =
+            (whole, self.all_in_background, &mut self.placement)
+        {
             for (i, unit) in units.iter_mut().enumerate() {
                 if startable(i, &inputs) {
                     start_component(i, unit, &inputs)?;
@@ -201,6 +262,8 @@ impl Execution {
                 early_returns,
                 t_start,
                 t_end,
+                from: t_start,
+                to: t_end,
             };
             step_component(i, unit, &inputs)
         };
@@ -228,6 +291,8 @@ impl Execution {
                 early_returns: &self.early_returns,
                 t_start: self.time,
                 t_end,
+                from: self.time,
+                to: t_end,
             };
             let result = self
                 .placement
@@ -300,7 +365,20 @@ fn set_other_inputs(plan: &ComponentPlan, unit: &mut Unit, s: &StepInputs<'_>) -
 
 /// Step a component over the macro step; `started`: its (only) step was started in the
 /// background by `start_component`, with its inputs set, and is collected here.
-fn step_component_from(
+fn step_component_from(i: usize, unit: &mut Unit, s: &StepInputs<'_>, started: bool) -> Result<()> {
+    if s.from != s.t_start || s.to != s.t_end {
+        // A part of the macro step: the slave holds its inputs over the whole step's
+        // sub-steps, then forgets the span.
+        unit.slave.set_macro_step(Some((s.t_start, s.t_end)))?;
+        let stepped = step_component_whole(i, unit, s, started);
+        unit.slave.set_macro_step(None)?;
+        return stepped;
+    }
+    step_component_whole(i, unit, s, started)
+}
+
+/// [`step_component_from`] once the slave knows the macro step.
+fn step_component_whole(
     i: usize,
     unit: &mut Unit,
     s: &StepInputs<'_>,
@@ -336,6 +414,11 @@ fn step_component_from(
             s.t_start + f64::from(j + 1) * h
         };
         let mut t = s.t_start + f64::from(j) * h;
+        // Taking a part of the macro step: only what of this sub-step lies in it.
+        if s.from > t {
+            t = s.from;
+        }
+        let sub_end = if s.to < sub_end { s.to } else { sub_end };
         let mut second_half = (switch_at == Some(j)).then_some(s);
         while t < sub_end - eps {
             let result = if std::mem::take(&mut started) {
@@ -386,14 +469,14 @@ fn step_plain(i: usize, unit: &mut Unit, s: &StepInputs<'_>) -> Result<()> {
     set_other_inputs(plan, unit, s)?;
     set_held_inputs(plan, unit, s)?;
     let eps = (s.t_end - s.t_start) * 1e-9;
-    let mut t = s.t_start;
-    while t < s.t_end - eps {
-        if t > s.t_start {
+    let mut t = s.from;
+    while t < s.to - eps {
+        if t > s.from {
             // After an early return the general path hands the held inputs over again.
             set_held_inputs(plan, unit, s)?;
         }
-        let result = unit.slave.do_step(t, s.t_end - t)?;
-        t = after_step(i, unit, s, &result, (t, s.t_end, eps))?;
+        let result = unit.slave.do_step(t, s.to - t)?;
+        t = after_step(i, unit, s, &result, (t, s.to, eps))?;
         if s.terminate.load(Ordering::Relaxed) {
             break;
         }

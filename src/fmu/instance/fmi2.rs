@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::log::{c_str_lossy, install_fmi2_fallback_sink};
 use super::{
-    c_string, file_uri, unknown_state, Core, InstanceOptions, Polynomial, StateTable, ANY_STATE,
-    GET_STATES, SET_STATES,
+    c_string, file_uri, unknown_state, Core, HeldSubSteps, InstanceOptions, Polynomial, StateTable,
+    ANY_STATE, GET_STATES, SET_STATES,
 };
 use crate::error::{Error, FmiStatus, Result};
 use crate::fmu::description::{Interface, ModelDescription, ValueReference};
@@ -33,6 +33,8 @@ pub struct Fmi2Instance {
     states: StateTable,
     /// Polynomial inputs sampled at sub-step starts during the next `do_step`.
     sub_step_inputs: Polynomial,
+    /// The macro step the next steps are parts of ([`Slave::set_macro_step`]).
+    macro_step: Option<(f64, f64)>,
     /// Polynomial inputs handed to the FMU as input derivatives for the next `do_step`.
     derivative_inputs: Polynomial,
     /// Inputs whose derivatives are non-zero inside the FMU, with their order.
@@ -127,6 +129,7 @@ impl Fmi2Instance {
             callbacks: ManuallyDrop::new(callbacks),
             states: StateTable::default(),
             sub_step_inputs: Polynomial::default(),
+            macro_step: None,
             derivative_inputs: Polynomial::default(),
             derivatives_in_fmu: Vec::new(),
             derivatives_ever: Vec::new(),
@@ -1182,6 +1185,11 @@ impl Slave for Fmi2Instance {
         }
     }
 
+    fn set_macro_step(&mut self, span: Option<(f64, f64)>) -> Result<()> {
+        self.macro_step = span;
+        Ok(())
+    }
+
     fn call_count(&self) -> u64 {
         self.core.call_count()
     }
@@ -1194,25 +1202,17 @@ impl Fmi2Instance {
             return self.step_once(current_time, step_size, current_time, step_size);
         }
         let n = self.core.sub_step_count(&mut self.sub_step_warned);
-        let h = step_size / n as f64;
         let mut result = StepResult {
             reached_time: current_time,
             early_return: false,
             event_handling_needed: false,
             terminate_simulation: false,
         };
-        for i in 0..n {
-            let t = current_time + i as f64 * h;
-            let last = i + 1 == n;
-            let h_i = if last {
-                current_time + step_size - t
-            } else {
-                h
-            };
+        for (t, h_i, tau) in HeldSubSteps::new(current_time, step_size, n, self.macro_step) {
             // The polynomial at the sub-step's midpoint: held over the sub-step, its error is
             // O(h^3) per sub-step, so the run keeps global order 2 (the start value: order 1).
             let mut inputs = std::mem::take(&mut self.sub_step_inputs);
-            let (vrs, values) = inputs.evaluate(t - current_time + 0.5 * h_i);
+            let (vrs, values) = inputs.evaluate(tau);
             let set = self.set_real_raw(vrs, values);
             self.sub_step_inputs = inputs;
             set?;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::log::{c_str_lossy, fmi3_intermediate_update, fmi3_log_message, lock};
 use super::{
-    c_string, dir_with_separator, unknown_state, Core, InstanceOptions, Polynomial, StateTable,
-    ANY_STATE, GET_STATES, SET_STATES,
+    c_string, dir_with_separator, unknown_state, Core, HeldSubSteps, InstanceOptions, Polynomial,
+    StateTable, ANY_STATE, GET_STATES, SET_STATES,
 };
 use crate::error::{Error, FmiStatus, Result};
 use crate::fmu::description::{
@@ -38,6 +38,8 @@ pub struct Fmi3Instance {
     array_sizes: HashMap<ValueReference, usize>,
     /// Polynomial inputs sampled at sub-step starts during the next `do_step`.
     sub_step_inputs: Polynomial,
+    /// The macro step the next steps are parts of ([`Slave::set_macro_step`]).
+    macro_step: Option<(f64, f64)>,
     sub_step_warned: bool,
     bool_scratch: Vec<u8>,
     int_scratch: Vec<i32>,
@@ -251,6 +253,7 @@ impl Fmi3Instance {
             intermediate_inputs,
             array_sizes,
             sub_step_inputs: Polynomial::default(),
+            macro_step: None,
             sub_step_warned: false,
             bool_scratch: Vec::new(),
             int_scratch: Vec::new(),
@@ -463,24 +466,17 @@ impl Fmi3Instance {
             return self.step_once(current_time, step_size, current_time, step_size);
         }
         let n = self.core.sub_step_count(&mut self.sub_step_warned);
-        let h = step_size / n as f64;
         let mut result = StepResult {
             reached_time: current_time + step_size,
             early_return: false,
             event_handling_needed: false,
             terminate_simulation: false,
         };
-        for i in 0..n {
-            let t = current_time + i as f64 * h;
-            let h_i = if i + 1 == n {
-                current_time + step_size - t
-            } else {
-                h
-            };
+        for (t, h_i, tau) in HeldSubSteps::new(current_time, step_size, n, self.macro_step) {
             // The polynomial at the sub-step's midpoint: held over the sub-step, its error is
             // O(h^3) per sub-step, so the run keeps global order 2 (the start value: order 1).
             let mut inputs = std::mem::take(&mut self.sub_step_inputs);
-            let (vrs, values) = inputs.evaluate(t - current_time + 0.5 * h_i);
+            let (vrs, values) = inputs.evaluate(tau);
             let set = self.set_float64_raw(vrs, values);
             self.sub_step_inputs = inputs;
             set?;
@@ -1358,6 +1354,11 @@ impl Slave for Fmi3Instance {
             self.sub_step_inputs.insert(vrs, order, taylor);
             Ok(PolynomialInputMode::SubSteps)
         }
+    }
+
+    fn set_macro_step(&mut self, span: Option<(f64, f64)>) -> Result<()> {
+        self.macro_step = span;
+        Ok(())
     }
 
     fn call_count(&self) -> u64 {

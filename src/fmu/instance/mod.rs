@@ -765,6 +765,77 @@ pub(crate) struct Polynomial {
     values: Vec<f64>,
 }
 
+/// The sub-steps over which polynomial inputs are held
+/// ([`crate::fmu::PolynomialInputMode::SubSteps`]) in
+/// a step from `t` by `h`: `(start, length, where to evaluate the polynomial from t)` of the
+/// `n` equal sub-steps, each holding the polynomial at its midpoint. A step that is a part of
+/// the macro step `span` takes the pieces of the whole step's sub-steps that lie in it, each
+/// still holding the value at its whole sub-step's midpoint.
+pub(crate) struct HeldSubSteps {
+    t: f64,
+    h: f64,
+    n: usize,
+    i: usize,
+    span: Option<(f64, f64)>,
+}
+
+impl HeldSubSteps {
+    pub(crate) fn new(t: f64, h: f64, n: usize, span: Option<(f64, f64)>) -> HeldSubSteps {
+        // Only a span the step lies in, and that is not the step itself.
+        let tolerance = h.abs() * 1e-9;
+        let span = span.filter(|&(start, end)| {
+            start <= t + tolerance
+                && t + h <= end + tolerance
+                && (start != t || end != t + h)
+                && end > start
+        });
+        HeldSubSteps {
+            t,
+            h,
+            n: n.max(1),
+            i: 0,
+            span,
+        }
+    }
+}
+
+impl Iterator for HeldSubSteps {
+    type Item = (f64, f64, f64);
+
+    fn next(&mut self) -> Option<(f64, f64, f64)> {
+        let (t, h, n) = (self.t, self.h, self.n);
+        let Some((start, end)) = self.span else {
+            if self.i >= n {
+                return None;
+            }
+            let i = self.i;
+            self.i += 1;
+            let sub = h / n as f64;
+            let t_i = t + i as f64 * sub;
+            let h_i = if i + 1 == n { t + h - t_i } else { sub };
+            return Some((t_i, h_i, t_i - t + 0.5 * h_i));
+        };
+        let sub = (end - start) / n as f64;
+        let eps = (end - start) * 1e-12;
+        while self.i < n {
+            let i = self.i;
+            self.i += 1;
+            let a = start + i as f64 * sub;
+            let b = if i + 1 == n {
+                end
+            } else {
+                start + (i + 1) as f64 * sub
+            };
+            let from = a.max(t);
+            let to = if b >= t + h { t + h } else { b };
+            if to - from > eps {
+                return Some((from, to - from, a + 0.5 * (b - a) - t));
+            }
+        }
+        None
+    }
+}
+
 impl Polynomial {
     fn is_empty(&self) -> bool {
         self.vrs.is_empty()
@@ -943,6 +1014,50 @@ pub(crate) fn dir_with_separator(dir: &Path) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Absolute (start, end, midpoint where the polynomial is held) of each sub-step.
+    fn held(t: f64, h: f64, span: Option<(f64, f64)>) -> Vec<(f64, f64, f64)> {
+        HeldSubSteps::new(t, h, 8, span)
+            .map(|(start, length, tau)| (start, start + length, t + tau))
+            .collect()
+    }
+
+    #[test]
+    fn a_whole_step_takes_eight_sub_steps_held_at_their_midpoints() {
+        let steps = held(1.0, 0.5, None);
+        assert_eq!(steps.len(), 8);
+        assert_eq!(steps[0], (1.0, 1.0625, 1.03125));
+        assert_eq!(steps[7].1, 1.5);
+        // A span that is the step itself changes nothing.
+        assert_eq!(held(1.0, 0.5, Some((1.0, 1.5))), steps);
+        // Nor does a span the step does not lie in (a stale one).
+        assert_eq!(held(1.0, 0.5, Some((0.0, 0.5))), steps);
+    }
+
+    #[test]
+    fn the_parts_of_a_macro_step_hold_the_whole_steps_sub_step_values() {
+        let whole = held(1.0, 0.5, None);
+        let span = Some((1.0, 1.5));
+        // Three parts, cut inside the second and the sixth sub-step.
+        let cuts = [1.0, 1.1, 1.35, 1.5];
+        let mut parts = Vec::new();
+        for w in cuts.windows(2) {
+            parts.extend(held(w[0], w[1] - w[0], span));
+        }
+        assert_eq!(parts.len(), 10, "{parts:?}");
+        for &(start, end, midpoint) in &parts {
+            let i = whole
+                .iter()
+                .position(|&(a, b, _)| a <= start + 1e-15 && end <= b + 1e-15)
+                .unwrap_or_else(|| panic!("{start}..{end} lies in a whole sub-step"));
+            assert!((midpoint - whole[i].2).abs() < 1e-15, "{parts:?}");
+        }
+        // Together they cover the step without gaps.
+        for pair in parts.windows(2) {
+            assert_eq!(pair[0].1, pair[1].0);
+        }
+        assert_eq!((parts[0].0, parts[9].1), (1.0, 1.5));
+    }
 
     #[test]
     fn known_values_are_the_bits_last_set() {

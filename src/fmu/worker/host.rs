@@ -426,6 +426,11 @@ impl Host {
                     })
                     .map_err(m)
                 }
+                Call::SetMacroStep => {
+                    let given = p.u64().map_err(m)? == 1;
+                    let (start, end) = (p.f64().map_err(m)?, p.f64().map_err(m)?);
+                    self.slave()?.set_macro_step(given.then_some((start, end)))
+                }
                 Call::Get | Call::Set => Err(malformed(Malformed("bare Get / Set".into()))),
             },
         }

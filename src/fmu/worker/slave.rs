@@ -900,6 +900,15 @@ impl Slave for WorkerSlave {
         }
     }
 
+    fn set_macro_step(&mut self, span: Option<(f64, f64)>) -> Result<()> {
+        self.call(Code::Plain(Call::SetMacroStep), |w| {
+            w.u64(u64::from(span.is_some()))?;
+            let (start, end) = span.unwrap_or((0.0, 0.0));
+            w.f64(start)?;
+            w.f64(end)
+        })
+    }
+
     fn call_count(&self) -> u64 {
         self.calls
     }

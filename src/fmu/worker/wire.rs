@@ -58,6 +58,7 @@ calls!(
     DirectionalDerivative,
     GetOutputDerivatives,
     SetInputPolynomial,
+    SetMacroStep,
 );
 
 /// The numeric FMI types, in the order of their call codes.
@@ -190,6 +191,7 @@ impl Code {
                 (Call::GetOutputDerivatives, true) => "GetOutputDerivatives",
                 (Call::SetInputPolynomial, false) => "SetRealInputDerivatives",
                 (Call::SetInputPolynomial, true) => "SetFloat64 (input polynomial)",
+                (Call::SetMacroStep, _) => "DoStep (the macro step of the next steps)",
                 (Call::Get | Call::Set, _) => "?",
             },
         };
