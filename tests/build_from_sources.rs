@@ -285,6 +285,53 @@ fn sources_only_runs_like_the_binary_and_the_second_run_does_not_compile() {
 }
 
 #[test]
+fn fmi2_source_files_alone_build_with_sources_as_include_directory() {
+    if compiler().is_none() {
+        return;
+    }
+    // No build description: the model description's <SourceFiles> say what to compile, with
+    // sources/ as include directory and no definitions, so the sources say the rest.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let cosimo = Cosimo::new(dir.path());
+    let binary = with_binary(dir.path(), 2);
+    let mut files: Vec<(String, Vec<u8>)> = lag_files(2)
+        .into_iter()
+        .filter(|(name, _)| name != "sources/buildDescription.xml")
+        .collect();
+    edit(
+        &mut files,
+        "sources/lag.c",
+        "#include \"lag.h\"",
+        "#include \"include/lag.h\"\n#define LAG_GAIN 2.5",
+    );
+    edit(
+        &mut files,
+        "sources/fmi2_api.c",
+        "#include \"lag.h\"",
+        "#include \"include/lag.h\"",
+    );
+    let sources = dir.path().join("source-files.fmu");
+    pack(&sources, &files);
+    let expected = dir.path().join("expected.csv");
+    let ran = cosimo.run(&["run", s(&binary), "-o", s(&expected)]);
+    assert!(ran.status.success(), "{}", show(&ran));
+    let got = dir.path().join("got.csv");
+    let ran = cosimo.run(&["run", s(&sources), "-o", s(&got)]);
+    assert!(ran.status.success(), "{}", show(&ran));
+    assert_eq!(cosimo.compiler_calls(), 3);
+    assert_eq!(text(&got), text(&expected));
+    // Without <SourceFiles> there is nothing to go by.
+    let md = String::from_utf8(files[0].1.clone()).expect("text");
+    let start = md.find("<SourceFiles>").expect("listed");
+    let end = md.find("</SourceFiles>").expect("closed") + "</SourceFiles>".len();
+    files[0].1 = format!("{}{}", &md[..start], &md[end..]).into_bytes();
+    let unlisted = dir.path().join("unlisted.fmu");
+    pack(&unlisted, &files);
+    let ran = cosimo.run(&["run", s(&unlisted), "-o", s(&got)]);
+    refused(&ran, &unlisted, &["cannot tell what to compile"]);
+}
+
+#[test]
 fn cosimo_build_adds_a_binary_that_validates_and_runs_without_a_compiler() {
     if compiler().is_none() {
         return;

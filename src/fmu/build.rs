@@ -979,6 +979,30 @@ mod tests {
     }
 
     #[test]
+    fn a_configuration_for_this_platform_is_taken_and_one_for_another_is_not() {
+        let dir = sources();
+        let config = |platform: &str| {
+            description(&format!(
+                r#"<BuildConfiguration modelIdentifier="m" platform="{platform}">
+                     <SourceFileSet><SourceFile name="model.c"/></SourceFileSet>
+                   </BuildConfiguration>"#
+            ))
+        };
+        for version in [FmiVersion::Fmi2, FmiVersion::Fmi3] {
+            let host = host_platform(version);
+            let plan = from_build_description(&config(&host), dir.path(), "m").expect(&host);
+            assert_eq!(plan.sets.len(), 1);
+        }
+        let fail = from_build_description(&config("sparc-solaris"), dir.path(), "m")
+            .expect_err("another platform");
+        assert!(
+            fail.message.contains("m on sparc-solaris"),
+            "{}",
+            fail.message
+        );
+    }
+
+    #[test]
     fn hostile_paths_and_names_are_refused() {
         let dir = sources();
         let refused = |body: &str, expected: &str| {
