@@ -1049,6 +1049,33 @@ mod tests {
             .contains("no <BuildConfiguration> for model \"m\""));
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn links_out_of_sources_are_refused_and_compiler_options_are_noted() {
+        let dir = sources();
+        let outside = tempfile::tempdir().expect("a temporary folder");
+        std::fs::write(outside.path().join("secret.c"), "int s;").expect("writes a file");
+        std::os::unix::fs::symlink(outside.path().join("secret.c"), dir.path().join("link.c"))
+            .expect("links");
+        let xml = |file: &str| {
+            description(&format!(
+                r#"<BuildConfiguration modelIdentifier="m">
+                     <SourceFileSet compilerOptions="-o /tmp/x"><SourceFile name="{file}"/>
+                   </SourceFileSet></BuildConfiguration>"#
+            ))
+        };
+        let fail = from_build_description(&xml("link.c"), dir.path(), "m").expect_err("a link");
+        assert!(
+            fail.message.contains("leads out of sources/"),
+            "{}",
+            fail.message
+        );
+        let plan = from_build_description(&xml("model.c"), dir.path(), "m").expect("a plan");
+        assert!(plan.notes[0].contains("are not passed to the compiler"));
+        let flags = plan.sets[0].flags(dir.path()).expect("flags");
+        assert!(!flags.iter().any(|f| f.contains("/tmp/x")), "{flags:?}");
+    }
+
     #[test]
     fn fmi2_source_files_are_one_set() {
         let dir = sources();
