@@ -167,15 +167,23 @@ impl Cosimo {
         }
     }
 
-    /// Run cosimo with `args` and `cc` = the counting wrapper (or `cc`).
-    fn run_with_cc(&self, cc: &str, args: &[&str]) -> Output {
+    /// Run cosimo with `args`, `CC` = `cc` and the environment `env` (no `CFLAGS` unless it
+    /// says).
+    fn run_with(&self, cc: &str, env: &[(&str, &str)], args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_cosimo"))
             .args(args)
             .env("COSIMO_BUILD_CACHE", &self.cache)
             .env("CC", cc)
+            .env_remove("CFLAGS")
+            .envs(env.iter().copied())
             .env_remove("COSIMO_LOG")
             .output()
             .expect("the cosimo binary runs")
+    }
+
+    /// Run cosimo with `args` and `CC` = `cc`.
+    fn run_with_cc(&self, cc: &str, args: &[&str]) -> Output {
+        self.run_with(cc, &[], args)
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -502,6 +510,20 @@ fn a_missing_compiler_or_a_failing_build_names_the_fmu_and_what_to_do() {
             &broken,
             &["building the binary from sources failed", says],
         );
+        if says == "lag.h" {
+            // The user's CFLAGS reach the compiler (and the cache key): here the missing
+            // include directory.
+            let include = format!("-I{}", s(&c_sources().join("lag/include")));
+            let wrapper = cosimo.wrapper.display().to_string();
+            let calls = cosimo.compiler_calls();
+            let ran = cosimo.run_with(
+                &wrapper,
+                &[("CFLAGS", &include)],
+                &["run", s(&broken), "-o", s(&out)],
+            );
+            assert!(ran.status.success(), "{}", show(&ran));
+            assert_eq!(cosimo.compiler_calls(), calls + 3);
+        }
     }
 }
 

@@ -5,7 +5,8 @@
 //! FMI 2 `<SourceFiles>` of the model description: every build configuration of the model
 //! identifier that matches this platform, each source file set with its language standard,
 //! include directories and preprocessor definitions, and the libraries to link. Every path in
-//! those files is checked to stay inside `sources/`.
+//! those files is checked to stay inside `sources/`. The user's `$CFLAGS` join every
+//! compilation (e.g. `-I` the FMI headers, which an FMU may leave out of its sources).
 //!
 //! The cache is `$COSIMO_BUILD_CACHE` if set, else the user's cache folder
 //! (`$XDG_CACHE_HOME/cosimo/builds`, `~/.cache/cosimo/builds`; `~/Library/Caches/...` on macOS,
@@ -460,13 +461,17 @@ fn is_library_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
 }
 
-/// The system's C compiler: `$CC` (a command with optional arguments) or `cc`.
+/// The system's C compiler: `$CC` (a command with optional arguments) or `cc`, with the
+/// user's `$CFLAGS` (e.g. `-I` a folder of FMI headers for sources that include them but do not
+/// ship them).
 #[derive(Debug, Clone)]
 pub struct Compiler {
     /// The command and its arguments, as `$CC` gives them.
     pub command: Vec<String>,
     /// The executable found on `PATH`.
     pub executable: PathBuf,
+    /// `$CFLAGS`, added to every compilation (not to the link).
+    pub cflags: Vec<String>,
 }
 
 /// What a user without a compiler is told to do.
@@ -488,9 +493,13 @@ impl Compiler {
         let executable = find_program(program).ok_or_else(|| {
             format!("no C compiler found (\"{program}\" is not on PATH): {INSTALL_HINT}")
         })?;
+        let cflags = std::env::var("CFLAGS")
+            .map(|f| f.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
         Ok(Compiler {
             command,
             executable,
+            cflags,
         })
     }
 
@@ -502,8 +511,8 @@ impl Compiler {
             .output()
     }
 
-    /// What identifies the compiler in the cache key: its command, and its executable's path,
-    /// size and modification time (an upgraded compiler builds anew).
+    /// What identifies the compiler in the cache key: its command and flags, and its
+    /// executable's path, size and modification time (an upgraded compiler builds anew).
     fn identity(&self) -> String {
         let meta = std::fs::metadata(&self.executable).ok();
         let modified = meta
@@ -512,8 +521,9 @@ impl Compiler {
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos());
         format!(
-            "{:?} {} {} {modified}",
+            "{:?} {:?} {} {} {modified}",
             self.command,
+            self.cflags,
             self.executable.display(),
             meta.map_or(0, |m| m.len())
         )
@@ -625,7 +635,7 @@ pub fn binary(
         .prefix(".building-")
         .tempdir_in(&cache)
         .map_err(|e| Error::io(&cache, e))?;
-    compile(&plan, &compiler, &sources, work.path(), &file_name)
+    compile(&plan, &compiler, &sources, version, work.path(), &file_name)
         .map_err(|m| fail(m.replace(&sources.display().to_string(), "sources")))?;
     // Another process may have built the same entry meanwhile: either copy serves.
     let built = work.keep();
@@ -706,6 +716,7 @@ fn compile(
     plan: &BuildPlan,
     compiler: &Compiler,
     sources: &Path,
+    version: FmiVersion,
     work: &Path,
     file_name: &str,
 ) -> Result<(), String> {
@@ -715,6 +726,12 @@ fn compile(
         for (j, file) in set.files.iter().enumerate() {
             let object = format!("{i}-{j}.o");
             let mut args = flags.clone();
+            if version == FmiVersion::Fmi3 {
+                // The standard's FMI 3 headers then declare the functions without the prefix
+                // a source-code FMU may set: a shared library exports the plain names.
+                args.push("-DFMI3_OVERRIDE_FUNCTION_PREFIX".to_string());
+            }
+            args.extend(compiler.cflags.iter().cloned());
             args.extend([
                 "-c".to_string(),
                 sources.join(file).display().to_string(),
@@ -753,11 +770,23 @@ fn invoke(compiler: &Compiler, args: &[String], work: &Path, what: &str) -> Resu
     }
     let said = String::from_utf8_lossy(&output.stderr).into_owned()
         + &String::from_utf8_lossy(&output.stdout);
+    let error = first_error(&said);
+    // FMUs may leave the FMI headers out of sources/ (the standard lets them): say where
+    // they go.
+    let lower = error.to_ascii_lowercase();
+    let missing_fmi_header = (lower.contains("fmi2") || lower.contains("fmi3"))
+        && lower.contains(".h")
+        && (lower.contains("no such file") || lower.contains("not found"));
+    let todo = if missing_fmi_header {
+        "the sources include the FMI headers but do not ship them: set CFLAGS=-I<a folder \
+         holding the FMI headers of the standard>"
+    } else {
+        "fix the sources or the build description, or ask the FMU's vendor for a binary"
+    };
     Err(format!(
-        "building the binary from sources failed: {what} with \"{program}\" ({}): {}; fix \
-         the sources or the build description, or ask the FMU's vendor for a binary",
+        "building the binary from sources failed: {what} with \"{program}\" ({}): {error}; \
+         {todo}",
         output.status,
-        first_error(&said)
     ))
 }
 
