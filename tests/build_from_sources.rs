@@ -270,6 +270,41 @@ fn sources_only_runs_like_the_binary_and_the_second_run_does_not_compile() {
         assert_eq!(cosimo.compiler_calls(), compiled);
         assert_eq!(text(&isolated), text(&expected));
 
+        // Two components of a system from two copies of the FMU (same sources), each its own
+        // file, opened apart: both from the cache, no compilation; with --parallel the same.
+        let copy = sources_only(dir.path(), version, "copy.fmu");
+        let system = dir.path().join("system.csv");
+        let a = format!("a={}", s(&sources));
+        let b = format!("b={}", s(&copy));
+        let ran = cosimo.run(&[
+            "run",
+            &a,
+            &b,
+            "--connect",
+            "a.y=b.u",
+            "--parallel",
+            "-o",
+            s(&system),
+        ]);
+        assert!(ran.status.success(), "{}", show(&ran));
+        assert_eq!(cosimo.compiler_calls(), compiled);
+        // With an empty cache, the two copies make one build.
+        let fresh_dir = dir.path().join("fresh");
+        std::fs::create_dir_all(&fresh_dir).expect("creates a folder");
+        let fresh = Cosimo::new(&fresh_dir);
+        let ran = fresh.run(&[
+            "run",
+            &a,
+            &b,
+            "--connect",
+            "a.y=b.u",
+            "--parallel",
+            "-o",
+            s(&system),
+        ]);
+        assert!(ran.status.success(), "{}", show(&ran));
+        assert_eq!(fresh.compiler_calls(), compiled, "one build for two copies");
+
         // Other sources, another cache entry: a new definition builds anew and acts.
         let mut files = lag_files(version);
         edit(

@@ -627,6 +627,13 @@ pub fn binary(
     let file_name = format!("{model_identifier}{LIBRARY_EXTENSION}");
     let entry = cache.join(&key);
     let cached = entry.join(&file_name);
+    // One build at a time in this process: the runs of a sweep open the same FMU together
+    // and should find one build in the cache, not make one each. (Processes that build the
+    // same entry at once each build it; the first to store it wins.)
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = BUILDING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if cached.is_file() {
         return Ok(cached);
     }
