@@ -604,7 +604,8 @@ pub fn binary(
             .all(|c| c.is_ascii_alphanumeric() || c == '_')
     {
         return Err(fail(format!(
-            "modelIdentifier \"{model_identifier}\" is not a C identifier, so no library can be built from sources under that name"
+            "modelIdentifier \"{model_identifier}\" is not a C identifier, so no library can \
+             be built from sources under that name"
         )));
     }
     let plan = plan(archive.root(), shown, version, model_identifier)?;
@@ -653,7 +654,8 @@ pub fn binary(
         Ok(cached)
     } else {
         Err(fail(format!(
-            "the binary built from sources could not be stored in the build cache {} (set {CACHE_ENV} to a writable folder)",
+            "the binary built from sources could not be stored in the build cache {} (set \
+             {CACHE_ENV} to a writable folder)",
             cache.display()
         )))
     }
@@ -681,7 +683,10 @@ fn cache_key(
         plan.model_identifier, plan.sets, plan.libraries
     ));
     for (relative, path) in files_under(sources)? {
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let bytes = match std::fs::read_link(&path) {
+            Ok(target) => format!("link to {}", target.display()).into_bytes(),
+            Err(_) => std::fs::read(&path).map_err(|e| Error::io(&path, e))?,
+        };
         hash.update((relative.len() as u64).to_le_bytes());
         hash.update(relative.as_bytes());
         hash.update((bytes.len() as u64).to_le_bytes());
@@ -690,8 +695,8 @@ fn cache_key(
     Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Every file under `dir` as (relative path with `/`, path), sorted; symbolic links are not
-/// followed (their targets inside the FMU are hashed as files of their own).
+/// Every file under `dir` as (relative path with `/`, path), sorted; a symbolic link is hashed
+/// as where it leads (`files_under` does not follow it).
 fn files_under(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -703,7 +708,7 @@ fn files_under(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
             let kind = entry.file_type().map_err(|e| Error::io(&path, e))?;
             if kind.is_dir() {
                 pending.push(path);
-            } else if kind.is_file() {
+            } else if kind.is_file() || kind.is_symlink() {
                 let relative = path
                     .strip_prefix(dir)
                     .unwrap_or(&path)
