@@ -503,6 +503,21 @@ fn a_missing_compiler_or_a_failing_build_names_the_fmu_and_what_to_do() {
     refused(&ran, &sources, &["install a C compiler", "set CC"]);
     let ran = cosimo.run_with_cc("/no/such/cc", &["build", s(&sources)]);
     refused(&ran, &sources, &["install a C compiler"]);
+    // Sources without a build description: what is missing, whatever the compiler.
+    let files: Vec<_> = lag_files(3)
+        .into_iter()
+        .filter(|(name, _)| name != "sources/buildDescription.xml")
+        .collect();
+    let undescribed = dir.path().join("undescribed.fmu");
+    pack(&undescribed, &files);
+    let ran = cosimo.run(&["run", s(&undescribed), "-o", s(&out)]);
+    refused(
+        &ran,
+        &undescribed,
+        &["ships no binaries", "cannot tell what to compile"],
+    );
+    let ran = cosimo.run(&["build", s(&undescribed)]);
+    refused(&ran, &undescribed, &["cannot tell what to compile"]);
     if compiler().is_none() {
         return;
     }

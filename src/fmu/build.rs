@@ -135,20 +135,21 @@ pub fn platforms(root: &Path) -> Vec<String> {
 }
 
 /// The plan for `model_identifier` of the FMU at `root`: from `sources/buildDescription.xml`,
-/// else (FMI 2) the model description's `<SourceFiles>`. Errors name the file as `shown` (the
-/// FMU the user gave) joined with the file inside it.
+/// else (FMI 2) the model description's `<SourceFiles>`; `None` when neither is there. Errors
+/// name the file as `shown` (the FMU the user gave) joined with the file inside it.
 pub fn plan(
     root: &Path,
     shown: &Path,
     version: FmiVersion,
     model_identifier: &str,
-) -> Result<BuildPlan> {
+) -> Result<Option<BuildPlan>> {
     let sources = root.join("sources");
     let build_description = sources.join("buildDescription.xml");
     if build_description.is_file() {
         let inside = "sources/buildDescription.xml";
         let text = read_text(&build_description, &shown.join(inside))?;
         return from_build_description(&text, &sources, model_identifier)
+            .map(Some)
             .map_err(|fail| description_error(shown, inside, fail));
     }
     if version == FmiVersion::Fmi2 {
@@ -157,15 +158,15 @@ pub fn plan(
         return from_source_files(&text, &sources, model_identifier)
             .map_err(|fail| description_error(shown, inside, fail));
     }
-    Err(Error::Binary {
-        path: shown.to_path_buf(),
-        message: format!(
-            "the FMU ships sources/ but no sources/buildDescription.xml, which an FMI 3 FMU \
-             needs to say how to build model \"{model_identifier}\"; build it by hand or ask \
-             its vendor for a binary for {}",
-            host_platform(version)
-        ),
-    })
+    Ok(None)
+}
+
+/// Why sources without a build description give no binary.
+pub fn no_description(model_identifier: &str) -> String {
+    format!(
+        "the FMU's sources/ come with neither sources/buildDescription.xml nor <SourceFiles> for \
+         model \"{model_identifier}\", so cosimo cannot tell what to compile"
+    )
 }
 
 fn read_text(path: &Path, shown: &Path) -> Result<String> {
@@ -337,8 +338,13 @@ fn source_set(set: &Element, sources: &Path, notes: &mut Vec<String>) -> xml::R<
 }
 
 /// The plan of an FMI 2 model description's `<SourceFiles>` (of the interface whose model
-/// identifier is `model_identifier`): one C set, with `sources/` as include directory.
-fn from_source_files(xml_text: &str, sources: &Path, model_identifier: &str) -> xml::R<BuildPlan> {
+/// identifier is `model_identifier`): one C set, with `sources/` as include directory; `None`
+/// when that interface lists no source files.
+fn from_source_files(
+    xml_text: &str,
+    sources: &Path,
+    model_identifier: &str,
+) -> xml::R<Option<BuildPlan>> {
     let root = xml::parse_tree(xml_text)?;
     let interface = root
         .children
@@ -347,14 +353,7 @@ fn from_source_files(xml_text: &str, sources: &Path, model_identifier: &str) -> 
         .find(|c| c.attr("modelIdentifier") == Some(model_identifier));
     let list = interface.and_then(|i| i.child("SourceFiles"));
     let Some(list) = list else {
-        return Err(xml::Fail::new(
-            interface.map_or(root.line, |i| i.line),
-            format!(
-                "the FMU ships sources/ but neither sources/buildDescription.xml nor \
-                 <SourceFiles> for model \"{model_identifier}\": cosimo cannot tell what to \
-                 compile"
-            ),
-        ));
+        return Ok(None);
     };
     let mut files = Vec::new();
     for file in list.children_named("File") {
@@ -368,7 +367,7 @@ fn from_source_files(xml_text: &str, sources: &Path, model_identifier: &str) -> 
     if files.is_empty() {
         return Err(xml::Fail::new(list.line, "<SourceFiles> names no <File>"));
     }
-    Ok(BuildPlan {
+    Ok(Some(BuildPlan {
         model_identifier: model_identifier.to_string(),
         described_in: "modelDescription.xml".into(),
         sets: vec![SourceSet {
@@ -379,7 +378,7 @@ fn from_source_files(xml_text: &str, sources: &Path, model_identifier: &str) -> 
         }],
         libraries: Vec::new(),
         notes: Vec::new(),
-    })
+    }))
 }
 
 fn required<'a>(element: &'a Element, attribute: &str) -> xml::R<&'a str> {
@@ -585,14 +584,15 @@ pub fn cache_dir() -> Result<PathBuf> {
 }
 
 /// The binary of `model_identifier` for this platform, built from the FMU's sources (or found
-/// in the cache from an earlier build). Errors name the FMU as the user gave it; `warn` hears
-/// what the build description asks that cosimo does not do.
+/// in the cache from an earlier build); `None` when the sources come without a build
+/// description ([`plan`]). Errors name the FMU as the user gave it; `warn` hears what the
+/// build description asks that cosimo does not do.
 pub fn binary(
     archive: &FmuArchive,
     version: FmiVersion,
     model_identifier: &str,
     warn: &mut dyn FnMut(&str),
-) -> Result<PathBuf> {
+) -> Result<Option<PathBuf>> {
     let shown = archive.source();
     let fail = |message: String| Error::Binary {
         path: shown.to_path_buf(),
@@ -608,7 +608,9 @@ pub fn binary(
              be built from sources under that name"
         )));
     }
-    let plan = plan(archive.root(), shown, version, model_identifier)?;
+    let Some(plan) = plan(archive.root(), shown, version, model_identifier)? else {
+        return Ok(None);
+    };
     for note in &plan.notes {
         warn(&format!(
             "{}/{}: {note}",
@@ -636,7 +638,7 @@ pub fn binary(
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     if cached.is_file() {
-        return Ok(cached);
+        return Ok(Some(cached));
     }
     std::fs::create_dir_all(&cache).map_err(|e| Error::io(&cache, e))?;
     let work = tempfile::Builder::new()
@@ -651,7 +653,7 @@ pub fn binary(
         let _ = std::fs::remove_dir_all(&built);
     }
     if cached.is_file() {
-        Ok(cached)
+        Ok(Some(cached))
     } else {
         Err(fail(format!(
             "the binary built from sources could not be stored in the build cache {} (set \
@@ -873,7 +875,8 @@ pub fn add_binary(path: &Path, output: Option<&Path>, warn: &mut dyn FnMut(&str)
                 inside.display()
             )));
         }
-        let built = binary(archive, version, identifier, warn)?;
+        let built = binary(archive, version, identifier, warn)?
+            .ok_or_else(|| fail(no_description(identifier)))?;
         let inside = format!("binaries/{platform}/{identifier}{LIBRARY_EXTENSION}");
         binaries.push((inside, built));
     }
@@ -1122,11 +1125,13 @@ mod tests {
         let dir = sources();
         let xml = r#"<fmiModelDescription fmiVersion="2.0"><CoSimulation modelIdentifier="m">
             <SourceFiles><File name="model.c"/></SourceFiles></CoSimulation></fmiModelDescription>"#;
-        let plan = from_source_files(xml, dir.path(), "m").expect("a plan");
+        let plan = from_source_files(xml, dir.path(), "m")
+            .expect("parses")
+            .expect("a plan");
         assert_eq!(plan.sets[0].files, ["model.c"]);
         assert_eq!(plan.sets[0].include_dirs, ["."]);
-        let fail = from_source_files(xml, dir.path(), "other").expect_err("another model");
-        assert!(fail.message.contains("cannot tell what to compile"));
+        let none = from_source_files(xml, dir.path(), "other").expect("parses");
+        assert!(none.is_none(), "another model's sources");
     }
 
     #[test]

@@ -155,9 +155,16 @@ impl Fmu {
         let version = self.description.fmi_version;
         match self.archive.binary_path(version, identifier) {
             // No binary for this platform, but sources: build one (or take it from the cache).
-            Err(_) if build::has_sources(self.archive.root()) => {
-                build::binary(&self.archive, version, identifier, &mut |warning| {
+            Err(missing) if build::has_sources(self.archive.root()) => {
+                let built = build::binary(&self.archive, version, identifier, &mut |warning| {
                     log::warn!("{warning}")
+                })?;
+                built.ok_or_else(|| match missing {
+                    Error::Binary { path, message } => Error::Binary {
+                        path,
+                        message: format!("{message}; {}", build::no_description(identifier)),
+                    },
+                    other => other,
                 })
             }
             found => found,
