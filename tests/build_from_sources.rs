@@ -429,6 +429,20 @@ fn cosimo_build_adds_a_binary_that_validates_and_runs_without_a_compiler() {
             show(&again)
         );
 
+        // An unpacked FMU folder gets the file.
+        let folder = dir.path().join("unpacked");
+        for (name, bytes) in lag_files(version) {
+            let path = folder.join(name);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("creates a folder");
+            std::fs::write(path, bytes).expect("writes a file");
+        }
+        let ran = cosimo.run(&["build", s(&folder)]);
+        assert!(ran.status.success(), "{}", show(&ran));
+        assert!(folder.join(&added).is_file(), "{}", show(&ran));
+        let ran = cosimo.run_with_cc("no-such-cc", &["run", s(&folder), "-o", s(&from_built)]);
+        assert!(ran.status.success(), "{}", show(&ran));
+        assert_eq!(text(&from_built), text(&from_sources));
+
         if let Some(python) = fmpy_python() {
             let checked = Command::new(python)
                 .arg("-c")
