@@ -379,6 +379,7 @@ fn cosimo_build_adds_a_binary_that_validates_and_runs_without_a_compiler() {
     if compiler().is_none() {
         return;
     }
+    let fmpy = fmpy_python();
     for version in [2, 3] {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let cosimo = Cosimo::new(dir.path());
@@ -443,7 +444,7 @@ fn cosimo_build_adds_a_binary_that_validates_and_runs_without_a_compiler() {
         assert!(ran.status.success(), "{}", show(&ran));
         assert_eq!(text(&from_built), text(&from_sources));
 
-        if let Some(python) = fmpy_python() {
+        if let Some(python) = &fmpy {
             let checked = Command::new(python)
                 .arg("-c")
                 .arg(
