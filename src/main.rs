@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cli;
+use cli::build::{build_command, BuildArgs};
 use cli::check::{check_command, CheckArgs};
 use cli::export::{export_command, ExportArgs};
 use cli::inspect::{inspect, InspectArgs};
@@ -55,6 +56,9 @@ enum Command {
     /// Pack a system (or one FMU) as an FMI 2 / FMI 3 Co-Simulation FMU that runs it with
     /// cosimo inside, with the options of `run`.
     Export(Box<ExportArgs>),
+    /// Build a binary for this platform from an FMU's C sources (sources/) and add it to the
+    /// FMU (or write the FMU with it to --output).
+    Build(BuildArgs),
     /// Host one FMU instance for a cosimo master (started by cosimo itself for --isolate).
     #[command(hide = true)]
     Worker {
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Validate(v) => (v.quiet, false, false),
         Command::Plot(p) => (p.quiet, false, false),
         Command::Stability(s) => (s.quiet, false, false),
+        Command::Build(b) => (b.quiet, false, false),
         // A worker forwards every message to its master, which logs them.
         Command::Worker { channel_fd } => {
             return match cosimo::fmu::worker::serve(*channel_fd) {
@@ -129,6 +134,7 @@ fn main() -> ExitCode {
         Command::Plot(args) => plot_command(&args),
         Command::Stability(args) => stability_command(&args),
         Command::Export(args) => export_command(&args),
+        Command::Build(args) => build_command(&args),
         Command::Sweep(args) => return sweep_command(&args),
         Command::Worker { .. } => Ok(()),
     };

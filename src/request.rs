@@ -407,5 +407,7 @@ pub fn inspect_json(
             warn(&error.to_string());
         }
     }
-    Ok(crate::fmu::summary::json(description, path))
+    let mut summary = crate::fmu::summary::json(description, path);
+    summary["platforms"] = json!(crate::fmu::build::platforms(fmu.archive().root()));
+    Ok(summary)
 }

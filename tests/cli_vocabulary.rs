@@ -376,6 +376,7 @@ fn every_command_has_quiet() {
         "validate",
         "plot",
         "stability",
+        "build",
     ] {
         let help = cosimo_ok([command, "--help"]);
         assert!(stdout(&help).contains("-q, --quiet"), "{command} --help");

@@ -179,7 +179,11 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<(), Error> {
     }
     super::write_out(format_args!(
         "{}",
-        summary::text(fmu.file_description(), &args.fmu)
+        summary::text_with_platforms(
+            fmu.file_description(),
+            &args.fmu,
+            Some(&cosimo::fmu::build::platforms(fmu.archive().root()))
+        )
     ))?;
     Ok(())
 }

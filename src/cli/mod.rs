@@ -1,6 +1,7 @@
 //! The subcommands of the `cosimo` binary (not part of the library): each parses its options,
 //! calls the library and prints.
 
+pub(crate) mod build;
 pub(crate) mod check;
 pub(crate) mod export;
 pub(crate) mod inspect;

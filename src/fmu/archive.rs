@@ -220,13 +220,13 @@ impl FmuArchive {
 
 /// File extension of shared libraries on this platform.
 #[cfg(target_os = "windows")]
-const LIBRARY_EXTENSION: &str = ".dll";
+pub(crate) const LIBRARY_EXTENSION: &str = ".dll";
 /// File extension of shared libraries on this platform.
 #[cfg(target_os = "macos")]
-const LIBRARY_EXTENSION: &str = ".dylib";
+pub(crate) const LIBRARY_EXTENSION: &str = ".dylib";
 /// File extension of shared libraries on this platform.
 #[cfg(not(any(target_os = "windows", target_os = "macos")))]
-const LIBRARY_EXTENSION: &str = ".so";
+pub(crate) const LIBRARY_EXTENSION: &str = ".so";
 
 /// The folders under `binaries/` that may hold this platform's library, preferred first.
 pub fn platform_folders(version: FmiVersion) -> &'static [&'static str] {

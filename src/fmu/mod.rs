@@ -5,6 +5,7 @@
 //! and shared by every instance of the same FMU (DESIGN.md decision 8).
 
 pub mod archive;
+pub mod build;
 pub mod crash;
 pub mod description;
 pub mod extract_dir;
@@ -151,8 +152,23 @@ impl Fmu {
                         self.description.model_name
                     ),
                 })?;
-        self.archive
-            .binary_path(self.description.fmi_version, identifier)
+        let version = self.description.fmi_version;
+        match self.archive.binary_path(version, identifier) {
+            // No binary for this platform, but sources: build one (or take it from the cache).
+            Err(missing) if build::has_sources(self.archive.root()) => {
+                let built = build::binary(&self.archive, version, identifier, &mut |warning| {
+                    log::warn!("{warning}")
+                })?;
+                built.ok_or_else(|| match missing {
+                    Error::Binary { path, message } => Error::Binary {
+                        path,
+                        message: format!("{message}; {}", build::no_description(identifier)),
+                    },
+                    other => other,
+                })
+            }
+            found => found,
+        }
     }
 
     /// A new instance named `name`; it keeps the extracted files alive as long as it lives.

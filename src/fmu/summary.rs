@@ -205,8 +205,18 @@ fn model_exchange_flags(
     }
 }
 
-/// The human summary printed by `cosimo inspect`.
+/// The human summary printed by `cosimo inspect`, without the platforms line.
 pub fn text(md: &ModelDescription, source: &Path) -> String {
+    text_with_platforms(md, source, None)
+}
+
+/// The human summary printed by `cosimo inspect`; `platforms`: the folders under `binaries/`,
+/// and `c-code` for sources ([`super::build::platforms`]).
+pub fn text_with_platforms(
+    md: &ModelDescription,
+    source: &Path,
+    platforms: Option<&[String]>,
+) -> String {
     let mut out = String::new();
     let fmi3 = md.fmi_version == super::FmiVersion::Fmi3;
     let _ = writeln!(out, "{}", source.display());
@@ -241,6 +251,17 @@ pub fn text(md: &ModelDescription, source: &Path) -> String {
             interfaces.join(", ")
         }
     );
+    if let Some(platforms) = platforms {
+        let _ = writeln!(
+            out,
+            "  Platforms        {}",
+            if platforms.is_empty() {
+                "none (no binaries, no sources)".to_string()
+            } else {
+                platforms.join(", ")
+            }
+        );
+    }
     if let Some(cs) = &md.co_simulation {
         let on: Vec<String> = capability_flags(cs, fmi3)
             .into_iter()

@@ -35,6 +35,8 @@ pub enum Skip {
     /// No `mpirun` (Open MPI) to run cosimo over ranks (`.ci/run` installs it): fails the
     /// suite in CI, as the skip of `sweep_mpi` that `cargo xtask test` logs does.
     NoMpirun,
+    /// No C compiler (`cc` or `$CC`) to build an FMU from its sources: fails the suite in CI.
+    NoCompiler,
 }
 
 impl Skip {
@@ -47,6 +49,7 @@ impl Skip {
             Skip::NoChromium => "no-chromium",
             Skip::NoScript => "no-script",
             Skip::NoMpirun => "mpi",
+            Skip::NoCompiler => "no-cc",
         }
     }
 }

@@ -281,13 +281,13 @@ fn test(extra: &[String]) -> Result<(), String> {
 
 /// Whether a skip of `category` fails `cargo xtask test` (`ci`: the environment has CI=true):
 /// FMPy and the corpus' exporters are installed by xtask itself, so their absence is a failure
-/// everywhere; a machine without a C math library or MPI is allowed locally and fails CI (.ci/run
-/// installs MPI); a one-core machine cannot time threads and is reported only; pytest's own
-/// skips of a case that has nothing to compare are reported only.
+/// everywhere; a machine without a C math library, a C compiler or MPI is allowed locally and
+/// fails CI (.ci/run installs MPI); a one-core machine cannot time threads and is reported only;
+/// pytest's own skips of a case that has nothing to compare are reported only.
 fn skip_fails(category: &str, ci: bool) -> bool {
     match category {
         "fmpy" => true,
-        "no-libm" | "mpi" | "no-chromium" | "no-script" => ci,
+        "no-libm" | "mpi" | "no-chromium" | "no-script" | "no-cc" => ci,
         "one-core" | "pytest" => false,
         // A category this table does not know yet: CI must not let it pass unseen.
         _ => ci,
