@@ -253,3 +253,119 @@ fn a_termination_asked_on_rank_1_ends_every_rank_where_one_process_ends() {
     let system = faulty_system(dir.path(), 4);
     same_results(&system, 2, "terminate");
 }
+
+/// The processes whose command line names `marker`, with their MPI rank.
+#[cfg(target_os = "linux")]
+fn ranks_running(marker: &str) -> Vec<(i32, Option<String>)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(marker)
+            || !String::from_utf8_lossy(&cmdline).contains("cosimo")
+        {
+            continue;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let rank = environ
+            .split(|&b| b == 0)
+            .filter_map(|v| std::str::from_utf8(v).ok())
+            .find_map(|v| v.strip_prefix("OMPI_COMM_WORLD_RANK="))
+            .map(str::to_string);
+        found.push((pid, rank));
+    }
+    found
+}
+
+/// A rank killed with SIGKILL in the middle of a long run: mpirun ends the other ranks within
+/// seconds, no process of the run is left, and rank 0's rows written so far are whole lines.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_killed_rank_ends_every_rank_within_seconds() {
+    use std::time::{Duration, Instant};
+    if !have_mpirun() {
+        return;
+    }
+    for victim in ["1", "0"] {
+        let dir = temp_dir();
+        let mut system = example("two-mass-force-force.json");
+        system["experiment"]["stopTime"] = json!(1.0e5);
+        let marker = format!("killed-rank-{victim}-{}.json", std::process::id());
+        let path = write_system(dir.path(), &marker, system);
+        let csv = dir.path().join("rows.csv");
+        let mut run = Command::new("mpirun")
+            .args(["--oversubscribe", "-n", "2"])
+            .arg(env!("CARGO_BIN_EXE_cosimo"))
+            .args(["run", &path.display().to_string(), "-q", "-o"])
+            .arg(&csv)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("mpirun starts");
+        // Running: both ranks up and rows on disk.
+        let started = Instant::now();
+        let target = loop {
+            let running = ranks_running(&marker);
+            let rows = std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count());
+            if let Some(&(pid, _)) = running
+                .iter()
+                .find(|(_, rank)| rank.as_deref() == Some(victim))
+            {
+                if running.iter().filter(|(_, r)| r.is_some()).count() == 2 && rows > 10 {
+                    break pid;
+                }
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the run did not start: {running:?}, {rows} rows"
+            );
+            assert!(
+                run.try_wait().expect("waits").is_none(),
+                "mpirun ended early"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        // SAFETY: a plain kill(2) of a process this test started (through mpirun).
+        assert_eq!(unsafe { libc::kill(target, libc::SIGKILL) }, 0);
+        let killed = Instant::now();
+        let status = loop {
+            if let Some(status) = run.try_wait().expect("waits") {
+                break status;
+            }
+            if killed.elapsed() > Duration::from_secs(20) {
+                let _ = run.kill();
+                panic!(
+                    "rank {victim} killed, mpirun still running after 20 s: {:?}",
+                    ranks_running(&marker)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let took = killed.elapsed();
+        assert!(!status.success(), "rank {victim} killed: {status:?}");
+        // Nothing of the run is left.
+        let left = loop {
+            let left = ranks_running(&marker);
+            if left.is_empty() || killed.elapsed() > Duration::from_secs(25) {
+                break left;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(
+            left.is_empty(),
+            "rank {victim} killed, left behind: {left:?}"
+        );
+        let text = std::fs::read_to_string(&csv).expect("rank 0's rows");
+        assert!(
+            text.lines().count() > 10 && text.ends_with('\n'),
+            "rows: {}",
+            text.len()
+        );
+        eprintln!("rank {victim} killed: the run ended in {took:.1?} ({status:?})");
+    }
+}
