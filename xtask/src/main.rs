@@ -40,6 +40,9 @@ const VENV_REQUIREMENTS: &[&str] = &[
     // libcosim (its C library in the wheel) as an importer of exported FMI 2 FMUs
     // (tests/export.rs).
     "libcosimpy==0.0.6",
+    // The Renault FMU Manipulation Toolbox, whose container FMU benches/peers/export.py times
+    // next to cosimo's export (FMPy's container comes with fmpy above).
+    "fmu-manipulation-toolbox==2.0",
 ];
 
 /// Wheels whose ready-made FMUs join the corpus (downloaded, not installed: the FMUs are read
@@ -47,7 +50,7 @@ const VENV_REQUIREMENTS: &[&str] = &[
 const CORPUS_WHEELS: &[&str] = &["py-crane==0.3.1"];
 
 /// Bump when the venv's layout changes (the stamp then no longer matches and pip runs again).
-const VENV_LAYOUT: &str = "corpus-1";
+const VENV_LAYOUT: &str = "corpus-2";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
