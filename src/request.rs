@@ -135,10 +135,10 @@ pub fn prepare_on_ranks(
         .map_err(Error::Usage)?;
     check_threads(request, &system.experiment)?;
     let ranks = match &transport {
-        Some(transport) => Some(crate::master::transport::Ranks {
-            owner: crate::distribute::partition(&system, transport.size())?,
-            transport: transport.clone(),
-        }),
+        Some(transport) => Some(crate::master::transport::Ranks::new(
+            transport.clone(),
+            crate::distribute::partition(&system, transport.size())?,
+        )),
         None => None,
     };
     for assignment in &request.start_values {

@@ -369,3 +369,62 @@ fn a_killed_rank_ends_every_rank_within_seconds() {
         eprintln!("rank {victim} killed: the run ended in {took:.1?} ({status:?})");
     }
 }
+
+/// The summary of a run over ranks splits each rank's time as the variable-order paper does:
+/// stepping its FMUs, FMU states (saved and restored by the startup corrector of extrapolation
+/// order 2), interface computations, communication and waiting; the parts add up to the run.
+#[test]
+fn the_summary_splits_each_ranks_time() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let system = with_algorithm(example("two-mass-force-force.json"), "jacobi", 2);
+    let path = write_system(dir.path(), "times.json", system);
+    let summary = dir.path().join("summary.json");
+    let output = mpirun(
+        3,
+        &[
+            "run",
+            &path.display().to_string(),
+            "-o",
+            &dir.path().join("rows.csv").display().to_string(),
+            "--json-file",
+            &summary.display().to_string(),
+        ],
+    );
+    assert!(output.status.success(), "{}", show(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for rank in 0..3 {
+        assert!(
+            stderr.contains(&format!("MPI rank {rank}: ")),
+            "rank {rank}'s line: {}",
+            show(&output)
+        );
+    }
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).expect("the summary")).unwrap();
+    let ranks = summary["ranks"].as_array().expect("ranks in the summary");
+    assert_eq!(ranks.len(), 3, "{summary}");
+    let wall = summary["wall_seconds"].as_f64().expect("wall seconds");
+    for (i, r) in ranks.iter().enumerate() {
+        assert_eq!(r["rank"], json!(i));
+        let part = |key: &str| r[key].as_f64().unwrap_or(-1.0);
+        let parts = [
+            "integration_seconds",
+            "state_seconds",
+            "interface_seconds",
+            "communication_seconds",
+        ]
+        .map(part);
+        assert!(parts.iter().all(|&x| x >= 0.0), "{r}");
+        // Every rank owns a component here, steps it, saves its state and talks.
+        assert!(parts[0] > 0.0 && parts[1] > 0.0 && parts[3] > 0.0, "{r}");
+        // Each rank's parts add up to its run: within a tenth of rank 0's wall time.
+        let sum: f64 = parts.iter().sum();
+        assert!(
+            (sum - wall).abs() <= 0.1 * wall + 0.05,
+            "rank {i}: {sum} s against {wall} s: {r}"
+        );
+    }
+}

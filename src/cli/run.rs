@@ -682,6 +682,16 @@ fn print_summary(
     if stats.shortened_for_output > 0 {
         say!("{}", shortened_note(experiment, stats.shortened_for_output));
     }
+    for r in &stats.ranks {
+        say!(
+            "MPI rank {}: {:.3} s stepping its FMUs, {:.3} s saving and restoring FMU states, {:.3} s interface computations, {:.3} s communication and waiting",
+            r.rank,
+            r.integration,
+            r.states,
+            r.interface,
+            r.communication
+        );
+    }
     if let Some(control) = &stats.control {
         let histogram: Vec<String> = control
             .order_histogram
@@ -802,6 +812,21 @@ fn summary_json(
             summary["terminated_early"] = stats.terminated_early.into();
             summary["real_time_factor"] = stats.real_time_factor(experiment.start).into();
             summary["scenario"] = serde_json::to_value(&stats.scenario).unwrap_or_default();
+            if !stats.ranks.is_empty() {
+                summary["ranks"] = stats
+                    .ranks
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "rank": r.rank,
+                            "integration_seconds": r.integration,
+                            "state_seconds": r.states,
+                            "interface_seconds": r.interface,
+                            "communication_seconds": r.communication,
+                        })
+                    })
+                    .collect();
+            }
         }
         Err(error) => {
             summary["status"] = "failed".into();

@@ -696,7 +696,11 @@ impl Execution {
 
     /// Save every component's state (reusing the state saved last time).
     pub fn save_states(&mut self) -> Result<()> {
+        let since = self.ranks.as_ref().map(|_| std::time::Instant::now());
         let saved = self.save_states_here();
+        if let (Some(since), Some(ranks)) = (since, &self.ranks) {
+            ranks.clock.saving_states(since);
+        }
         self.agree(saved)
     }
 
@@ -722,7 +726,11 @@ impl Execution {
     /// made after that state is withdrawn with it (a repeated step asks again).
     pub fn restore_states(&mut self) -> Result<()> {
         self.terminate_requested.store(false, Ordering::Relaxed);
+        let since = self.ranks.as_ref().map(|_| std::time::Instant::now());
         let restored = self.restore_states_here();
+        if let (Some(since), Some(ranks)) = (since, &self.ranks) {
+            ranks.clock.saving_states(since);
+        }
         self.agree(restored)
     }
 

@@ -113,6 +113,8 @@ pub struct RunStatistics {
     pub parallel: Option<parallel::ParallelPlacement>,
     /// The scenario events that took effect, in order.
     pub scenario: Vec<scenario::AppliedEvent>,
+    /// Under mpirun: where each rank's time went (empty in one process).
+    pub ranks: Vec<transport::RankTimes>,
 }
 
 impl RunStatistics {

@@ -488,6 +488,9 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 stats.scenario = player.applied().to_vec();
             }
             stats.wall_seconds = self.started.elapsed().as_secs_f64();
+            if let Some(ranks) = &exec.ranks {
+                stats.ranks = ranks.times(self.started.elapsed());
+            }
             if !failed {
                 for observer in observers.iter_mut() {
                     observer.finished(stats)?;

@@ -16,8 +16,9 @@
 //!
 //! A failure on a rank ends every rank with its message and the rank ([`Error::OnRank`]).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::execution::Execution;
 use super::record::Cell;
@@ -39,12 +40,128 @@ pub trait Transport: Send + Sync {
 /// The ranks of a distributed run and which rank owns each component.
 #[derive(Clone)]
 pub struct Ranks {
+    /// The transport, timed: what this rank spends in it is its communication and waiting.
     pub transport: Arc<dyn Transport>,
     /// Per component (in system order): the rank that steps it.
     pub owner: Vec<usize>,
+    /// Where this rank's time goes.
+    pub clock: Arc<RankClock>,
+}
+
+/// Where a rank's time goes, as the variable-order paper splits it (nanoseconds, summed).
+#[derive(Default)]
+pub struct RankClock {
+    integration: AtomicU64,
+    states: AtomicU64,
+    communication: AtomicU64,
+}
+
+impl RankClock {
+    /// Time the components of this rank spent stepping.
+    pub fn integrating(&self, since: Instant) {
+        add(&self.integration, since);
+    }
+
+    /// Time spent saving and restoring FMU states.
+    pub fn saving_states(&self, since: Instant) {
+        add(&self.states, since);
+    }
+}
+
+fn add(counter: &AtomicU64, since: Instant) {
+    let nanos = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    counter.fetch_add(nanos, Ordering::Relaxed);
+}
+
+/// A rank's time over a run, in seconds: stepping its components, saving and restoring FMU
+/// states, in the transport (communication and waiting for the other ranks), and the rest of
+/// the run (interface computations: exchange, extrapolation, control).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct RankTimes {
+    pub rank: usize,
+    pub integration: f64,
+    pub states: f64,
+    pub interface: f64,
+    pub communication: f64,
+}
+
+/// A transport that counts the time spent in it.
+struct Timed {
+    inner: Arc<dyn Transport>,
+    clock: Arc<RankClock>,
+}
+
+impl Transport for Timed {
+    fn rank(&self) -> usize {
+        self.inner.rank()
+    }
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        let since = Instant::now();
+        let all = self.inner.all_gather(mine);
+        add(&self.clock.communication, since);
+        all
+    }
+    fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Vec<u8> {
+        let since = Instant::now();
+        let bytes = self.inner.broadcast(root, bytes);
+        add(&self.clock.communication, since);
+        bytes
+    }
 }
 
 impl Ranks {
+    /// The ranks of `transport`, with the owner of each component (empty: chosen along the
+    /// coupling order when the system is instantiated).
+    pub fn new(transport: Arc<dyn Transport>, owner: Vec<usize>) -> Ranks {
+        let clock = Arc::new(RankClock::default());
+        Ranks {
+            transport: Arc::new(Timed {
+                inner: transport,
+                clock: clock.clone(),
+            }),
+            owner,
+            clock,
+        }
+    }
+
+    /// Every rank's times over a run that has lasted `total` on this rank (every rank calls
+    /// this), in rank order.
+    pub fn times(&self, total: Duration) -> Vec<RankTimes> {
+        let seconds = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64 * 1e-9;
+        let mine = [
+            seconds(&self.clock.integration),
+            seconds(&self.clock.states),
+            seconds(&self.clock.communication),
+            total.as_secs_f64(),
+        ];
+        let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.transport
+            .all_gather(&bytes)
+            .iter()
+            .enumerate()
+            .map(|(rank, b)| {
+                let x: Vec<f64> = b
+                    .chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()))
+                    .collect();
+                let (integration, states, communication, total) = match x[..] {
+                    [a, b, c, d] => (a, b, c, d),
+                    _ => (0.0, 0.0, 0.0, 0.0),
+                };
+                RankTimes {
+                    rank,
+                    integration,
+                    states,
+                    interface: (total - integration - states - communication).max(0.0),
+                    communication,
+                }
+            })
+            .collect()
+    }
+
     /// This process's rank.
     pub fn rank(&self) -> usize {
         self.transport.rank()

@@ -8,6 +8,7 @@
 //! component reaches the communication point having handled its event where it happened.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 use super::execution::{
     event_iteration, read_outputs, set_scalar, ComponentPlan, Execution, History,
@@ -125,8 +126,17 @@ impl Execution {
         corrector: Option<&[f64]>,
         midpoints: Option<&[f64]>,
     ) -> Result<()> {
+        let since = self.ranks.as_ref().map(|_| Instant::now());
         let stepped = self.step_jacobi_here((self.time, t_end, t_end), corrector, midpoints);
+        self.integrated(since);
         self.share_sources(stepped)
+    }
+
+    /// Under mpirun: the components' stepping since `since` on this rank's clock.
+    fn integrated(&self, since: Option<Instant>) {
+        if let (Some(since), Some(ranks)) = (since, &self.ranks) {
+            ranks.clock.integrating(since);
+        }
     }
 
     /// Whether a macro step can be taken in parts ([`Execution::step_part`]): Jacobi (held or
@@ -168,7 +178,9 @@ impl Execution {
             }
         }
         let corrector = self.part_corrector.take();
+        let since = self.ranks.as_ref().map(|_| Instant::now());
         let stepped = self.step_jacobi_here((start, end, to), corrector.as_deref(), None);
+        self.integrated(since);
         self.part_corrector = corrector;
         self.share_sources(stepped)?;
         self.time = to;
@@ -294,9 +306,11 @@ impl Execution {
                 from: self.time,
                 to: t_end,
             };
+            let since = self.ranks.as_ref().map(|_| Instant::now());
             let result = self
                 .placement
                 .run_one(i, |unit| step_component(i, unit, &inputs));
+            self.integrated(since);
             self.share_component(i, result)?;
             self.stepped[i] = true;
         }
