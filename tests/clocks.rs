@@ -1,0 +1,185 @@
+//! FMI 3 clocks through the whole tool: a controller sampled by a periodic input clock raises
+//! a triggered output clock that ticks a consumer's input clock, with a clocked value passed
+//! between them (a system file run by the `cosimo` binary, in process and with `--isolate`);
+//! a countdown clock the FMU schedules itself; what cannot be honoured is refused by name.
+//!
+//! The expectations are computed here from the models' documented formulas: the controller
+//! samples at t_k = 0.1 k (k = 0, 1, ...) and gives y_k = gain t_k + (k + 1); the consumer
+//! counts the ticks, holds the last y and sums them; the countdown ticks at
+//! t_k = 0.1 k (k + 1) / 2 (k = 1, 2, ...).
+
+mod common;
+
+use std::path::Path;
+
+use common::{cosimo, cosimo_ok, fmu, read_results, show, temp_dir};
+
+const INTERVAL: f64 = 0.1;
+const GAIN: f64 = 3.0;
+
+/// The controller -> consumer system file, stepping with `step`, stopping at `stop`.
+fn write_system(dir: &Path, step: f64, stop: f64, algorithm: &str) -> std::path::PathBuf {
+    let system = serde_json::json!({
+        "components": [
+            {
+                "name": "controller",
+                "fmu": fmu("ClockController", 3),
+                "parameters": { "gain": GAIN }
+            },
+            { "name": "consumer", "fmu": fmu("ClockConsumer", 3) }
+        ],
+        "connections": [
+            { "from": "controller.ready", "to": "consumer.trigger" },
+            { "from": "controller.y", "to": "consumer.u" }
+        ],
+        "experiment": {
+            "startTime": 0,
+            "stopTime": stop,
+            "stepSize": step,
+            "algorithm": algorithm
+        }
+    });
+    let path = dir.join("clocked.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&system).unwrap()).unwrap();
+    path
+}
+
+/// Samples of the controller up to and including `t` (ticks at 0, 0.1, ...).
+fn samples_until(t: f64) -> u64 {
+    (t / INTERVAL + 1e-9).floor() as u64 + 1
+}
+
+/// The controller's clocked output at its k-th sample (k from 1).
+fn y(k: u64) -> f64 {
+    GAIN * INTERVAL * (k - 1) as f64 + k as f64
+}
+
+fn check_clocked_run(extra: &[&str], step: f64) {
+    let dir = temp_dir();
+    let stop = 1.0;
+    let system = write_system(dir.path(), step, stop, "jacobi");
+    let out = dir.path().join("out.csv");
+    let mut args = vec![
+        "run".to_string(),
+        system.display().to_string(),
+        "-q".into(),
+        "-o".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    cosimo_ok(&args);
+    let table = read_results(&out);
+    let col = |name: &str| {
+        let i = table
+            .column(name)
+            .unwrap_or_else(|| panic!("no column {name} in {:?}", table.columns()));
+        table.values(i).to_vec()
+    };
+    let (samples, ready, count) = (
+        col("controller.samples"),
+        col("controller.ready"),
+        col("consumer.count"),
+    );
+    let (held, sum) = (col("consumer.held"), col("consumer.sum"));
+    let label = format!("{extra:?}, step {step}");
+    assert!(
+        table.time().len() >= 10,
+        "{label}: {} rows",
+        table.time().len()
+    );
+    for (row, &t) in table.time().iter().enumerate() {
+        let k = samples_until(t);
+        let want_sum: f64 = (1..=k).map(y).sum();
+        assert_eq!(
+            samples[row], k as f64,
+            "{label}: controller samples at t = {t}"
+        );
+        assert_eq!(
+            ready[row], k as f64,
+            "{label}: ticks of controller.ready at t = {t}"
+        );
+        assert_eq!(count[row], k as f64, "{label}: consumer ticks at t = {t}");
+        assert!(
+            (held[row] - y(k)).abs() < 1e-9,
+            "{label}: held {} at t = {t}, want {}",
+            held[row],
+            y(k)
+        );
+        assert!(
+            (sum[row] - want_sum).abs() < 1e-9,
+            "{label}: sum {} at t = {t}, want {want_sum}",
+            sum[row]
+        );
+    }
+    let last = *table.time().last().unwrap();
+    assert!((last - stop).abs() < 1e-12, "{label}: ends at {last}");
+    assert_eq!(
+        *count.last().unwrap(),
+        (stop / INTERVAL).round() + 1.0,
+        "{label}"
+    );
+}
+
+#[test]
+fn a_periodic_controller_ticks_a_triggered_consumer_in_process() {
+    // A step that divides the interval, and one that does not (steps are cut at the ticks).
+    check_clocked_run(&[], 0.05);
+    check_clocked_run(&[], 0.07);
+}
+
+#[test]
+fn a_periodic_controller_ticks_a_triggered_consumer_in_worker_processes() {
+    check_clocked_run(&["--isolate"], 0.05);
+}
+
+#[test]
+fn a_countdown_clock_ticks_when_the_fmu_asks() {
+    let dir = temp_dir();
+    let out = dir.path().join("out.csv");
+    let countdown = fmu("Countdown", 3);
+    cosimo_ok([
+        "run",
+        countdown.to_str().unwrap(),
+        "-q",
+        "--stop-time",
+        "2",
+        "--step-size",
+        "0.04",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let table = read_results(&out);
+    let ticks = table.values(table.column("ticks").unwrap()).to_vec();
+    let last = table.values(table.column("last").unwrap()).to_vec();
+    // t_k = 0.1 k (k + 1) / 2.
+    let tick_time = |k: u64| 0.1 * (k * (k + 1)) as f64 / 2.0;
+    for (row, &t) in table.time().iter().enumerate() {
+        let k = (1..100).take_while(|&k| tick_time(k) <= t + 1e-9).count() as u64;
+        assert_eq!(ticks[row], k as f64, "ticks at t = {t}");
+        let want_last = if k == 0 { 0.0 } else { tick_time(k) };
+        assert!(
+            (last[row] - want_last).abs() < 1e-9,
+            "last tick at t = {t}: {} want {want_last}",
+            last[row]
+        );
+    }
+    assert_eq!(
+        *ticks.last().unwrap(),
+        5.0,
+        "t = 0.1, 0.3, 0.6, 1.0, 1.5 up to 2 s"
+    );
+}
+
+#[test]
+fn clocks_under_an_algorithm_that_repeats_steps_are_refused_by_name() {
+    let dir = temp_dir();
+    let system = write_system(dir.path(), 0.05, 1.0, "implicit");
+    let output = cosimo(["run", system.to_str().unwrap(), "-q"]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("controller") && err.contains("clocks") && err.contains("jacobi"),
+        "{}",
+        show(&output)
+    );
+}
