@@ -183,3 +183,72 @@ fn clocks_under_an_algorithm_that_repeats_steps_are_refused_by_name() {
         show(&output)
     );
 }
+
+#[test]
+fn clock_columns_in_an_input_file_tick_the_fmu() {
+    let dir = temp_dir();
+    let input = dir.path().join("in.csv");
+    // fmusim's convention: the clock ticks where its column turns 1; u changes at rows where
+    // the clock does not tick too, which a clocked input must not see.
+    std::fs::write(
+        &input,
+        "time,trigger,u\n0,0,0\n0.25,1,5\n0.3,0,100\n0.5,1,7\n0.6,0,100\n0.9,1,-2\n",
+    )
+    .unwrap();
+    let ticks = [(0.25, 5.0), (0.5, 7.0), (0.9, -2.0)];
+    let out = dir.path().join("out.csv");
+    let consumer = fmu("ClockConsumer", 3);
+    cosimo_ok([
+        "run",
+        consumer.to_str().unwrap(),
+        "-q",
+        "--input-file",
+        input.to_str().unwrap(),
+        "--stop-time",
+        "1",
+        "--step-size",
+        "0.1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let table = read_results(&out);
+    let col = |name: &str| table.values(table.column(name).unwrap()).to_vec();
+    let (count, held, sum) = (col("count"), col("held"), col("sum"));
+    for (row, &t) in table.time().iter().enumerate() {
+        let seen: Vec<f64> = ticks
+            .iter()
+            .filter(|(at, _)| *at <= t + 1e-9)
+            .map(|(_, u)| *u)
+            .collect();
+        assert_eq!(count[row], seen.len() as f64, "ticks at t = {t}");
+        assert_eq!(
+            held[row],
+            seen.last().copied().unwrap_or(0.0),
+            "held at t = {t}"
+        );
+        assert_eq!(sum[row], seen.iter().sum::<f64>(), "sum at t = {t}");
+    }
+    assert_eq!(*count.last().unwrap(), 3.0);
+}
+
+#[test]
+fn an_input_file_cannot_tick_a_clock_cosimo_ticks_from_its_interval() {
+    let dir = temp_dir();
+    let input = dir.path().join("in.csv");
+    std::fs::write(&input, "time,sample\n0,0\n0.5,1\n").unwrap();
+    let controller = fmu("ClockController", 3);
+    let output = cosimo([
+        "run",
+        controller.to_str().unwrap(),
+        "-q",
+        "--input-file",
+        input.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("\"sample\"") && err.contains("fixed clock"),
+        "{}",
+        show(&output)
+    );
+}

@@ -14,6 +14,10 @@
 //!    and returns to Step Mode; countdown and changing clocks are asked for their next
 //!    interval.
 //!
+//! An input file may tick input clocks (fmusim's convention, see `inputs.rs`): a triggered
+//! input clock with a column ticks at the rows where the column turns 1, and clocked inputs
+//! with a column take the row's value at their clocks' ticks.
+//!
 //! Clocked variables (FMI 3 `clocks`) move only in step 1 and 2, never in the per-step
 //! exchange. Results get a column per recorded clock holding its number of ticks so far.
 //! Systems without clocks build no [`Clocks`] and pay nothing.
@@ -21,6 +25,7 @@
 use std::collections::VecDeque;
 
 use super::execution::{event_iteration, get_scalar, set_scalar};
+use super::inputs::TableInputs;
 use super::pool::{Placement, Unit};
 use crate::fmu::description::{Causality, FmiVersion, VariableType};
 use crate::fmu::{IntervalQualifier, ValueReference};
@@ -28,12 +33,14 @@ use crate::system::resolve::{ResolvedConnection, ResolvedSystem};
 use crate::{Error, Result};
 
 /// How cosimo knows when a time-based input clock ticks next.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Timing {
     /// Periodic: `start + shift + n * interval`.
     Periodic { interval: f64, shift: f64, n: u64 },
     /// Changing or countdown: when the FMU says (`fmi3GetIntervalDecimal`).
     Scheduled,
+    /// A triggered input clock ticked by an input file at these times; `index`: the next.
+    Table { times: Vec<f64>, index: usize },
     /// Triggered input clocks and output clocks: not by time.
     None,
 }
@@ -74,7 +81,11 @@ impl Clocks {
     /// The clocks of `resolved`; `None` when no component declares a clock. Refuses what
     /// cannot be honoured: clocks of an FMI 2 or Model Exchange component, clocks under an
     /// algorithm that rolls back or controls the step, clocks spread over MPI ranks.
-    pub fn new(resolved: &ResolvedSystem, distributed: bool) -> Result<Option<Clocks>> {
+    pub fn new(
+        resolved: &ResolvedSystem,
+        distributed: bool,
+        table_inputs: &[TableInputs],
+    ) -> Result<Option<Clocks>> {
         let mut clocks = Vec::new();
         let mut of_component = vec![Vec::new(); resolved.components.len()];
         for (i, component) in resolved.components.iter().enumerate() {
@@ -136,6 +147,33 @@ impl Clocks {
         }
         if clocks.is_empty() {
             return Ok(None);
+        }
+        for (i, inputs) in table_inputs.iter().enumerate() {
+            for (variable, times) in inputs.clock_ticks() {
+                let Some(clock) = clocks
+                    .iter_mut()
+                    .find(|c| c.component == i && c.vr == variable.value_reference)
+                else {
+                    continue;
+                };
+                let driven = resolved
+                    .clock_connections
+                    .iter()
+                    .any(|c| c.to_component == i && c.to_variable == clock.variable);
+                if clock.kind != "triggered" || driven {
+                    return Err(Error::Usage(format!(
+                        "the input file ticks the clock \"{}\" of component \"{}\", but {}; only triggered input clocks without a clock connection take their ticks from an input file",
+                        variable.name,
+                        resolved.components[i].name,
+                        if driven {
+                            "a clock connection ticks it already".to_string()
+                        } else {
+                            format!("it is a {} clock that cosimo ticks from its interval", clock.kind)
+                        }
+                    )));
+                }
+                clock.timing = Timing::Table { times, index: 0 };
+            }
         }
         let first = &clocks[0];
         let named = format!(
@@ -227,7 +265,12 @@ impl Clocks {
             self.clocks[k].ticks = 0;
             self.clocks[k].next = None;
             let clock = &self.clocks[k];
-            match clock.timing {
+            match clock.timing.clone() {
+                Timing::Table { times, .. } => {
+                    let index = times.partition_point(|&t| t < self.start - 1e-9);
+                    self.clocks[k].next = times.get(index).copied();
+                    self.clocks[k].timing = Timing::Table { times, index };
+                }
                 Timing::Periodic {
                     interval, shift, ..
                 } => {
@@ -289,6 +332,7 @@ impl Clocks {
     pub fn tick(
         &mut self,
         placement: &mut Placement,
+        table_inputs: &[TableInputs],
         time: f64,
         tolerance: f64,
         terminate: &std::sync::atomic::AtomicBool,
@@ -340,6 +384,17 @@ impl Clocks {
                     set[k] = true;
                     self.clocks[k].ticks += 1;
                 }
+            }
+            if !table_inputs[i].clocks_idle() {
+                let ticking: Vec<usize> = self.of_component[i]
+                    .iter()
+                    .filter(|&&k| active[k])
+                    .map(|&k| self.clocks[k].variable)
+                    .collect();
+                placement.run_one(i, |unit: &mut Unit| {
+                    table_inputs[i]
+                        .apply_clocked(unit.slave.as_mut(), time, |v| ticking.contains(&v))
+                })?;
             }
             for (c, (connection, _, target_clocks)) in self.clocked.iter().enumerate() {
                 if connection.to_component != i
@@ -413,7 +468,14 @@ impl Clocks {
         }
         for k in 0..n {
             let clock = &self.clocks[k];
-            match clock.timing {
+            match clock.timing.clone() {
+                Timing::Table { times, index } if due.contains(&k) => {
+                    self.clocks[k].next = times.get(index + 1).copied();
+                    self.clocks[k].timing = Timing::Table {
+                        times,
+                        index: index + 1,
+                    };
+                }
                 Timing::Periodic { interval, shift, n } if due.contains(&k) => {
                     let n = n + 1;
                     self.clocks[k].timing = Timing::Periodic { interval, shift, n };

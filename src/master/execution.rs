@@ -397,6 +397,9 @@ pub struct ComponentPlan {
     pub scratch: usize,
     /// Pass on NaN and infinite sources instead of failing (`RunOptions::allow_non_finite`).
     pub allow_non_finite: bool,
+    /// FMI 3 output clocks (with their names), checked when a step stops for an event:
+    /// cosimo ticks clocks at communication points only (`clocks.rs`).
+    pub output_clocks: (Vec<ValueReference>, Vec<String>),
 }
 
 /// A system instantiated and ready to step.
@@ -550,7 +553,6 @@ impl Execution {
     ) -> Result<Execution> {
         let descriptions = fmus.iter().map(|f| f.description().clone()).collect();
         let resolved = resolve(system, descriptions)?;
-        let clocks = super::clocks::Clocks::new(&resolved, options.ranks.is_some())?;
         let graph = graph::build(&resolved);
         let fresh_read = fresh_reads(&resolved);
         let mut plans = plan_components(&resolved);
@@ -584,6 +586,7 @@ impl Execution {
             Some(table) => table_inputs(&resolved, table, options.bare_names)?,
             None => vec![TableInputs::none(); resolved.components.len()],
         };
+        let clocks = super::clocks::Clocks::new(&resolved, options.ranks.is_some(), &table_inputs)?;
 
         let (hosts, groups) = hosts(system, fmus, options)?;
         let mut processes = Vec::with_capacity(groups.len());
@@ -855,6 +858,7 @@ impl Execution {
             let tolerance = clock_tolerance(self.time);
             clocks.tick(
                 &mut self.placement,
+                &self.table_inputs,
                 self.time,
                 tolerance,
                 &self.terminate_requested,
@@ -882,6 +886,7 @@ impl Execution {
         let tolerance = clock_tolerance(self.time);
         if !clocks.tick(
             &mut self.placement,
+            &self.table_inputs,
             self.time,
             tolerance,
             &self.terminate_requested,
@@ -1714,9 +1719,19 @@ fn plan_components(resolved: &ResolvedSystem) -> Vec<ComponentPlan> {
     let mut plans: Vec<ComponentPlan> = resolved
         .components
         .iter()
-        .map(|c| ComponentPlan {
-            sub_steps: c.sub_steps.max(1),
-            ..ComponentPlan::default()
+        .map(|c| {
+            let clocks =
+                c.description.variables.iter().filter(|v| {
+                    v.var_type == VariableType::Clock && v.causality == Causality::Output
+                });
+            ComponentPlan {
+                sub_steps: c.sub_steps.max(1),
+                output_clocks: (
+                    clocks.clone().map(|v| v.value_reference).collect(),
+                    clocks.map(|v| v.name.clone()).collect(),
+                ),
+                ..ComponentPlan::default()
+            }
         })
         .collect();
     for (c, conn) in resolved.connections.iter().enumerate() {
