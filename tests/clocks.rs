@@ -16,6 +16,8 @@ use common::{cosimo, cosimo_ok, fmu, read_results, show, temp_dir};
 
 const INTERVAL: f64 = 0.1;
 const GAIN: f64 = 3.0;
+/// The controller's own gain (an SSP without parameter bindings keeps it).
+const DEFAULT_GAIN: f64 = 2.0;
 
 /// The controller -> consumer system file, stepping with `step`, stopping at `stop`.
 fn write_system(dir: &Path, step: f64, stop: f64, algorithm: &str) -> std::path::PathBuf {
@@ -50,14 +52,21 @@ fn samples_until(t: f64) -> u64 {
 }
 
 /// The controller's clocked output at its k-th sample (k from 1).
-fn y(k: u64) -> f64 {
-    GAIN * INTERVAL * (k - 1) as f64 + k as f64
+fn y(gain: f64, k: u64) -> f64 {
+    gain * INTERVAL * (k - 1) as f64 + k as f64
 }
 
 fn check_clocked_run(extra: &[&str], step: f64) {
     let dir = temp_dir();
+    let system = write_system(dir.path(), step, 1.0, "jacobi");
+    run_and_check(&system, extra, GAIN, &format!("{extra:?}, step {step}"));
+}
+
+/// Run the controller -> consumer `system` (stopping at 1 s) and check every row.
+fn run_and_check(system: &Path, extra: &[&str], gain: f64, label: &str) {
+    let dir = temp_dir();
     let stop = 1.0;
-    let system = write_system(dir.path(), step, stop, "jacobi");
+    let y = |k: u64| y(gain, k);
     let out = dir.path().join("out.csv");
     let mut args = vec![
         "run".to_string(),
@@ -81,7 +90,6 @@ fn check_clocked_run(extra: &[&str], step: f64) {
         col("consumer.count"),
     );
     let (held, sum) = (col("consumer.held"), col("consumer.sum"));
-    let label = format!("{extra:?}, step {step}");
     assert!(
         table.time().len() >= 10,
         "{label}: {} rows",
@@ -130,6 +138,46 @@ fn a_periodic_controller_ticks_a_triggered_consumer_in_process() {
 #[test]
 fn a_periodic_controller_ticks_a_triggered_consumer_in_worker_processes() {
     check_clocked_run(&["--isolate"], 0.05);
+}
+
+#[test]
+fn clock_connections_in_an_ssp_tick_the_same_way() {
+    let dir = temp_dir();
+    let ssp = dir.path().join("clocked.ssp");
+    std::fs::create_dir(&ssp).unwrap();
+    let ssd = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription version="1.0" name="clocked"
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon">
+  <ssd:System name="clocked">
+    <ssd:Elements>
+      <ssd:Component name="controller" source="{}">
+        <ssd:Connectors>
+          <ssd:Connector name="ready" kind="output"><ssc:Clock/></ssd:Connector>
+          <ssd:Connector name="y" kind="output"><ssc:Real/></ssd:Connector>
+        </ssd:Connectors>
+      </ssd:Component>
+      <ssd:Component name="consumer" source="{}">
+        <ssd:Connectors>
+          <ssd:Connector name="trigger" kind="input"><ssc:Clock/></ssd:Connector>
+          <ssd:Connector name="u" kind="input"><ssc:Real/></ssd:Connector>
+        </ssd:Connectors>
+      </ssd:Component>
+    </ssd:Elements>
+    <ssd:Connections>
+      <ssd:Connection startElement="controller" startConnector="ready" endElement="consumer" endConnector="trigger"/>
+      <ssd:Connection startElement="controller" startConnector="y" endElement="consumer" endConnector="u"/>
+    </ssd:Connections>
+  </ssd:System>
+  <ssd:DefaultExperiment startTime="0" stopTime="1"/>
+</ssd:SystemStructureDescription>
+"#,
+        fmu("ClockController", 3).display(),
+        fmu("ClockConsumer", 3).display()
+    );
+    std::fs::write(ssp.join("SystemStructure.ssd"), ssd).unwrap();
+    run_and_check(&ssp, &["--step-size", "0.04"], DEFAULT_GAIN, "SSP");
 }
 
 #[test]
