@@ -300,3 +300,31 @@ fn an_input_file_cannot_tick_a_clock_cosimo_ticks_from_its_interval() {
         show(&output)
     );
 }
+
+#[test]
+fn an_output_clock_raised_inside_a_step_is_refused_by_name() {
+    let controller = fmu("ClockController", 3);
+    let dir = temp_dir();
+    let out = dir.path().join("out.csv");
+    let output = cosimo([
+        "run",
+        controller.to_str().unwrap(),
+        "-q",
+        "--start-value",
+        "alarm_at=0.33",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    // Not supported (exit code 2), rather than a failed simulation.
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("\"alarm\"") && err.contains("inside a step"),
+        "{}",
+        show(&output)
+    );
+    // The rows up to the alarm are kept, with the samples before it.
+    let table = read_results(&out);
+    let samples = table.values(table.column("samples").unwrap());
+    assert_eq!(*samples.last().unwrap(), samples_until(0.3) as f64);
+}

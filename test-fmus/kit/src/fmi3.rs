@@ -272,6 +272,19 @@ pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> c_int {
             return inst.fail(F, "the instance was created with eventModeUsed = false");
         }
         inst.phase = Phase::Event;
+        if let Some(event) = &inst.s.pending {
+            for vr in inst
+                .model
+                .clocks_at_event(&inst.s.values, inst.s.time, event)
+            {
+                let mut ticks = crate::clock::Ticks {
+                    state: &mut inst.clocks,
+                };
+                if let Err(e) = ticks.raise(vr) {
+                    return inst.fail(F, format!("the model raised a clock: {e}"));
+                }
+            }
+        }
         Status::Ok
     })
 }

@@ -322,6 +322,13 @@ pub trait Model: Default + 'static {
         Ok(())
     }
 
+    /// The output clocks the model raises at a time or state event a Co-Simulation step found
+    /// (with `eventModeUsed`: the step returns early there with `eventHandlingNeeded`, and
+    /// `fmi3GetClock` reads them active in the Event Mode that follows).
+    fn clocks_at_event(&self, _v: &Values, _time: f64, _event: &Event) -> Vec<u32> {
+        Vec::new()
+    }
+
     /// Event action: reinitialise states, update discrete variables. After a state event a
     /// reinit should put the indicator exactly on zero or on the side it moves away to.
     fn event(&self, _v: &mut Values, _time: f64, _event: &Event) -> Result<(), String> {
