@@ -24,7 +24,8 @@ use std::sync::{Arc, OnceLock};
 
 pub use description::{FmiVersion, Interface, ModelDescription, ValueReference};
 pub use slave::{
-    DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
+    DiscreteStatesUpdate, IntervalQualifier, PolynomialInputMode, Slave, SlaveState, StateId,
+    StepResult,
 };
 
 use crate::{Error, Result};

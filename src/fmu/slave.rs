@@ -37,6 +37,39 @@ pub struct DiscreteStatesUpdate {
     pub next_event_time: Option<f64>,
 }
 
+/// What `fmi3GetIntervalDecimal` says of a clock's interval (`fmi3IntervalQualifier`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IntervalQualifier {
+    /// The FMU does not know the next interval yet.
+    #[default]
+    NotYetKnown,
+    /// The interval is the one reported before.
+    Unchanged,
+    /// A new interval: the clock ticks that long after the current time.
+    Changed,
+}
+
+impl IntervalQualifier {
+    /// The qualifier of an `fmi3IntervalQualifier` value (`None` for one FMI does not define).
+    pub fn from_raw(raw: i32) -> Option<IntervalQualifier> {
+        match raw {
+            0 => Some(IntervalQualifier::NotYetKnown),
+            1 => Some(IntervalQualifier::Unchanged),
+            2 => Some(IntervalQualifier::Changed),
+            _ => None,
+        }
+    }
+
+    /// The `fmi3IntervalQualifier` value.
+    pub fn raw(self) -> i32 {
+        match self {
+            IntervalQualifier::NotYetKnown => 0,
+            IntervalQualifier::Unchanged => 1,
+            IntervalQualifier::Changed => 2,
+        }
+    }
+}
+
 /// How a slave made an input follow a polynomial within the coming step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PolynomialInputMode {
@@ -129,6 +162,25 @@ pub trait Slave: Send {
     fn update_discrete_states(&mut self) -> Result<DiscreteStatesUpdate>;
     /// FMI 3: leave event mode back to step mode.
     fn enter_step_mode(&mut self) -> Result<()>;
+    /// FMI 3 `fmi3GetClock` (Event Mode): which of the clocks `vrs` are active. Slaves
+    /// without clocks refuse it.
+    fn get_clock(&mut self, _vrs: &[ValueReference], _active: &mut [bool]) -> Result<()> {
+        Err(no_clocks(self.name(), "fmi3GetClock"))
+    }
+    /// FMI 3 `fmi3SetClock` (Event Mode): activate (or deactivate) the input clocks `vrs`.
+    fn set_clock(&mut self, _vrs: &[ValueReference], _active: &[bool]) -> Result<()> {
+        Err(no_clocks(self.name(), "fmi3SetClock"))
+    }
+    /// FMI 3 `fmi3GetIntervalDecimal`: the intervals of the time-based input clocks `vrs`
+    /// and what each says.
+    fn get_interval_decimal(
+        &mut self,
+        _vrs: &[ValueReference],
+        _intervals: &mut [f64],
+        _qualifiers: &mut [IntervalQualifier],
+    ) -> Result<()> {
+        Err(no_clocks(self.name(), "fmi3GetIntervalDecimal"))
+    }
     /// `fmi*Terminate`.
     fn terminate(&mut self) -> Result<()>;
     /// `fmi*Reset`: back to the state right after instantiation.
@@ -250,5 +302,13 @@ pub trait Slave: Send {
     /// What cosimo's integrator did for a Model Exchange component (`None` for others).
     fn integrator_statistics(&self) -> Option<crate::fmu::model_exchange::Statistics> {
         None
+    }
+}
+
+/// The error of a clock call on a slave that has no clocks (FMI 2, Model Exchange here).
+fn no_clocks(name: &str, call: &str) -> crate::Error {
+    crate::Error::Unsupported {
+        instance: name.to_string(),
+        message: format!("{call}: this slave has no FMI 3 Co-Simulation clocks"),
     }
 }

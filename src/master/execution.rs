@@ -320,6 +320,17 @@ impl History {
         }
     }
 
+    /// Overwrite the latest point when it is at `time` (values changed at a clock tick), else
+    /// add one.
+    fn replace_latest(&mut self, time: f64, values: &[f64]) {
+        if self.len == 0 || self.times[0] != time {
+            return self.push(time, values);
+        }
+        for (row, &value) in self.values.iter_mut().zip(values) {
+            row[0] = value;
+        }
+    }
+
     fn push(&mut self, time: f64, values: &[f64]) {
         self.times.copy_within(0..HISTORY - 1, 1);
         self.times[0] = time;
@@ -386,6 +397,9 @@ pub struct ComponentPlan {
     pub scratch: usize,
     /// Pass on NaN and infinite sources instead of failing (`RunOptions::allow_non_finite`).
     pub allow_non_finite: bool,
+    /// FMI 3 output clocks (with their names), checked when a step stops for an event:
+    /// cosimo ticks clocks at communication points only (`clocks.rs`).
+    pub output_clocks: (Vec<ValueReference>, Vec<String>),
 }
 
 /// A system instantiated and ready to step.
@@ -448,6 +462,8 @@ pub struct Execution {
     pub(crate) all_in_background: bool,
     /// Under `mpirun`: the ranks, and which owns each component (see `transport.rs`).
     pub(crate) ranks: Option<super::transport::Ranks>,
+    /// The FMI 3 clocks of the system (`None` without clocks: nothing to tick).
+    pub(crate) clocks: Option<super::clocks::Clocks>,
 }
 
 impl Execution {
@@ -570,6 +586,7 @@ impl Execution {
             Some(table) => table_inputs(&resolved, table, options.bare_names)?,
             None => vec![TableInputs::none(); resolved.components.len()],
         };
+        let clocks = super::clocks::Clocks::new(&resolved, options.ranks.is_some(), &table_inputs)?;
 
         let (hosts, groups) = hosts(system, fmus, options)?;
         let mut processes = Vec::with_capacity(groups.len());
@@ -668,6 +685,7 @@ impl Execution {
             parallel: None,
             all_in_background,
             ranks,
+            clocks,
         })
     }
 
@@ -829,10 +847,55 @@ impl Execution {
             Ok(())
         });
         self.agree(exited)?;
+        if let Some(clocks) = &mut self.clocks {
+            let names: Vec<String> = self
+                .resolved
+                .components
+                .iter()
+                .map(|c| c.name.clone())
+                .collect();
+            clocks.start(&mut self.placement, &names)?;
+            let tolerance = clock_tolerance(self.time);
+            clocks.tick(
+                &mut self.placement,
+                &self.table_inputs,
+                self.time,
+                tolerance,
+                &self.terminate_requested,
+            )?;
+        }
         // Outputs may change when initialization ends; take the coupling values from step mode.
         self.read_all_sources()?;
         self.exchange(false)?;
         self.history.push(self.time, &self.values);
+        Ok(())
+    }
+
+    /// The next tick of a time-based FMI 3 input clock (macro steps land on it).
+    pub fn next_clock_tick(&self) -> Option<f64> {
+        self.clocks.as_ref().and_then(|c| c.next_tick())
+    }
+
+    /// Tick the FMI 3 clocks due at the current time (see `clocks.rs`); when any ticked, the
+    /// coupling values are read again and replace the history's latest point, so the next step
+    /// and the row at this time see the values after the tick.
+    pub fn tick_clocks(&mut self) -> Result<()> {
+        let Some(clocks) = &mut self.clocks else {
+            return Ok(());
+        };
+        let tolerance = clock_tolerance(self.time);
+        if !clocks.tick(
+            &mut self.placement,
+            &self.table_inputs,
+            self.time,
+            tolerance,
+            &self.terminate_requested,
+        )? {
+            return Ok(());
+        }
+        self.read_all_sources()?;
+        self.exchange(false)?;
+        self.history.replace_latest(self.time, &self.values);
         Ok(())
     }
 
@@ -1129,7 +1192,18 @@ impl Execution {
         }
         row.time = self.time;
         let read = self.read_cells(row);
-        self.share_cells(&mut row.cells, read)
+        self.share_cells(&mut row.cells, read)?;
+        if let Some(clocks) = &self.clocks {
+            // Clock columns hold the ticks so far, which cosimo counts.
+            let mut offset = 0;
+            for (i, recording) in &self.recordings {
+                for (k, vr) in recording.clock_cells() {
+                    row.cells[offset + k] = Cell::UInt(clocks.ticks(*i, vr));
+                }
+                offset += recording.len();
+            }
+        }
+        Ok(())
     }
 
     /// The cells of the components of this process into `row`.
@@ -1645,9 +1719,19 @@ fn plan_components(resolved: &ResolvedSystem) -> Vec<ComponentPlan> {
     let mut plans: Vec<ComponentPlan> = resolved
         .components
         .iter()
-        .map(|c| ComponentPlan {
-            sub_steps: c.sub_steps.max(1),
-            ..ComponentPlan::default()
+        .map(|c| {
+            let clocks =
+                c.description.variables.iter().filter(|v| {
+                    v.var_type == VariableType::Clock && v.causality == Causality::Output
+                });
+            ComponentPlan {
+                sub_steps: c.sub_steps.max(1),
+                output_clocks: (
+                    clocks.clone().map(|v| v.value_reference).collect(),
+                    clocks.map(|v| v.name.clone()).collect(),
+                ),
+                ..ComponentPlan::default()
+            }
         })
         .collect();
     for (c, conn) in resolved.connections.iter().enumerate() {
@@ -1894,4 +1978,9 @@ pub(crate) fn non_finite(
         to.name,
         to.description.variables[conn.to_variable].name
     ))
+}
+
+/// How close to a time a clock tick counts as due (macro steps land on ticks to rounding).
+fn clock_tolerance(time: f64) -> f64 {
+    1e-9 * time.abs().max(1.0)
 }

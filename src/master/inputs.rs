@@ -1,7 +1,9 @@
 //! Inputs driven from a table (`--input-file`), in the FMPy / fmusim convention: continuous
 //! Float inputs interpolated linearly, discrete ones (and every other type) held, arrays as
 //! space-separated numbers in one cell, String inputs from text columns; set before every
-//! `doStep` at its start time and again at events.
+//! `doStep` at its start time and again at events. FMI 3 clocks as in fmusim: an input clock's
+//! column holds 0 / 1 and the clock ticks at each row where it turns 1 (its ticks go to
+//! `clocks.rs`); a clocked input takes its row's value only when its clock ticks.
 
 use std::sync::Arc;
 
@@ -26,6 +28,10 @@ struct Binding {
 pub struct TableInputs {
     table: Option<Arc<Table>>,
     bindings: Vec<Binding>,
+    /// Clocked inputs (FMI 3 `clocks`): set at their clocks' ticks only.
+    clocked: Vec<Binding>,
+    /// Input clocks driven by a column: (column, clock).
+    clocks: Vec<(usize, Variable)>,
 }
 
 impl TableInputs {
@@ -38,7 +44,65 @@ impl TableInputs {
     pub fn drives(&self, vr: crate::fmu::ValueReference) -> bool {
         self.bindings
             .iter()
+            .chain(&self.clocked)
             .any(|b| b.variable.value_reference == vr)
+    }
+
+    /// The input clocks the table ticks and their tick times: each row where the clock's
+    /// column turns from 0 (or from before the first row) to a value other than 0.
+    pub fn clock_ticks(&self) -> Vec<(&Variable, Vec<f64>)> {
+        let Some(table) = &self.table else {
+            return Vec::new();
+        };
+        self.clocks
+            .iter()
+            .map(|(column, clock)| {
+                let values = table.values(*column);
+                let times = table
+                    .time()
+                    .iter()
+                    .zip(values)
+                    .enumerate()
+                    .filter(|&(row, (_, &v))| v != 0.0 && (row == 0 || values[row - 1] == 0.0))
+                    .map(|(_, (&t, _))| t)
+                    .collect();
+                (clock, times)
+            })
+            .collect()
+    }
+
+    /// Set the clocked inputs clocked by a clock for which `ticks` (a description variable
+    /// index) is true to their values at a tick at time `t` (the row at `t`, not the one
+    /// before).
+    pub fn apply_clocked(
+        &self,
+        slave: &mut dyn Slave,
+        t: f64,
+        ticks: impl Fn(usize) -> bool,
+    ) -> Result<()> {
+        let Some(table) = &self.table else {
+            return Ok(());
+        };
+        // A tick lands on its row's time to rounding: take that row.
+        let t = t + 1e-9 * t.abs().max(1.0);
+        for b in &self.clocked {
+            if !b.variable.clocks.iter().any(|&k| ticks(k)) {
+                continue;
+            }
+            let value = match (b.variable.var_type, b.elements) {
+                (_, 0) => scalar_value(
+                    b.variable.var_type,
+                    table.value_at(b.column, t, Interpolation::Hold),
+                ),
+                (var_type, _) => {
+                    let mut values = Vec::with_capacity(b.elements);
+                    table.array_at(b.column, t, Interpolation::Hold, &mut values);
+                    array_value(var_type, &values)
+                }
+            };
+            set_value(slave, &b.variable, &value)?;
+        }
+        Ok(())
     }
 
     /// Bind `columns` (table column index, variable name) to inputs of an FMU with this
@@ -51,6 +115,7 @@ impl TableInputs {
         columns: &[(usize, &str)],
     ) -> Result<TableInputs> {
         let mut bindings: Vec<Binding> = Vec::with_capacity(columns.len());
+        let mut clocks = Vec::new();
         for &(column, name) in columns {
             let column_name = &table.columns()[column];
             let variable = description
@@ -74,10 +139,17 @@ impl TableInputs {
                         }
                     ))
                 })?;
-            if matches!(
-                variable.var_type,
-                VariableType::Binary | VariableType::Clock
-            ) {
+            if variable.var_type == VariableType::Clock {
+                if !matches!(table.data(column), Column::Numbers(_)) {
+                    return Err(Error::Usage(format!(
+                        "{}: column \"{column_name}\" drives the input clock \"{name}\": its cells are 0 (no tick) or 1 (a tick where it turns 1)",
+                        table.path().display()
+                    )));
+                }
+                clocks.push((column, variable.clone()));
+                continue;
+            }
+            if variable.var_type == VariableType::Binary {
                 return Err(Error::Usage(format!(
                     "{}: input \"{name}\" is of type {:?}, which an input file cannot drive (numbers, Booleans, Strings and their arrays can)",
                     table.path().display(),
@@ -126,15 +198,26 @@ impl TableInputs {
                 elements,
             });
         }
+        let (clocked, bindings): (Vec<Binding>, Vec<Binding>) = bindings
+            .into_iter()
+            .partition(|b| !b.variable.clocks.is_empty());
+        let used = !bindings.is_empty() || !clocked.is_empty() || !clocks.is_empty();
         Ok(TableInputs {
-            table: (!bindings.is_empty()).then(|| table.clone()),
+            table: used.then(|| table.clone()),
             bindings,
+            clocked,
+            clocks,
         })
     }
 
     /// Whether there are no inputs from a table.
     pub fn is_empty(&self) -> bool {
         self.table.is_none() || self.bindings.is_empty()
+    }
+
+    /// Whether the table drives no clock and no clocked input.
+    pub fn clocks_idle(&self) -> bool {
+        self.clocks.is_empty() && self.clocked.is_empty()
     }
 
     /// Set every bound input to its value at time `t`.

@@ -9,6 +9,7 @@
 //! still drives one FMU alone with inputs from a table, as fmusim and FMPy do.
 
 pub mod algorithm;
+pub mod clocks;
 pub mod constraint;
 pub mod control;
 pub mod divergence;

@@ -51,6 +51,8 @@ enum Read {
     Alone(Box<Variable>, usize),
     /// One element of an array (`y[2]`): the array, its element count and the 0-based index.
     Element(Box<Variable>, usize, usize),
+    /// An FMI 3 clock: its ticks so far, which the master counts (filled after the read).
+    Clock(ValueReference),
 }
 
 /// One column to record: a variable, or one element of an array variable, under a name.
@@ -187,9 +189,15 @@ impl Recording {
         } in columns
         {
             let count = element_count(description, &variable)?;
+            let clock = variable.var_type == VariableType::Clock;
             recording.described.push(ResultColumn {
                 name: name.clone(),
-                var_type: variable.var_type,
+                // A clock's column counts its ticks.
+                var_type: if clock {
+                    VariableType::UInt64
+                } else {
+                    variable.var_type
+                },
                 causality: variable.causality,
                 variability: variable.variability,
                 unit: variable.unit.clone(),
@@ -197,7 +205,9 @@ impl Recording {
                 array: (variable.is_array() && element.is_none()).then_some(count),
                 source: (0, variable.value_reference, variable.var_type, element),
             });
-            let read = if let Some(index) = element {
+            let read = if clock {
+                Read::Clock(variable.value_reference)
+            } else if let Some(index) = element {
                 Read::Element(Box::new(variable), count, index)
             } else if variable.var_type == VariableType::Float64 && !variable.is_array() {
                 recording.float_vrs.push(variable.value_reference);
@@ -232,6 +242,18 @@ impl Recording {
             .collect()
     }
 
+    /// The clock columns: (cell index, clock value reference), for the master to fill with
+    /// the ticks it counted.
+    pub fn clock_cells(&self) -> impl Iterator<Item = (usize, ValueReference)> + '_ {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| match c.read {
+                Read::Clock(vr) => Some((k, vr)),
+                _ => None,
+            })
+    }
+
     /// Number of cells this recording fills.
     pub fn len(&self) -> usize {
         self.columns.len()
@@ -255,6 +277,10 @@ impl Recording {
                     continue;
                 }
                 Read::Alone(variable, count) => (variable, *count),
+                Read::Clock(_) => {
+                    *cell = Cell::UInt(0);
+                    continue;
+                }
                 Read::Element(variable, count, index) => {
                     *cell = element_cell(get_value(slave, variable, *count)?, *index);
                     continue;

@@ -365,6 +365,13 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 }
                 let proposed = self.algorithm.proposed_step(exec, &grid);
                 let (mut h, mut on_grid) = grid.step_from(t, proposed, self.next_output);
+                // Land on the next clock tick (only systems with FMI 3 clocks have one).
+                let tick = exec
+                    .next_clock_tick()
+                    .filter(|&tick| tick < t + h - grid.tolerance(tick));
+                if let Some(tick) = tick.filter(|&tick| tick > t) {
+                    (h, on_grid) = (tick - t, false);
+                }
                 // Shortened to land on an output point (not on the stop time, not on a target).
                 let mut to_output =
                     on_grid && h < proposed - grid.tolerance(t + h) && !grid.at_stop(t + h);
@@ -394,6 +401,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 (on_grid, to_output)
             };
             let exec = self.exec.borrow_mut();
+            exec.tick_clocks().map_err(at(exec.time))?;
             taken += 1;
             self.stats.steps += 1;
             self.stats.shortened_for_output += u64::from(to_output);
@@ -650,6 +658,11 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         self.check_running()?;
         self.release_dropped();
         let exec = self.exec.borrow_mut();
+        if exec.clocks.is_some() {
+            return Err(Error::Usage(
+                "this system has FMI 3 clocks, whose ticks to come are not part of a snapshot yet, so it cannot be saved".into(),
+            ));
+        }
         if let Some(i) = (0..exec.resolved.components.len()).find(|&i| !exec.can_save_state(i)) {
             return Err(Error::Usage(format!(
                 "component \"{}\" ({}) cannot get and set its FMU state (canGetAndSetFMUstate is not true), so the system cannot be saved",

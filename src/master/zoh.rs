@@ -517,6 +517,7 @@ fn after_step(
     if result.event_handling_needed {
         s.events.fetch_add(1, Ordering::Relaxed);
         unit.slave.enter_event_mode()?;
+        refuse_clock_raised_in_step(&s.plans[i], unit, result.reached_time)?;
         let event_time = if result.early_return {
             result.reached_time
         } else {
@@ -533,6 +534,28 @@ fn after_step(
     } else {
         end
     })
+}
+
+/// An output clock an FMU raised inside a step (not at a tick cosimo gave it) cannot reach
+/// the clocks it drives at that time while the other components step past it: refused,
+/// naming the clock, rather than lost.
+fn refuse_clock_raised_in_step(plan: &ComponentPlan, unit: &mut Unit, time: f64) -> Result<()> {
+    let (vrs, names) = &plan.output_clocks;
+    if vrs.is_empty() {
+        return Ok(());
+    }
+    let mut active = vec![false; vrs.len()];
+    unit.slave.get_clock(vrs, &mut active)?;
+    match active.iter().position(|&a| a) {
+        None => Ok(()),
+        Some(k) => Err(crate::Error::Unsupported {
+            instance: unit.slave.name().to_string(),
+            message: format!(
+                "the output clock \"{}\" ticked inside a step (at t = {time}); cosimo ticks clocks at communication points only, so clocks an FMU raises between them are not supported yet",
+                names[k]
+            ),
+        }),
+    }
 }
 
 /// Set every Float64 input of a [`plain`] component to its held value: the last coupling value

@@ -8,9 +8,13 @@
 //! - the target is an input (FMI 3 tunable parameters as targets are not supported).
 //! - types: Float32/Float64 with each other; the integer types with each other and with
 //!   Enumeration; Enumeration with an Enumeration of the same declared type; Boolean with
-//!   Boolean. String, Binary, Clock and FMI 3 array connections are not supported yet (the
-//!   master exchanges numbers and Booleans): they are refused here, before anything runs. A
-//!   factor or offset other than 1 / 0 needs numeric types (Float or integer).
+//!   Boolean. String, Binary and FMI 3 array connections are not supported yet (the master
+//!   exchanges numbers and Booleans): they are refused here, before anything runs. A factor or
+//!   offset other than 1 / 0 needs numeric types (Float or integer).
+//! - FMI 3 clocks: an output clock drives an input clock ([`ClockConnection`]); a connection
+//!   from or to a clocked variable (FMI 3 `clocks`) is a [`ResolvedSystem::clocked`] one,
+//!   transferred by the master's clock handling only while the clocks tick, never by the
+//!   per-step exchange.
 //! - an input takes exactly one source.
 //! - a connection from a component to itself is allowed (with direct feedthrough it forms an
 //!   algebraic loop, which the coupling graph reports).
@@ -31,8 +35,25 @@ pub struct ResolvedSystem {
     pub system: System,
     /// Same order as `system.components`.
     pub components: Vec<ResolvedComponent>,
-    /// Same order as `system.connections`.
+    /// The value connections of `system.connections`, in their order, less the clocked ones.
     pub connections: Vec<ResolvedConnection>,
+    /// Connections from or to clocked variables (FMI 3 `clocks`), in the system's order.
+    pub clocked: Vec<ResolvedConnection>,
+    /// Connections from output clocks to input clocks, in the system's order.
+    pub clock_connections: Vec<ClockConnection>,
+}
+
+/// An output clock that drives an input clock (both FMI 3 `Clock` variables).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClockConnection {
+    /// Index into `components`.
+    pub from_component: usize,
+    /// Index into the source component's `description.variables`.
+    pub from_variable: usize,
+    /// Index into `components`.
+    pub to_component: usize,
+    /// Index into the target component's `description.variables`.
+    pub to_variable: usize,
 }
 
 /// A component with its model description and parsed start values.
@@ -155,9 +176,11 @@ pub fn resolve(
     };
 
     let mut connections: Vec<ResolvedConnection> = Vec::with_capacity(system.connections.len());
-    // (component, variable) of every connected input -> the connection that feeds it.
+    let mut clocked: Vec<ResolvedConnection> = Vec::new();
+    let mut clock_connections: Vec<ClockConnection> = Vec::new();
+    // (component, variable) of every connected input -> the system connection that feeds it.
     let mut fed_by: HashMap<(usize, usize), usize> = HashMap::with_capacity(connections.capacity());
-    for c in &system.connections {
+    for (k, c) in system.connections.iter().enumerate() {
         let at = format!("connection {} -> {}", c.from, c.to);
         let fc = component_index(&c.from.component, &at)?;
         let tc = component_index(&c.to.component, &at)?;
@@ -219,11 +242,38 @@ pub fn resolve(
                     "{e} is an array; arrays are not supported in connections yet"
                 ));
             }
-            if v.var_type == VariableType::Clock {
+        }
+        if from.var_type == VariableType::Clock || to.var_type == VariableType::Clock {
+            if from.var_type != to.var_type {
                 return fail(format!(
-                    "{e} is a clock; clocks are not supported in connections yet"
+                    "a clock connects to a clock only, but {} is {} and {} is {}",
+                    c.from,
+                    from.var_type.fmi_name(fmd.fmi_version),
+                    c.to,
+                    to.var_type.fmi_name(tmd.fmi_version)
                 ));
             }
+            if c.factor != 1.0 || c.offset != 0.0 || c.extrapolation_order.is_some() || c.half_step
+            {
+                return fail(
+                    "a clock connection carries ticks, not values: remove its factor, offset, extrapolationOrder or halfStep".to_string(),
+                );
+            }
+            if let Some(&first) = fed_by.get(&(tc, tv)) {
+                let other = &system.connections[first];
+                return fail(format!(
+                    "input clock {} is connected twice, from {} and from {}; remove one of the two connections",
+                    c.to, other.from, c.from
+                ));
+            }
+            fed_by.insert((tc, tv), k);
+            clock_connections.push(ClockConnection {
+                from_component: fc,
+                from_variable: fv,
+                to_component: tc,
+                to_variable: tv,
+            });
+            continue;
         }
         check_types(fmd, from, tmd, to).map_err(|m| Error::Usage(format!("{at}: {m}")))?;
         let numeric = is_numeric(from.var_type) && is_numeric(to.var_type);
@@ -338,8 +388,20 @@ pub fn resolve(
         } else {
             0
         };
-        fed_by.insert((tc, tv), connections.len());
-        connections.push(ResolvedConnection {
+        fed_by.insert((tc, tv), k);
+        let is_clocked = !from.clocks.is_empty() || !to.clocks.is_empty();
+        if is_clocked && (c.extrapolation_order.is_some() || c.half_step) {
+            return fail(
+                "a clocked value holds between its ticks: remove extrapolationOrder or halfStep"
+                    .to_string(),
+            );
+        }
+        let list = if is_clocked {
+            &mut clocked
+        } else {
+            &mut connections
+        };
+        list.push(ResolvedConnection {
             from_component: fc,
             from_variable: fv,
             to_component: tc,
@@ -347,7 +409,7 @@ pub fn resolve(
             var_type: from.var_type,
             scale,
             shift,
-            extrapolation_order,
+            extrapolation_order: if is_clocked { 0 } else { extrapolation_order },
             value_map,
             half_step: c.half_step,
             source_integral,
@@ -357,6 +419,8 @@ pub fn resolve(
         system: system.clone(),
         components,
         connections,
+        clocked,
+        clock_connections,
     })
 }
 

@@ -19,7 +19,8 @@ use crate::fmu::ffi::fmi3::*;
 use crate::fmu::ffi::Fmi3Functions;
 use crate::fmu::library::{FmiFunctions, FmuLibrary};
 use crate::fmu::slave::{
-    DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
+    DiscreteStatesUpdate, IntervalQualifier, PolynomialInputMode, Slave, SlaveState, StateId,
+    StepResult,
 };
 
 /// An FMI 3.0 Co-Simulation or Model Exchange instance (as its library was loaded).
@@ -119,7 +120,12 @@ impl Fmi3Instance {
         let mut core = Core::new(library, description, name, options)?;
         let description = Arc::clone(&core.description);
         let cs = description.co_simulation.clone().unwrap_or_default();
-        let event_mode_used = core.options.event_mode && cs.has_event_mode;
+        // FMI 3.0 §4.2.5: clocks tick in Event Mode, so an FMU with clocks always uses it.
+        let has_clocks = description
+            .variables
+            .iter()
+            .any(|v| v.var_type == VariableType::Clock);
+        let event_mode_used = (core.options.event_mode || has_clocks) && cs.has_event_mode;
         let early_return = core.options.early_return;
         let logging_on = core.options.logging_on;
         let mut intermediate_inputs: Vec<ValueReference> = if cs.provides_intermediate_update {
@@ -335,6 +341,45 @@ impl Fmi3Instance {
         let raw = unsafe { set(self.instance, vrs.as_ptr(), vrs.len(), values.as_ptr()) };
         self.core
             .check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+    }
+
+    /// `fmi3GetIntervalDecimal`.
+    pub fn get_interval_decimal(
+        &mut self,
+        vrs: &[ValueReference],
+        intervals: &mut [f64],
+        qualifiers: &mut [IntervalQualifier],
+    ) -> Result<()> {
+        const F: &str = "fmi3GetIntervalDecimal";
+        self.core.require(F, GET_STATES)?;
+        let get = self.need(self.f.get_interval_decimal, F)?;
+        self.core
+            .check_len(F, "intervals", vrs.len(), intervals.len())?;
+        self.core
+            .check_len(F, "qualifiers", vrs.len(), qualifiers.len())?;
+        let mut raw_qualifiers = vec![0; vrs.len()];
+        self.core.enter(F);
+        // SAFETY: valid instance; one interval and one qualifier per clock.
+        let raw = unsafe {
+            get(
+                self.instance,
+                vrs.as_ptr(),
+                vrs.len(),
+                intervals.as_mut_ptr(),
+                raw_qualifiers.as_mut_ptr(),
+            )
+        };
+        self.core
+            .check(F, raw, || format!("vr={vrs:?}, intervals={intervals:?}"))?;
+        for ((q, &r), vr) in qualifiers.iter_mut().zip(&raw_qualifiers).zip(vrs) {
+            *q = IntervalQualifier::from_raw(r).ok_or_else(|| Error::Unsupported {
+                instance: self.core.name.clone(),
+                message: format!(
+                    "{F}: clock vr {vr}: the qualifier {r} is none of FMI's (0, 1, 2)"
+                ),
+            })?;
+        }
+        Ok(())
     }
 
     fn need<T>(&self, function: Option<T>, name: &str) -> Result<T> {
@@ -766,6 +811,23 @@ impl Slave for Fmi3Instance {
         }
         self.clear_polynomials();
         result
+    }
+
+    fn get_clock(&mut self, vrs: &[ValueReference], active: &mut [bool]) -> Result<()> {
+        Fmi3Instance::get_clock(self, vrs, active)
+    }
+
+    fn set_clock(&mut self, vrs: &[ValueReference], active: &[bool]) -> Result<()> {
+        Fmi3Instance::set_clock(self, vrs, active)
+    }
+
+    fn get_interval_decimal(
+        &mut self,
+        vrs: &[ValueReference],
+        intervals: &mut [f64],
+        qualifiers: &mut [IntervalQualifier],
+    ) -> Result<()> {
+        Fmi3Instance::get_interval_decimal(self, vrs, intervals, qualifiers)
     }
 
     fn enter_event_mode(&mut self) -> Result<()> {

@@ -18,7 +18,7 @@ use super::wire::{
 };
 use crate::error::{Error, FmiStatus, Result};
 use crate::fmu::instance::{lock, CallSink, InstanceOptions, LogSink};
-use crate::fmu::{Fmu, PolynomialInputMode, Slave, StateId};
+use crate::fmu::{Fmu, IntervalQualifier, PolynomialInputMode, Slave, StateId};
 
 /// Reply kinds (the header's `reply_kind`).
 pub const REPLY_OK: u32 = 0;
@@ -430,6 +430,27 @@ impl Host {
                     let given = p.u64().map_err(m)? == 1;
                     let (start, end) = (p.f64().map_err(m)?, p.f64().map_err(m)?);
                     self.slave()?.set_macro_step(given.then_some((start, end)))
+                }
+                Call::GetClock => {
+                    let vrs = p.slice::<u32>().map_err(m)?;
+                    let mut active = vec![false; vrs.len()];
+                    self.slave()?.get_clock(&vrs, &mut active)?;
+                    out.bools(&active).map_err(m)
+                }
+                Call::SetClock => {
+                    let vrs = p.slice::<u32>().map_err(m)?;
+                    let active = p.bools().map_err(m)?;
+                    self.slave()?.set_clock(&vrs, &active)
+                }
+                Call::GetIntervalDecimal => {
+                    let vrs = p.slice::<u32>().map_err(m)?;
+                    let mut intervals = vec![0.0; vrs.len()];
+                    let mut qualifiers = vec![IntervalQualifier::default(); vrs.len()];
+                    self.slave()?
+                        .get_interval_decimal(&vrs, &mut intervals, &mut qualifiers)?;
+                    out.slice(&intervals).map_err(m)?;
+                    let raw: Vec<i32> = qualifiers.iter().map(|q| q.raw()).collect();
+                    out.slice(&raw).map_err(m)
                 }
                 Call::Get | Call::Set => Err(malformed(Malformed("bare Get / Set".into()))),
             },

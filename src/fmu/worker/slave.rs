@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::fmu::description::{ModelDescription, ValueReference};
 use crate::fmu::instance::{lock, CallSink, FmuLogMessage, LogSink};
 use crate::fmu::slave::{
-    DiscreteStatesUpdate, PolynomialInputMode, Slave, SlaveState, StateId, StepResult,
+    DiscreteStatesUpdate, IntervalQualifier, PolynomialInputMode, Slave, SlaveState, StateId,
+    StepResult,
 };
 
 /// How often a waiting master looks whether its worker still lives (and the call's deadline).
@@ -738,6 +739,37 @@ impl Slave for WorkerSlave {
     }
     fn enter_event_mode(&mut self) -> Result<()> {
         self.plain(Call::EnterEventMode)
+    }
+    fn get_clock(&mut self, vrs: &[ValueReference], active: &mut [bool]) -> Result<()> {
+        self.call(Code::Plain(Call::GetClock), |w| w.slice(vrs))?;
+        self.reply(|r| r.bools_into(active))
+    }
+    fn set_clock(&mut self, vrs: &[ValueReference], active: &[bool]) -> Result<()> {
+        self.call(Code::Plain(Call::SetClock), |w| {
+            w.slice(vrs)?;
+            w.bools(active)
+        })
+    }
+    fn get_interval_decimal(
+        &mut self,
+        vrs: &[ValueReference],
+        intervals: &mut [f64],
+        qualifiers: &mut [IntervalQualifier],
+    ) -> Result<()> {
+        self.call(Code::Plain(Call::GetIntervalDecimal), |w| w.slice(vrs))?;
+        let raw = self.reply(|r| {
+            r.slice_into(intervals)?;
+            r.slice::<i32>().map(|v| v.into_owned())
+        })?;
+        for (q, &r) in qualifiers.iter_mut().zip(&raw) {
+            *q = IntervalQualifier::from_raw(r).ok_or_else(|| {
+                self.protocol_error(
+                    Code::Plain(Call::GetIntervalDecimal),
+                    "an interval qualifier",
+                )
+            })?;
+        }
+        Ok(())
     }
     fn update_discrete_states(&mut self) -> Result<DiscreteStatesUpdate> {
         self.plain(Call::UpdateDiscreteStates)?;

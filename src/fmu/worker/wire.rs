@@ -59,6 +59,9 @@ calls!(
     GetOutputDerivatives,
     SetInputPolynomial,
     SetMacroStep,
+    GetClock,
+    SetClock,
+    GetIntervalDecimal,
 );
 
 /// The numeric FMI types, in the order of their call codes.
@@ -192,6 +195,9 @@ impl Code {
                 (Call::SetInputPolynomial, false) => "SetRealInputDerivatives",
                 (Call::SetInputPolynomial, true) => "SetFloat64 (input polynomial)",
                 (Call::SetMacroStep, _) => "DoStep (the macro step of the next steps)",
+                (Call::GetClock, _) => "GetClock",
+                (Call::SetClock, _) => "SetClock",
+                (Call::GetIntervalDecimal, _) => "GetIntervalDecimal",
                 (Call::Get | Call::Set, _) => "?",
             },
         };

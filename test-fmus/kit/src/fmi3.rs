@@ -24,7 +24,7 @@ pub type IntermediateUpdate = unsafe extern "C" fn(
 
 /// Whether the model has events, which decides `hasEventMode`.
 pub fn has_events<M: Model>() -> bool {
-    M::NUM_EVENT_INDICATORS > 0 || M::HAS_TIME_EVENTS
+    M::NUM_EVENT_INDICATORS > 0 || M::HAS_TIME_EVENTS || !M::default().clocks().is_empty()
 }
 
 /// `fmi3InstantiateCoSimulation`.
@@ -105,6 +105,10 @@ unsafe fn new_instance<M: Model>(
             return None;
         }
     };
+    if let Err(e) = crate::clock::check_clocks(&table, &model.clocks()) {
+        err(format!("invalid clocks: {e}"));
+        return None;
+    }
     match text(token) {
         Some(g) if g == table.token => {}
         g => {
@@ -268,6 +272,19 @@ pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> c_int {
             return inst.fail(F, "the instance was created with eventModeUsed = false");
         }
         inst.phase = Phase::Event;
+        if let Some(event) = &inst.s.pending {
+            for vr in inst
+                .model
+                .clocks_at_event(&inst.s.values, inst.s.time, event)
+            {
+                let mut ticks = crate::clock::Ticks {
+                    state: &mut inst.clocks,
+                };
+                if let Err(e) = ticks.raise(vr) {
+                    return inst.fail(F, format!("the model raised a clock: {e}"));
+                }
+            }
+        }
         Status::Ok
     })
 }
@@ -285,6 +302,7 @@ pub unsafe fn enter_step_mode<M: Model>(c: *mut c_void) -> c_int {
         {
             return s;
         }
+        inst.clocks.deactivate();
         inst.phase = Phase::Step;
         Status::Ok
     })
@@ -342,6 +360,7 @@ pub unsafe fn update_discrete_states<M: Model>(
             }
         }
         let changed = inst.states() != before;
+        inst.clocks.deactivate();
         let next = if M::HAS_TIME_EVENTS {
             inst.model.next_time_event(&inst.s.values, inst.s.time)
         } else {
@@ -713,8 +732,9 @@ pub unsafe fn set_binary<M: Model>(
     })
 }
 
-/// `fmi3GetClock` / `fmi3SetClock` and the interval / shift functions: the kit's models have
-/// no clocks, so any value reference is an error.
+/// The clock functions the kit does not provide (interval and shift fractions, setting shifts
+/// and fractions: its clocks declare no `supportsFraction`, no settable shift): any value
+/// reference is an error.
 ///
 /// # Safety
 /// `vr` must hold `n` elements.
@@ -732,13 +752,198 @@ pub unsafe fn no_clocks<M: Model>(c: *mut c_void, func: &str, vr: *const u32, n:
                 inst.fail(
                     func,
                     format!(
-                        "value reference {} is not a clock (this FMU has no clocks)",
+                        "value reference {}: this FMU does not provide {func}",
                         vrs[0]
                     ),
                 )
             }
         }
         None => null_arg(inst, func),
+    })
+}
+
+/// `fmi3GetClock`: whether each clock is active (Event Mode only; runs the clocked partition
+/// first when an input clock was set).
+///
+/// # Safety
+/// `vr` and `v` must hold `n` elements.
+pub unsafe fn get_clock<M: Model>(c: *mut c_void, vr: *const u32, n: usize, v: *mut bool) -> c_int {
+    const F: &str = "fmi3GetClock";
+    with::<M>(c, F, |inst| {
+        let (Some(vrs), Some(out)) = (slice(vr, n), slice_mut(v, n)) else {
+            return null_arg(inst, F);
+        };
+        if let Err(s) = inst.expect(F, &[Phase::Event]) {
+            return s;
+        }
+        if let Err(s) = inst.ensure_fresh(F) {
+            return s;
+        }
+        for (&r, o) in vrs.iter().zip(out.iter_mut()) {
+            match inst.clocks.index(r) {
+                Some(k) => *o = inst.clocks.active[k],
+                None => return inst.fail(F, format!("value reference {r} is not a clock")),
+            }
+        }
+        Status::Ok
+    })
+}
+
+/// `fmi3SetClock`: activates input clocks (Event Mode only).
+///
+/// # Safety
+/// `vr` and `v` must hold `n` elements.
+pub unsafe fn set_clock<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    v: *const bool,
+) -> c_int {
+    const F: &str = "fmi3SetClock";
+    with::<M>(c, F, |inst| {
+        let (Some(vrs), Some(vals)) = (slice(vr, n), slice(v, n)) else {
+            return null_arg(inst, F);
+        };
+        if let Err(s) = inst.expect(F, &[Phase::Event]) {
+            return s;
+        }
+        for &r in vrs {
+            match inst.clocks.index(r) {
+                Some(k) if !inst.clocks.clocks[k].output => {}
+                Some(_) => return inst.fail(F, format!("clock vr {r} is an output clock")),
+                None => return inst.fail(F, format!("value reference {r} is not a clock")),
+            }
+        }
+        for (&r, &on) in vrs.iter().zip(vals) {
+            if let Some(k) = inst.clocks.index(r) {
+                inst.clocks.active[k] = on;
+                inst.clocks.pending |= on;
+            }
+        }
+        Status::Ok
+    })
+}
+
+/// `fmi3GetIntervalDecimal`: the interval of time-based input clocks, with the qualifier
+/// changed once per new interval (periodic: after instantiation or a set; countdown /
+/// changing: after each schedule), unchanged afterwards.
+///
+/// # Safety
+/// `vr`, `intervals` and `qualifiers` must hold `n` elements.
+pub unsafe fn get_interval_decimal<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    intervals: *mut f64,
+    qualifiers: *mut c_int,
+) -> c_int {
+    const F: &str = "fmi3GetIntervalDecimal";
+    with::<M>(c, F, |inst| {
+        let (Some(vrs), Some(out), Some(q)) = (
+            slice(vr, n),
+            slice_mut(intervals, n),
+            slice_mut(qualifiers, n),
+        ) else {
+            return null_arg(inst, F);
+        };
+        if let Err(s) = inst.expect(F, &[Phase::Initialization, Phase::Event, Phase::Step]) {
+            return s;
+        }
+        if let Err(s) = inst.ensure_fresh(F) {
+            return s;
+        }
+        for (k, &r) in vrs.iter().enumerate() {
+            let Some(j) = inst.clocks.index(r) else {
+                return inst.fail(F, format!("value reference {r} is not a clock"));
+            };
+            let clock = &inst.clocks.clocks[j];
+            if clock.output || clock.variability == crate::clock::IntervalVariability::Triggered {
+                return inst.fail(
+                    F,
+                    format!("clock '{}' is not a time-based input clock", clock.name),
+                );
+            }
+            out[k] = inst.clocks.interval[j].unwrap_or(0.0);
+            q[k] = match (inst.clocks.interval[j], inst.clocks.reported[j]) {
+                (None, _) => 0,
+                (Some(_), true) => 1,
+                (Some(_), false) => 2,
+            };
+            inst.clocks.reported[j] = true;
+        }
+        Status::Ok
+    })
+}
+
+/// `fmi3SetIntervalDecimal`: the interval of tunable (Event Mode, Initialization Mode) or
+/// fixed (Initialization Mode) periodic input clocks.
+///
+/// # Safety
+/// `vr` and `intervals` must hold `n` elements.
+pub unsafe fn set_interval_decimal<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    intervals: *const f64,
+) -> c_int {
+    use crate::clock::IntervalVariability as IV;
+    const F: &str = "fmi3SetIntervalDecimal";
+    with::<M>(c, F, |inst| {
+        let (Some(vrs), Some(vals)) = (slice(vr, n), slice(intervals, n)) else {
+            return null_arg(inst, F);
+        };
+        for (&r, &x) in vrs.iter().zip(vals) {
+            let Some(j) = inst.clocks.index(r) else {
+                return inst.fail(F, format!("value reference {r} is not a clock"));
+            };
+            let clock = &inst.clocks.clocks[j];
+            let ok = match clock.variability {
+                IV::Tunable => matches!(inst.phase, Phase::Initialization | Phase::Event),
+                IV::Fixed => inst.phase == Phase::Initialization,
+                _ => false,
+            };
+            if !ok || !(x > 0.0) {
+                return inst.fail(
+                    F,
+                    format!(
+                        "clock '{}' ({}) takes no interval {x} in {}",
+                        clock.name,
+                        clock.variability.xml(),
+                        inst.phase_name()
+                    ),
+                );
+            }
+            inst.clocks.interval[j] = Some(x);
+            inst.clocks.reported[j] = false;
+        }
+        Status::Ok
+    })
+}
+
+/// `fmi3GetShiftDecimal`: the shift of periodic input clocks.
+///
+/// # Safety
+/// `vr` and `shifts` must hold `n` elements.
+pub unsafe fn get_shift_decimal<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    shifts: *mut f64,
+) -> c_int {
+    const F: &str = "fmi3GetShiftDecimal";
+    with::<M>(c, F, |inst| {
+        let (Some(vrs), Some(out)) = (slice(vr, n), slice_mut(shifts, n)) else {
+            return null_arg(inst, F);
+        };
+        for (&r, o) in vrs.iter().zip(out.iter_mut()) {
+            match inst.clocks.index(r) {
+                Some(j) if inst.clocks.clocks[j].variability.is_periodic() => {
+                    *o = inst.clocks.clocks[j].shift;
+                }
+                _ => return inst.fail(F, format!("value reference {r} is not a periodic clock")),
+            }
+        }
+        Status::Ok
     })
 }
 

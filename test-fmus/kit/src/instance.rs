@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use nalgebra::DMatrix;
 
+use crate::clock::{ClockState, Ticks};
 use crate::model::{eval_taylor, Context, Event, Inputs, Integrator, Model, StepFailure};
 use crate::values::{to_cstring, Element, Value, Values};
 use crate::variable::{fnv1a, Causality, Initial, Table, VarType, Variability, TIME_VR};
@@ -199,6 +200,8 @@ pub struct Instance<M: Model> {
     pub(crate) interface: Interface,
     /// Model Exchange: event iterations since Event Mode was entered (a chattering guard).
     pub(crate) event_iterations: usize,
+    /// FMI 3 clocks and their activation.
+    pub(crate) clocks: ClockState,
 }
 
 /// Safety limit on events within one step, to stop chattering models.
@@ -263,7 +266,9 @@ impl<M: Model> Instance<M> {
         version: Version,
     ) -> Self {
         let s = Self::fresh_state(&table);
+        let clocks = ClockState::new(model.clocks());
         Instance {
+            clocks,
             magic: MAGIC,
             model,
             table,
@@ -488,12 +493,25 @@ impl<M: Model> Instance<M> {
             return s;
         }
         self.s = Self::fresh_state(&self.table);
+        self.clocks.reset();
         self.phase = Phase::Instantiated;
         Status::Ok
     }
 
     /// Recomputes calculated variables if something was set since the last evaluation.
+    /// In Event Mode, the clocked partition runs first if an input clock was set since it
+    /// last ran.
     pub(crate) fn refresh(&mut self) -> Result<(), String> {
+        if self.clocks.pending && self.phase == Phase::Event {
+            self.clocks.pending = false;
+            let t = self.s.time;
+            self.s.values.set_f64(TIME_VR, t);
+            let mut ticks = Ticks {
+                state: &mut self.clocks,
+            };
+            self.model.clock_tick(&mut self.s.values, t, &mut ticks)?;
+            self.s.dirty = true;
+        }
         if !self.s.dirty {
             return Ok(());
         }
@@ -540,6 +558,16 @@ impl<M: Model> Instance<M> {
                  fmi3ExitConfigurationMode), not in {}",
                 v.name,
                 self.phase_name()
+            ));
+        }
+        if !v.clocks.is_empty()
+            && matches!(self.phase, Phase::Step | Phase::Event)
+            && !(self.phase == Phase::Event && self.clocks.any_active(&v.clocks))
+        {
+            return Some(format!(
+                "variable '{}' is clocked: it may be set only in Event Mode while one of its \
+                 clocks is active (set the clock first with fmi3SetClock)",
+                v.name
             ));
         }
         let ok = match self.phase {

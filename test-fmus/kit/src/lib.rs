@@ -103,6 +103,7 @@
 // `!(x >= m)` is deliberate throughout: NaN must fail every range check.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod clock;
 pub mod ffi;
 pub mod fmi2;
 pub mod fmi3;
@@ -114,6 +115,7 @@ pub mod values;
 pub mod variable;
 pub mod xml;
 
+pub use clock::{Clock, IntervalVariability, Ticks};
 pub use instance::Status;
 pub use linear::linear_step;
 pub use model::{eval_taylor, Context, Event, Experiment, Inputs, Integrator, Model, StepFailure};
@@ -126,6 +128,7 @@ pub use variable::{
 /// The model description of `M` for FMI major version 2 or 3.
 pub fn model_description<M: Model>(fmi_version: u8) -> Result<String, String> {
     let table = Table::new(M::NAME, M::default().variables())?;
+    clock::check_clocks(&table, &M::default().clocks())?;
     if M::MODEL_EXCHANGE {
         check_event_indicator_variables::<M>(&table)?;
     }
@@ -676,18 +679,18 @@ macro_rules! export_fmu {
                 c: Comp,
                 vr: *const u32,
                 n: usize,
-                _v: *mut bool,
+                v: *mut bool,
             ) -> c_int {
-                fmi3::no_clocks::<M>(c, "fmi3GetClock", vr, n)
+                fmi3::get_clock::<M>(c, vr, n, v)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3SetClock(
                 c: Comp,
                 vr: *const u32,
                 n: usize,
-                _v: *const bool,
+                v: *const bool,
             ) -> c_int {
-                fmi3::no_clocks::<M>(c, "fmi3SetClock", vr, n)
+                fmi3::set_clock::<M>(c, vr, n, v)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetNumberOfVariableDependencies(
@@ -788,10 +791,10 @@ macro_rules! export_fmu {
                 c: Comp,
                 vr: *const u32,
                 n: usize,
-                _i: *mut f64,
-                _q: *mut c_int,
+                i: *mut f64,
+                q: *mut c_int,
             ) -> c_int {
-                fmi3::no_clocks::<M>(c, "fmi3GetIntervalDecimal", vr, n)
+                fmi3::get_interval_decimal::<M>(c, vr, n, i, q)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetIntervalFraction(
@@ -809,9 +812,9 @@ macro_rules! export_fmu {
                 c: Comp,
                 vr: *const u32,
                 n: usize,
-                _s: *mut f64,
+                s: *mut f64,
             ) -> c_int {
-                fmi3::no_clocks::<M>(c, "fmi3GetShiftDecimal", vr, n)
+                fmi3::get_shift_decimal::<M>(c, vr, n, s)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3GetShiftFraction(
@@ -828,9 +831,9 @@ macro_rules! export_fmu {
                 c: Comp,
                 vr: *const u32,
                 n: usize,
-                _i: *const f64,
+                i: *const f64,
             ) -> c_int {
-                fmi3::no_clocks::<M>(c, "fmi3SetIntervalDecimal", vr, n)
+                fmi3::set_interval_decimal::<M>(c, vr, n, i)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3SetIntervalFraction(

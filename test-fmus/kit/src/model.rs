@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::clock::{Clock, Ticks};
 use crate::instance::Status;
 use crate::values::Values;
 use crate::variable::{Table, Variable};
@@ -301,6 +302,31 @@ pub trait Model: Default + 'static {
     /// `t_end` (`None`: none). Called before the step is integrated; see [`StepFailure`].
     fn step_failure(&self, _v: &Values, _t: f64, _t_end: f64) -> Option<StepFailure> {
         None
+    }
+
+    /// FMI 3 clocks (`<Clock>` variables; see [`crate::clock`]). A model with clocks has
+    /// Event Mode (`hasEventMode="true"`).
+    fn clocks(&self) -> Vec<Clock> {
+        Vec::new()
+    }
+
+    /// The clocked partition: runs once per Event Mode instant in which input clocks tick,
+    /// after the importer set them and the clocked inputs; reads which clocks are active,
+    /// updates clocked variables, raises output clocks and schedules countdown clocks.
+    fn clock_tick(
+        &self,
+        _v: &mut Values,
+        _time: f64,
+        _ticks: &mut Ticks<'_>,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The output clocks the model raises at a time or state event a Co-Simulation step found
+    /// (with `eventModeUsed`: the step returns early there with `eventHandlingNeeded`, and
+    /// `fmi3GetClock` reads them active in the Event Mode that follows).
+    fn clocks_at_event(&self, _v: &Values, _time: f64, _event: &Event) -> Vec<u32> {
+        Vec::new()
     }
 
     /// Event action: reinitialise states, update discrete variables. After a state event a

@@ -331,6 +331,9 @@ pub struct Variable {
     pub reinit: bool,
     /// FMI 3 `<Alias>` names of this variable (FMI 2 has no such element: left out there).
     pub aliases: Vec<String>,
+    /// FMI 3 `clocks`: the value references of the clocks this variable is clocked by (see
+    /// [`crate::clock`]); FMI 2 shows it as an ordinary discrete variable.
+    pub clocks: Vec<u32>,
 }
 
 macro_rules! ctor {
@@ -363,6 +366,7 @@ impl Variable {
             declared_type: None,
             reinit: false,
             aliases: Vec::new(),
+            clocks: Vec::new(),
         }
     }
 
@@ -376,6 +380,13 @@ impl Variable {
     ctor!(float32 => Float32, float64 => Float64, int8 => Int8, uint8 => UInt8, int16 => Int16,
           uint16 => UInt16, int32 => Int32, uint32 => UInt32, int64 => Int64, uint64 => UInt64,
           boolean => Boolean, string => String, binary => Binary);
+
+    /// FMI 3: clocked by the clocks `vrs` (a discrete variable that changes, or an input that
+    /// may be set, only while one of them ticks).
+    pub fn clocked_by(mut self, vrs: &[u32]) -> Self {
+        self.clocks = vrs.to_vec();
+        self.discrete()
+    }
 
     /// Fixed parameter (set before or during initialization only).
     pub fn parameter(mut self) -> Self {

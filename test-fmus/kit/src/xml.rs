@@ -367,6 +367,10 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
         if v.reinit {
             o.push_str(" reinit=\"true\"");
         }
+        if !v.clocks.is_empty() {
+            let list: Vec<String> = v.clocks.iter().map(ToString::to_string).collect();
+            let _ = write!(o, " clocks=\"{}\"", list.join(" "));
+        }
         let starts: Vec<String> = match &v.start {
             Some(Start::Str(s)) => s.iter().map(|x| esc(x)).collect(),
             Some(Start::Binary(b)) => b.iter().map(|x| hex(x)).collect(),
@@ -389,6 +393,29 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
         }
         let _ = writeln!(o, "    </{}>", v.ty.fmi3_name());
     }
+    let clocks = M::default().clocks();
+    for c in &clocks {
+        let causality = if c.output { "output" } else { "input" };
+        let _ = write!(
+            o,
+            "    <Clock name=\"{}\" valueReference=\"{}\" causality=\"{causality}\" variability=\"discrete\" intervalVariability=\"{}\"",
+            esc(&c.name),
+            c.vr,
+            c.variability.xml()
+        );
+        if let Some(d) = &c.description {
+            let _ = write!(o, " description=\"{}\"", esc(d));
+        }
+        if c.variability.is_periodic() {
+            if let Some(i) = c.interval {
+                let _ = write!(o, " intervalDecimal=\"{}\"", num(i));
+            }
+            if c.shift != 0.0 {
+                let _ = write!(o, " shiftDecimal=\"{}\"", num(c.shift));
+            }
+        }
+        o.push_str("/>\n");
+    }
     o.push_str("  </ModelVariables>\n  <ModelStructure>\n");
     let unknown = |o: &mut String, tag: &str, vr: u32, deps: Option<Vec<u32>>| {
         let _ = write!(o, "    <{tag} valueReference=\"{vr}\"");
@@ -410,6 +437,9 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
             unknown(&mut o, "Output", v.vr, Some(table.dependencies_of(i)));
         }
     }
+    for c in clocks.iter().filter(|c| c.output) {
+        unknown(&mut o, "Output", c.vr, None);
+    }
     for &(_, d) in &table.states {
         unknown(
             &mut o,
@@ -420,6 +450,10 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
     }
     for i in table.initial_unknowns() {
         unknown(&mut o, "InitialUnknown", table.vars[i].vr, None);
+    }
+    // Output clocks are outputs computed in initialization (as FMPy's validation reads it).
+    for c in clocks.iter().filter(|c| c.output) {
+        unknown(&mut o, "InitialUnknown", c.vr, None);
     }
     if M::MODEL_EXCHANGE {
         for &vr in M::EVENT_INDICATOR_VARIABLES {
