@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::fmu::description::{FmiVersion, Interface};
 use crate::fmu::instance::InstanceOptions;
-use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
+use crate::fmu::values::{check_start_value_allowed, find_variable, parse_start_values};
 use crate::fmu::worker::WorkerOptions;
 use crate::master::execution::{Execution, RunOptions};
 use crate::settings::{Experiment, Overrides};
@@ -235,6 +235,7 @@ fn prepare_fmu(request: &RunRequest, fmu: Arc<crate::fmu::Fmu>) -> Result<Prepar
         }
     }
     let mut start_values = Vec::new();
+    let mut given = Vec::new();
     for assignment in &request.start_values {
         let (name, text) = assignment.split_once('=').ok_or_else(|| {
             Error::Usage(format!(
@@ -243,13 +244,19 @@ fn prepare_fmu(request: &RunRequest, fmu: Arc<crate::fmu::Fmu>) -> Result<Prepar
         })?;
         let variable = find_variable(&md, name.trim(), "--start-value")?;
         check_start_value_allowed(&md, variable)?;
-        parse_value(&md, variable, text.trim())?;
+        let index = md
+            .variable_index(&variable.name)
+            .ok_or_else(|| Error::Internal(format!("{}: found but not indexed", variable.name)))?;
+        given.push((index, text.trim()));
         start_values.push((variable.name.clone(), text.trim().to_string()));
     }
+    // An array sized by a structural parameter counts the size given here.
+    let configured = parse_start_values(&md, &given)?.0;
+    let sized = configured.as_ref().unwrap_or(&md);
     for name in &request.output_variables {
         // A variable, an alias or an array element `y[2]`; an unknown name gets the suggestions
         // of `find_variable`. Time and names given twice are refused where the columns are made.
-        if crate::master::record::resolve_output_name(&md, name)
+        if crate::master::record::resolve_output_name(sized, name)
             .map_err(|e| Error::Usage(format!("--output-variable {e}")))?
             .is_none()
         {

@@ -15,7 +15,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::fmu::description::{Causality, FmiVersion, Variability, VariableType};
-use crate::fmu::values::{dimension_size, element_count};
+use crate::fmu::values::{dimension_size, element_count, start_value_len};
 use crate::request::{prepare, PreparedRun, RunRequest};
 use crate::{Error, Result};
 use manifest::{Exposed, Manifest, Role, Workers, FORMAT, MANIFEST_FILE};
@@ -562,6 +562,15 @@ fn choose_variables(
             .find(|(index, _)| index == v)
             .map(|(_, value)| value.clone())
             .or_else(|| variable.start.clone());
+        // An array sized by a structural parameter has the configured size; its start value in
+        // the FMU's description has the start size.
+        if let Some(given) = start.as_ref().map(start_value_len).filter(|&n| n != count) {
+            return Err(Error::Usage(format!(
+                "{name}: the array has {count} elements as configured (a structural parameter \
+                 sizes it), but its start value has {given}; give it a start value of {count} \
+                 elements (--start-value), or leave it out of --expose"
+            )));
+        }
         let value_reference = u32::try_from(variables.len() + 1)
             .map_err(|_| Error::Usage("too many variables to export".into()))?;
         variables.push((

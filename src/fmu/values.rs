@@ -59,6 +59,100 @@ pub fn element_count(description: &ModelDescription, variable: &Variable) -> Res
     usize::try_from(count).map_err(|_| too_large(description, variable, 0, count))
 }
 
+/// Parse the texts given for variables `(index, text)` as a run sets them: structural
+/// parameters first, then the other values against the description they configure (an array
+/// a structural parameter sizes takes the configured size, see [`configured_description`]).
+/// Returns the configured description (`None`: as given) and the values in the given order.
+pub fn parse_start_values(
+    description: &ModelDescription,
+    given: &[(usize, &str)],
+) -> Result<(Option<ModelDescription>, Vec<StartValue>)> {
+    let structural =
+        |i: usize| description.variables[i].causality == Causality::StructuralParameter;
+    let mut values: Vec<Option<StartValue>> = vec![None; given.len()];
+    let mut sizes = Vec::new();
+    for (k, &(index, text)) in given.iter().enumerate() {
+        if structural(index) {
+            let value = parse_value(description, &description.variables[index], text)?;
+            sizes.push((index, value.clone()));
+            values[k] = Some(value);
+        }
+    }
+    let configured = configured_description(description, &sizes)?;
+    let counted = configured.as_ref().unwrap_or(description);
+    for (k, &(index, text)) in given.iter().enumerate() {
+        if values[k].is_none() {
+            values[k] = Some(parse_value(counted, &counted.variables[index], text)?);
+        }
+    }
+    Ok((configured, values.into_iter().flatten().collect()))
+}
+
+/// The description as configured: every structural parameter that sizes an array (named by a
+/// `<Dimension valueReference>`) and has a value among `values` (variable index, value: what
+/// the user gives, set in Configuration Mode) takes that value as its start, so that
+/// [`element_count`] and [`dimension_size`] count the size the FMU has after Configuration
+/// Mode. `None` when no given value sizes an array. A size outside 1..=[`MAX_ARRAY_ELEMENTS`]
+/// (or an array that grows beyond it) is an error naming the parameter, the array and the
+/// limit.
+pub fn configured_description(
+    description: &ModelDescription,
+    values: &[(usize, StartValue)],
+) -> Result<Option<ModelDescription>> {
+    let sizes: Vec<_> = values
+        .iter()
+        .filter(|(i, _)| {
+            let vr = description.variables[*i].value_reference;
+            description
+                .variables
+                .iter()
+                .flat_map(|v| &v.dimensions)
+                .any(|d| d.start.is_none() && d.value_reference == Some(vr))
+        })
+        .collect();
+    if sizes.is_empty() {
+        return Ok(None);
+    }
+    let mut configured = description.clone();
+    for (i, value) in sizes {
+        let parameter = &description.variables[*i];
+        let size = match value {
+            StartValue::UInt(v) if v.len() == 1 => Some(i128::from(v[0])),
+            StartValue::Int(v) if v.len() == 1 => Some(i128::from(v[0])),
+            _ => None,
+        };
+        let sized: Vec<String> = description
+            .variables
+            .iter()
+            .filter(|v| {
+                v.dimensions.iter().any(|d| {
+                    d.start.is_none() && d.value_reference == Some(parameter.value_reference)
+                })
+            })
+            .map(|v| format!("\"{}\"", v.name))
+            .collect();
+        let limit = i128::from(MAX_ARRAY_ELEMENTS);
+        match size {
+            Some(n) if (1..=limit).contains(&n) => {}
+            _ => {
+                return Err(Error::Usage(format!(
+                    "{}: structural parameter \"{}\" = {} sizes array {}: give a size in \
+                     1..={MAX_ARRAY_ELEMENTS}, the most cosimo allocates for one variable",
+                    description.model_name,
+                    parameter.name,
+                    start_value_text(value),
+                    sized.join(", ")
+                )))
+            }
+        }
+        configured.variables[*i].start = Some(value.clone());
+    }
+    for variable in &configured.variables {
+        element_count(&configured, variable)?;
+    }
+    Ok(Some(configured))
+}
+
 /// Refuse an array whose declared size exceeds [`MAX_ARRAY_ELEMENTS`] (a dimension without a
 /// usable size counts as 1 here: [`element_count`] reports it where the size is needed).
 pub fn check_array_size(description: &ModelDescription, variable: &Variable) -> Result<()> {
@@ -219,6 +313,18 @@ pub fn parse_value(
     })
 }
 
+/// Number of elements of a typed value.
+pub fn start_value_len(value: &StartValue) -> usize {
+    match value {
+        StartValue::Float(v) => v.len(),
+        StartValue::Int(v) => v.len(),
+        StartValue::UInt(v) => v.len(),
+        StartValue::Bool(v) => v.len(),
+        StartValue::String(v) => v.len(),
+        StartValue::Binary(v) => v.len(),
+    }
+}
+
 /// A typed value made to fit a variable of `count` elements: integers become numbers for a
 /// Float variable and signed or unsigned as the type is, every integer within the type's
 /// range; the error says what does not fit.
@@ -228,14 +334,7 @@ pub fn fit_value(
     count: usize,
 ) -> std::result::Result<StartValue, String> {
     use VariableType::*;
-    let len = match value {
-        StartValue::Float(v) => v.len(),
-        StartValue::Int(v) => v.len(),
-        StartValue::UInt(v) => v.len(),
-        StartValue::Bool(v) => v.len(),
-        StartValue::String(v) => v.len(),
-        StartValue::Binary(v) => v.len(),
-    };
+    let len = start_value_len(value);
     if len != count {
         return Err(format!(
             "{len} value(s) for a variable of {count} element(s)"

@@ -13,7 +13,7 @@ use super::report::{CaseReport, CheckReport, Phase, PhaseReport, PhaseStatus};
 use super::CsvWriter;
 use crate::fmu::description::StartValue;
 use crate::fmu::description::{Causality, VariableType};
-use crate::fmu::values::{check_start_value_allowed, find_variable, parse_value};
+use crate::fmu::values::{check_start_value_allowed, find_variable, parse_start_values};
 use crate::fmu::Fmu;
 use crate::master::execution::{Execution, RunOptions};
 use crate::master::record::{Cell, Row};
@@ -210,7 +210,6 @@ pub fn simulate_and_compare(
                 let variable = find_variable(&md, name, "startValues")?;
                 check_start_value_allowed(&md, variable)?;
                 let text = json_value_text(value);
-                parse_value(&md, variable, &text)?;
                 start_values.push((variable.name.clone(), text));
             }
             for assignment in &options.start_values {
@@ -221,10 +220,20 @@ pub fn simulate_and_compare(
                 })?;
                 let variable = find_variable(&md, name.trim(), "--start-value")?;
                 check_start_value_allowed(&md, variable)?;
-                parse_value(&md, variable, text.trim())?;
                 start_values.retain(|(n, _)| *n != variable.name);
                 start_values.push((variable.name.clone(), text.trim().to_string()));
             }
+            // Parsed together: an array sized by a structural parameter counts the size given.
+            let given = start_values
+                .iter()
+                .map(|(name, text)| {
+                    let index = md
+                        .variable_index(name)
+                        .ok_or_else(|| Error::Internal(format!("{name}: found but not indexed")))?;
+                    Ok((index, text.as_str()))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            parse_start_values(&md, &given)?;
             // Every output, and whatever else the reference names.
             let mut record: Vec<String> = md
                 .variables

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use super::config::closest;
 use super::{units, System};
 use crate::fmu::description::{Causality, ModelDescription, StartValue, Variable, VariableType};
-use crate::fmu::values::{check_start_value_allowed, parse_value};
+use crate::fmu::values::{check_start_value_allowed, element_count, parse_start_values};
 use crate::{Error, Result};
 
 /// A system whose names are resolved against the model descriptions.
@@ -129,8 +129,12 @@ pub fn resolve(
                 component.name, component.sub_steps
             )));
         }
-        let mut start_values = Vec::with_capacity(component.start_values.len());
-        for (name, text) in &component.start_values {
+        let prefix = |e: Error| match e {
+            Error::Usage(m) => Error::Usage(format!("component \"{}\": {m}", component.name)),
+            other => other,
+        };
+        let mut indices = Vec::with_capacity(component.start_values.len());
+        for (name, _) in &component.start_values {
             let index = find_variable(
                 &component.name,
                 &component.fmu,
@@ -138,15 +142,20 @@ pub fn resolve(
                 name,
                 "parameter",
             )?;
-            let variable = &description.variables[index];
-            let prefix = |e: Error| match e {
-                Error::Usage(m) => Error::Usage(format!("component \"{}\": {m}", component.name)),
-                other => other,
-            };
-            check_start_value_allowed(&description, variable).map_err(prefix)?;
-            let value = parse_value(&description, variable, text).map_err(prefix)?;
-            start_values.push((index, value));
+            check_start_value_allowed(&description, &description.variables[index])
+                .map_err(prefix)?;
+            indices.push(index);
         }
+        // Structural parameters first: an array they size takes the configured size, which
+        // the other values (and everything after resolution) count.
+        let given: Vec<(usize, &str)> = indices
+            .iter()
+            .zip(&component.start_values)
+            .map(|(&i, (_, text))| (i, text.as_str()))
+            .collect();
+        let (configured, values) = parse_start_values(&description, &given).map_err(prefix)?;
+        let description = configured.map(Arc::new).unwrap_or(description);
+        let start_values: Vec<(usize, StartValue)> = indices.into_iter().zip(values).collect();
         components.push(ResolvedComponent {
             name: component.name.clone(),
             description,
@@ -235,6 +244,21 @@ pub fn resolve(
                     causality_name(to.causality)
                 )
             });
+        }
+        if from.is_array() || to.is_array() {
+            // Sizes as configured (a structural parameter may size either end): a mismatch is
+            // named before the general refusal below.
+            let (n_from, n_to) = (
+                element_count(fmd, from).map_err(in_connection)?,
+                element_count(tmd, to).map_err(in_connection)?,
+            );
+            if n_from != n_to || from.is_array() != to.is_array() {
+                return fail(format!(
+                    "{} has {n_from} element(s) and {} has {n_to}: an array connection needs \
+                     the same size at both ends (check the structural parameters that size them)",
+                    c.from, c.to
+                ));
+            }
         }
         for (e, v) in [(&c.from, from), (&c.to, to)] {
             if v.is_array() {

@@ -37,6 +37,9 @@ pub struct Fmi3Instance {
     intermediate_inputs: Vec<ValueReference>,
     /// Element counts of array variables (scalars are absent: one element).
     array_sizes: HashMap<ValueReference, usize>,
+    /// Values set in Configuration Mode for the structural parameters that size arrays; they
+    /// size the arrays once `fmi3ExitConfigurationMode` succeeds.
+    configured_sizes: HashMap<ValueReference, u64>,
     /// Polynomial inputs sampled at sub-step starts during the next `do_step`.
     sub_step_inputs: Polynomial,
     /// The macro step the next steps are parts of ([`Slave::set_macro_step`]).
@@ -52,19 +55,61 @@ pub struct Fmi3Instance {
 // FMI allows an instance to be used from different threads as long as calls do not overlap.
 unsafe impl Send for Fmi3Instance {}
 
-/// Number of elements of an array variable: the product of its dimensions (fixed sizes or the
-/// start values of their structural parameters; an unusable dimension counts as 1 here, the
-/// model description's validation reports it).
-fn element_count(description: &ModelDescription, index: usize) -> usize {
+/// Number of elements of an array variable: the product of its dimensions (fixed sizes, the
+/// values `configured` for their structural parameters, else those parameters' start values;
+/// an unusable dimension counts as 1 here, the model description's validation reports it).
+fn element_count(
+    description: &ModelDescription,
+    index: usize,
+    configured: &HashMap<ValueReference, u64>,
+) -> usize {
     description.variables[index]
         .dimensions
         .iter()
         .map(|d| {
-            crate::fmu::values::dimension_size(description, d)
-                .and_then(|n| usize::try_from(n).ok())
-                .unwrap_or(1)
+            let size = match d.value_reference.and_then(|vr| configured.get(&vr)) {
+                Some(&n) if d.start.is_none() => Some(n),
+                _ => crate::fmu::values::dimension_size(description, d),
+            };
+            size.and_then(|n| usize::try_from(n).ok()).unwrap_or(1)
         })
-        .product()
+        .fold(1usize, usize::saturating_mul)
+}
+
+/// Element counts of every array variable of `description` ([`element_count`]).
+fn array_sizes(
+    description: &ModelDescription,
+    configured: &HashMap<ValueReference, u64>,
+) -> HashMap<ValueReference, usize> {
+    description
+        .variables
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_array())
+        .map(|(i, v)| (v.value_reference, element_count(description, i, configured)))
+        .collect()
+}
+
+/// A value set for a structural parameter, as an array size (`None`: not a size).
+trait AsSize: Copy {
+    fn as_size(self) -> Option<u64>;
+}
+
+macro_rules! as_size {
+    ($($t:ty),*) => {$(
+        impl AsSize for $t {
+            fn as_size(self) -> Option<u64> {
+                u64::try_from(self).ok()
+            }
+        }
+    )*};
+}
+as_size!(i8, u8, i16, u16, i32, u32, i64, u64);
+
+impl AsSize for f32 {
+    fn as_size(self) -> Option<u64> {
+        None
+    }
 }
 
 fn flag(b: u8) -> bool {
@@ -96,7 +141,9 @@ macro_rules! fmi3_numeric {
                 let raw = unsafe {
                     set(self.instance, vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len())
                 };
-                self.core.check(F, raw, || format!("vr={vrs:?}, value={values:?}"))
+                self.core.check(F, raw, || format!("vr={vrs:?}, value={values:?}"))?;
+                self.note_sizes(vrs, values);
+                Ok(())
             }
         )*
     };
@@ -144,13 +191,7 @@ impl Fmi3Instance {
         };
         intermediate_inputs.sort_unstable();
         intermediate_inputs.dedup();
-        let array_sizes = description
-            .variables
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| v.is_array())
-            .map(|(i, v)| (v.value_reference, element_count(&description, i)))
-            .collect();
+        let array_sizes = array_sizes(&description, &HashMap::new());
 
         let c_name = c_string(name, "the instance name", name)?;
         let token = c_string(
@@ -258,6 +299,7 @@ impl Fmi3Instance {
             event_mode_used,
             intermediate_inputs,
             array_sizes,
+            configured_sizes: HashMap::new(),
             sub_step_inputs: Polynomial::default(),
             macro_step: None,
             sub_step_warned: false,
@@ -384,6 +426,25 @@ impl Fmi3Instance {
 
     fn need<T>(&self, function: Option<T>, name: &str) -> Result<T> {
         function.ok_or_else(|| self.core.missing_function(name))
+    }
+
+    /// Remember values set in Configuration Mode for structural parameters that size arrays
+    /// (a scalar each), for [`Slave::exit_configuration_mode`].
+    fn note_sizes<T: AsSize>(&mut self, vrs: &[ValueReference], values: &[T]) {
+        if self.core.state != SlaveState::ConfigurationMode || vrs.len() != values.len() {
+            return;
+        }
+        let description = &self.core.description;
+        for (&vr, &value) in vrs.iter().zip(values) {
+            let sizes = description
+                .variables
+                .iter()
+                .flat_map(|v| &v.dimensions)
+                .any(|d| d.start.is_none() && d.value_reference == Some(vr));
+            if let (true, Some(n)) = (sizes, value.as_size()) {
+                self.configured_sizes.insert(vr, n);
+            }
+        }
     }
 
     /// The number of values `vrs` stand for (arrays count all their elements).
@@ -604,7 +665,7 @@ impl super::ModelExchangeInstance for Fmi3Instance {
         structure
             .continuous_state_derivatives
             .iter()
-            .map(|u| element_count(&self.core.description, u.variable))
+            .map(|u| element_count(&self.core.description, u.variable, &self.configured_sizes))
             .sum()
     }
 
@@ -613,7 +674,7 @@ impl super::ModelExchangeInstance for Fmi3Instance {
         structure
             .event_indicators
             .iter()
-            .map(|u| element_count(&self.core.description, u.variable))
+            .map(|u| element_count(&self.core.description, u.variable, &self.configured_sizes))
             .sum()
     }
 
@@ -746,6 +807,8 @@ impl Slave for Fmi3Instance {
         self.core.require(F, &[SlaveState::ConfigurationMode])?;
         self.simple_call(F, self.f.exit_configuration_mode)?;
         self.core.state = SlaveState::Instantiated;
+        // The FMU accepted the structural parameters: its arrays now have their sizes.
+        self.array_sizes = array_sizes(&self.core.description, &self.configured_sizes);
         Ok(())
     }
 
@@ -915,6 +978,9 @@ impl Slave for Fmi3Instance {
         self.core.known.forget();
         self.simple_call(F, Some(self.f.reset))?;
         self.core.state = SlaveState::Instantiated;
+        // Back to the start values, structural parameters included.
+        self.configured_sizes.clear();
+        self.array_sizes = array_sizes(&self.core.description, &self.configured_sizes);
         self.core.recovered();
         self.clear_polynomials();
         Ok(())

@@ -450,6 +450,9 @@ impl<M: Model> Instance<M> {
         if let Err(e) = self.model.configure(&mut self.s.values) {
             return self.fail(func, format!("the structural parameters were refused: {e}"));
         }
+        if let Err(e) = self.s.values.resize_arrays() {
+            return self.fail(func, format!("the structural parameters were refused: {e}"));
+        }
         self.s.dirty = true;
         self.phase = Phase::Instantiated;
         Status::Ok
@@ -641,7 +644,8 @@ impl<M: Model> Instance<M> {
                     ),
                 ));
             }
-            total += v.len();
+            // The stored length: an array sized by a structural parameter has the configured size.
+            total += self.s.values.data[i].len();
             idx.push(i);
         }
         if total != n_values {
@@ -691,7 +695,8 @@ impl<M: Model> Instance<M> {
         let mut k = 0;
         for &i in &idx {
             let v = &self.table.vars[i];
-            for &x in &vals[k..k + v.len()] {
+            let n = self.s.values.data[i].len();
+            for &x in &vals[k..k + n] {
                 let f = x.to_f64();
                 if v.min.is_some_and(|m| !(f >= m)) || v.max.is_some_and(|m| !(f <= m)) {
                     return self.fail(
@@ -716,11 +721,11 @@ impl<M: Model> Instance<M> {
                     }
                 }
             }
-            k += v.len();
+            k += n;
         }
         let mut k = 0;
         for &i in &idx {
-            let n = self.table.vars[i].len();
+            let n = self.s.values.data[i].len();
             if let Some(dst) = T::slice_mut(&mut self.s.values.data[i]) {
                 dst.copy_from_slice(&vals[k..k + n]);
             }
@@ -1727,7 +1732,8 @@ impl<M: Model> Instance<M> {
         } else {
             None
         };
-        let mut values = Values::new(self.table.clone());
+        // The current sizes: a state is restored into an instance of the same configuration.
+        let mut values = self.s.values.clone();
         for v in &mut values.data {
             macro_rules! num {
                 ($x:expr, $t:ty) => {

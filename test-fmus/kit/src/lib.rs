@@ -43,8 +43,11 @@
 //! - structural parameters ([`Variable::structural_parameter`], fixed scalars) are
 //!   `causality="structuralParameter"` in FMI 3, set only in Configuration Mode
 //!   (`fmi3EnterConfigurationMode` from Instantiated; [`Model::configure`] runs on
-//!   `fmi3ExitConfigurationMode`), and ordinary fixed parameters in FMI 2; array sizes stay
-//!   fixed (no `<Dimension valueReference>`), so they do not resize arrays;
+//!   `fmi3ExitConfigurationMode`), and ordinary fixed parameters in FMI 2; a one-dimensional
+//!   array may be sized by a UInt64 structural parameter ([`Variable::sized_by`]:
+//!   `<Dimension valueReference>`), which resizes it on `fmi3ExitConfigurationMode` (sizes in
+//!   1..=[`variable::MAX_CONFIGURED_ELEMENTS`]; get / set then count the configured size), and
+//!   which FMI 2 does not show, like every array;
 //! - a model may fail a step or request termination ([`Model::step_failure`],
 //!   [`StepFailure`]): a request stops the step at its time with FMI 2 Discard and
 //!   `fmi2Terminated` true, or FMI 3 OK and `terminateSimulation`; further steps are refused

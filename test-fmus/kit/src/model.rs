@@ -225,8 +225,8 @@ pub trait Model: Default + 'static {
 
     /// Called when FMI 3 Configuration Mode ends, with the structural parameters set: check
     /// them and prepare what depends on them. An error makes `fmi3ExitConfigurationMode`
-    /// return Error with the message. (The kit's arrays have fixed sizes, so a structural
-    /// parameter cannot resize them; a model uses a prefix of a maximum-size array instead.)
+    /// return Error with the message. Arrays declared [`Variable::sized_by`] a structural
+    /// parameter take its value as their size right after this returns.
     fn configure(&self, _v: &mut Values) -> Result<(), String> {
         Ok(())
     }

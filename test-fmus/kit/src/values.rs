@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::ffi::CString;
 use std::sync::Arc;
 
-use crate::variable::{Start, Table, VarType};
+use crate::variable::{Start, Table, VarType, MAX_CONFIGURED_ELEMENTS};
 
 /// The values of one variable (all elements of an array).
 #[derive(Clone, Debug, PartialEq)]
@@ -139,6 +139,19 @@ impl Value {
     }
 }
 
+/// Copies the first `n` elements of `from` into `to` (values of the same type).
+fn copy_prefix(from: &Value, to: &mut Value, n: usize) {
+    macro_rules! copy {
+        ($($variant:ident),*) => {
+            match (from, to) {
+                $((Value::$variant(a), Value::$variant(b)) => b[..n].clone_from_slice(&a[..n]),)*
+                _ => {}
+            }
+        };
+    }
+    copy!(F32, F64, I8, U8, I16, U16, I32, U32, I64, U64, Bool, Str, Bin);
+}
+
 /// Converts text to a C string, dropping interior NULs (which C cannot represent).
 pub(crate) fn to_cstring(s: &str) -> CString {
     CString::new(s.replace('\0', "")).unwrap_or_default()
@@ -205,6 +218,34 @@ impl Values {
             .map(|v| Value::initial(v.ty, v.len(), v.start.as_ref()))
             .collect();
         Values { table, data }
+    }
+
+    /// Gives every array sized by a structural parameter ([`crate::Variable::sized_by`]) the
+    /// parameter's current value as its size, keeping the elements it had (new ones from the
+    /// start value, else 0); an unchanged size keeps the values. A size outside
+    /// 1..=[`MAX_CONFIGURED_ELEMENTS`] is an error naming the parameter and the array.
+    pub(crate) fn resize_arrays(&mut self) -> Result<(), String> {
+        let table = Arc::clone(&self.table);
+        for (i, v) in table.vars.iter().enumerate() {
+            let Some(p) = v.sized_by else { continue };
+            let n = self.scalar::<u64>(p);
+            if !(1..=MAX_CONFIGURED_ELEMENTS).contains(&n) {
+                let name = table.var(p).map_or("?", |x| x.name.as_str());
+                return Err(format!(
+                    "{name} = {n} sizes array '{}', but it must lie in 1..={MAX_CONFIGURED_ELEMENTS}",
+                    v.name
+                ));
+            }
+            let n = n as usize;
+            if self.data[i].len() == n {
+                continue;
+            }
+            let mut fresh = Value::initial(v.ty, n, v.start.as_ref());
+            let keep = n.min(self.data[i].len());
+            copy_prefix(&self.data[i], &mut fresh, keep);
+            self.data[i] = fresh;
+        }
+        Ok(())
     }
 
     /// The variable table.

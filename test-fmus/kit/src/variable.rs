@@ -334,6 +334,9 @@ pub struct Variable {
     /// FMI 3 `clocks`: the value references of the clocks this variable is clocked by (see
     /// [`crate::clock`]); FMI 2 shows it as an ordinary discrete variable.
     pub clocks: Vec<u32>,
+    /// FMI 3: the structural parameter (value reference) whose value is the size of this
+    /// one-dimensional array (`<Dimension valueReference>`); `dims` holds its start value.
+    pub sized_by: Option<u32>,
 }
 
 macro_rules! ctor {
@@ -367,6 +370,7 @@ impl Variable {
             reinit: false,
             aliases: Vec::new(),
             clocks: Vec::new(),
+            sized_by: None,
         }
     }
 
@@ -487,6 +491,14 @@ impl Variable {
         self.dims = d.to_vec();
         self
     }
+    /// FMI 3: a one-dimensional array whose size is the value of the UInt64 structural
+    /// parameter `parameter_vr`, set in Configuration Mode (its start value until then). The
+    /// array's elements start from its start value where it has them, else from 0; such an
+    /// array cannot be a state or a derivative.
+    pub fn sized_by(mut self, parameter_vr: u32) -> Self {
+        self.sized_by = Some(parameter_vr);
+        self
+    }
     /// Marks this variable as the derivative of the state `state_vr`.
     pub fn derivative_of(mut self, state_vr: u32) -> Self {
         self.derivative_of = Some(state_vr);
@@ -578,6 +590,7 @@ impl Table {
         let mut time = time;
         time.causality = Causality::Independent;
         vars.insert(0, time);
+        size_by_parameters(&mut vars)?;
         let mut index = HashMap::new();
         let mut names = HashSet::new();
         for (i, v) in vars.iter_mut().enumerate() {
@@ -632,6 +645,13 @@ impl Table {
                     .get(&s)
                     .ok_or_else(|| format!("'{}': derivative of unknown vr {s}", v.name))?;
                 let sv = &vars[si];
+                if v.sized_by.is_some() || sv.sized_by.is_some() {
+                    return Err(format!(
+                        "'{}' / '{}': states and derivatives cannot be sized by a structural \
+                         parameter (the integrators' state vectors have fixed sizes)",
+                        v.name, sv.name
+                    ));
+                }
                 let ok = |x: &Variable| {
                     x.ty == VarType::Float64 && x.variability_resolved() == Variability::Continuous
                 };
@@ -791,6 +811,46 @@ fn resolve_initial(v: &mut Variable) -> Result<(), String> {
                 return Err(format!("initial=\"{}\" is not allowed here", i.xml()));
             }
         }
+    }
+    Ok(())
+}
+
+/// Most elements an array sized by a structural parameter may take (1 Mi): a larger value is
+/// refused on `fmi3ExitConfigurationMode`, as a real FMU refuses what it cannot allocate.
+pub const MAX_CONFIGURED_ELEMENTS: u64 = 1 << 20;
+
+/// Gives each array sized by a structural parameter ([`Variable::sized_by`]) the dimension of
+/// that parameter's start value, after checking that the parameter is a scalar UInt64
+/// structural parameter whose start lies in 1..=[`MAX_CONFIGURED_ELEMENTS`].
+fn size_by_parameters(vars: &mut [Variable]) -> Result<(), String> {
+    for i in 0..vars.len() {
+        let Some(p) = vars[i].sized_by else { continue };
+        let what = format!("variable '{}' (vr {})", vars[i].name, vars[i].vr);
+        let parameter = vars
+            .iter()
+            .find(|v| v.vr == p)
+            .ok_or_else(|| format!("{what}: sized by unknown vr {p}"))?;
+        let start = match &parameter.start {
+            Some(Start::Int(n)) if n.len() == 1 => n[0],
+            _ => -1,
+        };
+        if parameter.causality != Causality::StructuralParameter
+            || parameter.ty != VarType::UInt64
+            || !parameter.dims.is_empty()
+            || !(1..=i128::from(MAX_CONFIGURED_ELEMENTS)).contains(&start)
+        {
+            return Err(format!(
+                "{what}: sized by '{}', which must be a scalar UInt64 structural parameter with a \
+                 start value in 1..={MAX_CONFIGURED_ELEMENTS}",
+                parameter.name
+            ));
+        }
+        if vars[i].dims.len() > 1 {
+            return Err(format!(
+                "{what}: only one-dimensional arrays can be sized by a parameter"
+            ));
+        }
+        vars[i].dims = vec![start as usize];
     }
     Ok(())
 }

@@ -382,8 +382,15 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
         }
         o.push_str(">\n");
         // The FMI 3.0 schema's order (as FMPy validates it): Dimension, Start, then Alias.
-        for d in &v.dims {
-            let _ = writeln!(o, "      <Dimension start=\"{d}\"/>");
+        match v.sized_by {
+            Some(p) => {
+                let _ = writeln!(o, "      <Dimension valueReference=\"{p}\"/>");
+            }
+            None => {
+                for d in &v.dims {
+                    let _ = writeln!(o, "      <Dimension start=\"{d}\"/>");
+                }
+            }
         }
         for s in starts {
             let _ = writeln!(o, "      <Start value=\"{s}\"/>");
