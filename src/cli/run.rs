@@ -307,8 +307,13 @@ fn follow(args: &RunArgs, transport: Arc<dyn Transport>) -> Result<Ended, Error>
     drop(transport);
     match result {
         Ok(_) => Ok(Ended::Finished),
-        // Rank 0 says what went wrong; this rank only ends with the same code.
-        Err(error) => std::process::exit(i32::from(crate::exit_code(&error))),
+        // Rank 0 says what went wrong; this rank only ends with the same code. mpirun ends the
+        // job as soon as one rank exits with an error, so this one gives rank 0 a moment to say
+        // it first (without, rank 0 was sometimes cut short before its message).
+        Err(error) => {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            std::process::exit(i32::from(crate::exit_code(&error)))
+        }
     }
 }
 

@@ -429,6 +429,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "sweep_table",
     "plot",
     "snapshot",
+    "build_description",
 ];
 
 /// The cargo-fuzz installed into `target/tools`, pinned like the venv's packages.
