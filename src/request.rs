@@ -52,6 +52,9 @@ pub struct RunRequest {
     pub worker_processes: Option<usize>,
     /// The interface of FMUs that have both (`None`: Co-Simulation).
     pub interface: Option<Interface>,
+    /// Which MPI rank steps each component (`--partition FILE`, `distribute::partition_file`);
+    /// wins over the system's own ranks; refused in one process.
+    pub partition: Option<PathBuf>,
 }
 
 /// A request made ready to run: the system as it will run and its instantiated execution.
@@ -69,6 +72,8 @@ pub struct PreparedRun {
     pub sources: Vec<PathBuf>,
     /// An SSP's extracted package: holds its FMUs until the run ends.
     pub package: Option<SspPackage>,
+    /// Under `mpirun`: which rank steps each component, and how that was chosen.
+    pub partition: Option<crate::distribute::Partition>,
 }
 
 /// Load, override, check and instantiate what `request` names; `warn` hears what an SSP
@@ -78,13 +83,20 @@ pub fn prepare(request: &RunRequest, warn: &mut dyn FnMut(&str)) -> Result<Prepa
 }
 
 /// [`prepare`] for one rank of a run under `mpirun` (`transport`; `None`: one process): the
-/// settings that cannot run over ranks are refused and the partition is chosen before any FMU
-/// is opened, and this rank instantiates only its own components.
+/// settings that cannot run over ranks and a partition given that does not fit are refused
+/// before any FMU is opened; without one given, a short trial over the ranks balances it
+/// (`distribute::balance`); this rank instantiates only its own components.
 pub fn prepare_on_ranks(
     request: &RunRequest,
     transport: Option<Arc<dyn crate::master::transport::Transport>>,
     warn: &mut dyn FnMut(&str),
 ) -> Result<PreparedRun> {
+    if let (Some(path), None) = (&request.partition, &transport) {
+        return Err(Error::Usage(format!(
+            "--partition {} places a system's components on the ranks of mpirun -n K, but this run is one process: run it under mpirun (a build with the feature mpi), or drop --partition",
+            path.display()
+        )));
+    }
     let target = load(
         &request.targets,
         &request.connections,
@@ -134,11 +146,11 @@ pub fn prepare_on_ranks(
         .apply(&system.experiment, loaded.labels)
         .map_err(Error::Usage)?;
     check_threads(request, &system.experiment)?;
-    let ranks = match &transport {
-        Some(transport) => Some(crate::master::transport::Ranks::new(
-            transport.clone(),
-            crate::distribute::partition(&system, transport.size())?,
-        )),
+    // Refused before anything is loaded: what cannot spread, a partition that does not fit.
+    let given = match &transport {
+        Some(transport) => {
+            crate::distribute::given(&system, transport.size(), request.partition.as_deref())?
+        }
         None => None,
     };
     for assignment in &request.start_values {
@@ -152,28 +164,26 @@ pub fn prepare_on_ranks(
             .set_start_value(&endpoint, value.trim().to_string())
             .map_err(|m| Error::Usage(format!("--start-value {name}: {m}")))?;
     }
-    let mut options = run_options(request, false, Vec::new());
-    options.ranks = ranks;
+    let options = run_options(request, false, Vec::new());
     let first = request.targets.first().cloned().unwrap_or_default();
     // Checks against the FMUs (names, types, units) happen here: say which file they concern.
-    let execution = Execution::instantiate(&system, &options).map_err(|e| match e {
+    let in_file = |e: Error| match e {
         Error::Usage(message) if loaded.file.is_some() => {
             Error::Usage(format!("{first}: {message}"))
         }
         other => other,
-    });
-    // Each rank instantiates only its components: all leave here together, or none.
-    let execution = match &transport {
+    };
+    // Under mpirun each rank instantiates only its components: all leave together, or none.
+    let (execution, partition) = match &transport {
         Some(transport) => {
-            let status = execution.as_ref().map(|_| ()).map_err(|e| Error::OnRank {
-                rank: transport.rank(),
-                code: e.exit_code(),
-                message: e.to_string(),
-            });
-            crate::master::transport::agree(transport.as_ref(), status)?;
-            execution?
+            let (execution, partition) =
+                crate::distribute::instantiate(&system, &options, transport, given, &in_file)?;
+            (execution, Some(partition))
         }
-        None => execution?,
+        None => (
+            Execution::instantiate(&system, &options).map_err(in_file)?,
+            None,
+        ),
     };
     let integrals = system
         .connections
@@ -211,6 +221,7 @@ pub fn prepare_on_ranks(
         single_fmu: false,
         sources,
         package: loaded.package,
+        partition,
     })
 }
 
@@ -274,6 +285,7 @@ fn prepare_fmu(request: &RunRequest, fmu: Arc<crate::fmu::Fmu>) -> Result<Prepar
         single_fmu: true,
         sources: vec![path],
         package: None,
+        partition: None,
     })
 }
 

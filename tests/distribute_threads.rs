@@ -1,7 +1,9 @@
 //! One system over ranks that are threads of this process (`distribute::threads`): the rows
 //! rank 0 sees equal one process' bit for bit, for Jacobi and Gauss-Seidel, along the coupling
-//! order and as the file splits it; what cannot spread is refused before anything is loaded.
-//! The same run under `mpirun` is `tests/run_mpi.rs` (feature `mpi`).
+//! order and as the system file, an SSP's annotations or `--partition FILE` split it; the
+//! split by measured step cost gives an expensive component a rank of its own; what cannot
+//! spread and partitions that do not fit are refused before anything is loaded. The same run
+//! under `mpirun` is `tests/run_mpi.rs` (feature `mpi`).
 
 mod common;
 
@@ -10,6 +12,7 @@ use std::sync::Arc;
 
 use common::temp_dir;
 use cosimo::distribute::threads::in_process;
+use cosimo::distribute::{ChosenBy, Partition};
 use cosimo::master::record::{Cell, Row};
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::transport::Transport;
@@ -37,6 +40,8 @@ impl Observer for Rows {
 
 /// The example `name` of fmus/ with `edit`, written into `dir` (FMU paths made absolute).
 fn system(dir: &Path, name: &str, label: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    // The examples name the packed FMUs in target/fmus.
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
     let fmus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus");
     let mut value: Value =
         serde_json::from_str(&std::fs::read_to_string(fmus.join(name)).unwrap()).unwrap();
@@ -52,30 +57,73 @@ fn system(dir: &Path, name: &str, label: &str, edit: impl FnOnce(&mut Value)) ->
 
 /// The run of `path` on one rank of `transport` (`None`: one process): rank 0's rows.
 fn run(path: &Path, transport: Option<Arc<dyn Transport>>) -> Result<Vec<Vec<String>>, Error> {
-    let request = RunRequest {
+    run_split(&request(path, None), transport).map(|(rows, _)| rows)
+}
+
+/// A request to run `path`, split as the file `partition` says.
+fn request(path: &Path, partition: Option<&Path>) -> RunRequest {
+    RunRequest {
         targets: vec![path.display().to_string()],
+        partition: partition.map(Path::to_path_buf),
         ..RunRequest::default()
-    };
-    let mut prepared = prepare_on_ranks(&request, transport, &mut |_| {})?;
+    }
+}
+
+/// What one rank saw: the rows and the partition.
+type Split = Result<(Vec<Vec<String>>, Option<Partition>), Error>;
+
+/// The run of `request` on one rank of `transport`: rank 0's rows and the partition.
+fn run_split(request: &RunRequest, transport: Option<Arc<dyn Transport>>) -> Split {
+    let mut prepared = prepare_on_ranks(request, transport, &mut |_| {})?;
     let mut rows = Rows::default();
     let mut observers: Vec<&mut dyn Observer> = vec![&mut rows];
     run_loop::run(&mut prepared.execution, &mut observers)?;
-    Ok(rows.0)
+    Ok((rows.0, prepared.partition))
 }
 
 /// The run of `path` over `size` thread ranks: every rank's outcome, in rank order.
 fn run_on_threads(path: &Path, size: usize) -> Vec<Result<Vec<Vec<String>>, Error>> {
+    split_on_threads(&request(path, None), size)
+        .into_iter()
+        .map(|outcome| outcome.map(|(rows, _)| rows))
+        .collect()
+}
+
+/// The run of `request` over `size` thread ranks: every rank's rows and partition.
+fn split_on_threads(request: &RunRequest, size: usize) -> Vec<Split> {
     let ranks = in_process(size);
     std::thread::scope(|scope| {
         let handles: Vec<_> = ranks
             .into_iter()
-            .map(|t| scope.spawn(move || run(path, Some(t))))
+            .map(|t| scope.spawn(move || run_split(request, Some(t))))
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("a rank ran"))
             .collect()
     })
+}
+
+/// `request` over `size` thread ranks gives one process' rows of `path` on every rank, and
+/// every rank the same partition, which it returns.
+fn same_rows_split(path: &Path, request: &RunRequest, size: usize, label: &str) -> Partition {
+    let alone = run(path, None).unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert!(alone.len() > 10, "{label}: hardly any rows");
+    let mut partitions = Vec::new();
+    for (rank, outcome) in split_on_threads(request, size).into_iter().enumerate() {
+        let (rows, partition) =
+            outcome.unwrap_or_else(|e| panic!("{label}, rank {rank} of {size}: {e}"));
+        assert!(
+            rows == alone,
+            "{label}: rank {rank} of {size} saw other rows than one process"
+        );
+        partitions.push(partition.expect("a run over ranks has a partition"));
+    }
+    assert!(
+        partitions.windows(2).all(|w| w[0] == w[1]),
+        "{label}: the ranks chose different partitions: {partitions:?}"
+    );
+    partitions.remove(0)
 }
 
 fn same_rows_on(path: &Path, size: usize, label: &str) {
@@ -187,5 +235,203 @@ fn a_component_that_cannot_be_instantiated_on_rank_1_ends_every_rank() {
                 other.err()
             ),
         }
+    }
+}
+
+/// The two masses as a partition file lists them.
+const FILE_SPLIT: &str = "# mass 2 and mass 1 on rank 1\nmass2 1\n\nspring\t0\nmass1 1\n";
+
+#[test]
+fn a_partition_file_wins_over_the_system_and_gives_one_process_bits() {
+    let dir = temp_dir();
+    let file = dir.path().join("split.txt");
+    std::fs::write(&file, FILE_SPLIT).unwrap();
+    for algorithm in ["jacobi", "gauss-seidel"] {
+        let label = format!("file-{algorithm}");
+        // The system's own ranks, which the file overrides.
+        let path = system(dir.path(), "two-mass-force-force.json", &label, |x| {
+            x["experiment"]["algorithm"] = json!(algorithm);
+            x["experiment"]["stopTime"] = json!(0.3);
+            for (c, rank) in [0, 0, 1].iter().enumerate() {
+                x["components"][c]["rank"] = json!(rank);
+            }
+        });
+        let partition = same_rows_split(&path, &request(&path, Some(&file)), 2, &label);
+        assert_eq!(partition.owner, vec![1, 0, 1], "{label}");
+        assert_eq!(partition.chosen_by, ChosenBy::File(file.clone()), "{label}");
+        // Without the file, the system's own.
+        let own = same_rows_split(&path, &request(&path, None), 2, &label);
+        assert_eq!(own.owner, vec![0, 0, 1], "{label}");
+        assert_eq!(own.chosen_by, ChosenBy::System, "{label}");
+    }
+}
+
+/// The SSP twin of the two masses, with `annotate(k)` in the k-th component's annotations
+/// (none where it gives `None`), written into `dir` as `name.ssp`.
+fn annotated_ssp(dir: &Path, name: &str, annotate: impl Fn(usize) -> Option<String>) -> PathBuf {
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ssd =
+        std::fs::read_to_string(root.join("fmus/two-mass-force-force.ssp/SystemStructure.ssd"))
+            .unwrap()
+            .replace(
+                "../../target/fmus",
+                &root.join("target/fmus").display().to_string(),
+            );
+    let mut parts = ssd.split("</ssd:Component>");
+    let mut text = parts.next().unwrap_or_default().to_string();
+    for (k, rest) in parts.enumerate() {
+        if let Some(attributes) = annotate(k) {
+            text += &format!(
+                "<ssc:Annotations><ssc:Annotation type=\"org.cosimo.component\"><cosimo:Component {attributes}/></ssc:Annotation></ssc:Annotations>"
+            );
+        }
+        text += "</ssd:Component>";
+        text += rest;
+    }
+    let folder = dir.join(format!("{name}.ssp"));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("SystemStructure.ssd"), text).unwrap();
+    folder
+}
+
+#[test]
+fn an_ssp_annotation_gives_each_component_its_rank() {
+    let dir = temp_dir();
+    let ranks = [1, 0, 1];
+    let ssp = annotated_ssp(dir.path(), "ranked", |k| {
+        ranks.get(k).map(|r| format!("rank=\"{r}\""))
+    });
+    let partition = same_rows_split(&ssp, &request(&ssp, None), 2, "ssp");
+    assert_eq!(partition.owner, ranks.to_vec());
+    assert_eq!(partition.chosen_by, ChosenBy::System);
+    // The file still wins.
+    let file = dir.path().join("split.txt");
+    std::fs::write(&file, "mass1 0\nspring 1\nmass2 1\n").unwrap();
+    let partition = same_rows_split(&ssp, &request(&ssp, Some(&file)), 2, "ssp and file");
+    assert_eq!(partition.owner, vec![0, 1, 1]);
+    // Every component or none, and a rank is a number: refused with the .ssd's line.
+    let some = annotated_ssp(dir.path(), "some", |k| {
+        (k == 1).then(|| "rank=\"0\"".into())
+    });
+    let refused = |ssp: &Path, expected: &str| match run(ssp, None) {
+        Err(Error::Usage(message)) if message.contains(expected) => {}
+        other => panic!(
+            "expected a refusal saying {expected:?}, got {:?}",
+            other.err()
+        ),
+    };
+    refused(
+        &some,
+        "SystemStructure.ssd:14: component \"mass1\" has no rank while \"spring\"",
+    );
+    let word = annotated_ssp(dir.path(), "word", |_| Some("rank=\"first\"".into()));
+    refused(&word, "rank=\"first\" is not an MPI rank");
+}
+
+#[test]
+fn partition_files_that_do_not_fit_are_refused_with_file_and_line() {
+    let dir = temp_dir();
+    let path = system(dir.path(), "two-mass-force-force.json", "refused", |x| {
+        // Refused before anything is loaded.
+        x["components"][0]["fmu"] = json!("/nowhere/missing.fmu");
+    });
+    let refused = |text: &str, size: usize, expected: &str| {
+        let file = dir.path().join("partition.txt");
+        std::fs::write(&file, text).unwrap();
+        let shown = format!("--partition {}", file.display());
+        for outcome in split_on_threads(&request(&path, Some(&file)), size) {
+            match outcome {
+                Err(Error::Usage(message))
+                    if message.starts_with(&shown) && message.contains(expected) => {}
+                other => panic!(
+                    "{text:?}: expected a refusal saying {expected:?}, got {:?}",
+                    other.err()
+                ),
+            }
+        }
+    };
+    refused(
+        "mass1 0\nspring 1\nmass3 1\n",
+        2,
+        ":3: the system has no component \"mass3\"",
+    );
+    refused("mass1 0\nspring 1\n", 2, "missing: \"mass2\"");
+    refused(
+        "mass1 0\nspring 2\nmass2 1\n",
+        2,
+        ":2: component \"spring\" is given rank 2, but the run has 2 MPI ranks",
+    );
+    refused(
+        "mass1 0\nspring 1\nmass2 1\nmass1 1\n",
+        2,
+        ":4: component \"mass1\" is named again (first on line 1)",
+    );
+    refused(
+        "mass1 0\nspring 0\nmass2 0\n",
+        3,
+        "MPI rank 1 would have nothing to do",
+    );
+    refused("mass1 zero\n", 2, ":1: \"zero\" is not an MPI rank");
+    // In one process the file would have nothing to split.
+    let file = dir.path().join("fine.txt");
+    std::fs::write(&file, FILE_SPLIT).unwrap();
+    match run_split(&request(&path, Some(&file)), None) {
+        Err(Error::Usage(message)) if message.contains("this run is one process") => {}
+        other => panic!("expected a refusal in one process, got {:?}", other.err()),
+    }
+}
+
+/// A chain of Gains (`u` of each from `y` of the one before), those named `busy` spinning
+/// 2 ms per step, for 100 steps of 1 ms.
+fn gains(dir: &Path, names: &[&str]) -> PathBuf {
+    let gain = common::fmu("Gain", 2).display().to_string();
+    let components: Vec<Value> = names
+        .iter()
+        .map(|&name| {
+            let cost = if name == "busy" { 2e-3 } else { 0.0 };
+            json!({"name": name, "fmu": gain, "parameters": {"k": 0.5, "cost": cost}})
+        })
+        .collect();
+    let connections: Vec<Value> = names
+        .windows(2)
+        .map(|w| json!({"from": format!("{}.y", w[0]), "to": format!("{}.u", w[1])}))
+        .collect();
+    let system = json!({
+        "components": components,
+        "connections": connections,
+        "experiment": {"stopTime": 0.1, "stepSize": 1e-3},
+    });
+    let path = dir.join(format!("{}.json", names.join("-")));
+    std::fs::write(&path, system.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn the_split_by_measured_cost_gives_an_expensive_component_a_rank_of_its_own() {
+    let dir = temp_dir();
+    // By count, 2 + 2 + 2 and 2 + 2; the costs put the busy Gain alone.
+    let chain = gains(dir.path(), &["g0", "g1", "busy", "g2", "g3", "g4"]);
+    let partition = same_rows_split(&chain, &request(&chain, None), 3, "chain of 6");
+    assert_eq!(partition.chosen_by, ChosenBy::Measured);
+    assert_eq!(partition.owner, vec![0, 0, 1, 2, 2, 2], "{partition:?}");
+    let costs = partition.costs.expect("measured costs");
+    assert!(costs[2] > 1e6, "the busy Gain spins 2 ms a step: {costs:?}");
+    let first = gains(dir.path(), &["busy", "g1", "g2", "g3"]);
+    let partition = same_rows_split(&first, &request(&first, None), 2, "busy first");
+    assert_eq!(partition.owner, vec![0, 1, 1, 1], "{partition:?}");
+    // A run too short to time a step is split by count, and says why.
+    let short = system(dir.path(), "two-mass-force-force.json", "short", |x| {
+        x["experiment"]["stopTime"] = json!(1e-3);
+        x["experiment"]["outputInterval"] = json!(1e-3);
+    });
+    for outcome in split_on_threads(&request(&short, None), 2) {
+        let (_, partition) = outcome.unwrap_or_else(|e| panic!("short: {e}"));
+        let partition = partition.expect("a partition");
+        assert_eq!(partition.owner, vec![0, 0, 1]);
+        assert!(
+            matches!(&partition.chosen_by, ChosenBy::Count(why) if why.contains("too few macro steps")),
+            "{partition:?}"
+        );
     }
 }

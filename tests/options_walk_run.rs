@@ -695,6 +695,14 @@ fn every_run_option_changes_the_run_or_is_refused() {
             }
         }),
     );
+    // One process has nothing to split (over MPI ranks: tests/run_mpi.rs).
+    let split = w.write("split.txt", "mass1 0\nspring 0\nmass2 1\n");
+    w.walk(
+        "--partition",
+        &tm,
+        &["--partition", &split],
+        Refused("but this run is one process"),
+    );
     w.covers_help_of("run");
     w.finish("run option");
 }
@@ -1008,6 +1016,7 @@ fn every_export_option_changes_the_exported_fmu_or_is_refused() {
     );
     // What an importer drives: refused with the reason.
     w.write("inputs.csv", "time,mass1.F\n0,0\n1,1\n");
+    w.write("split.txt", "mass1 0\nspring 0\nmass2 1\n");
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fmus/scenarios/two-mass-scenario.yaml")
         .display()
@@ -1022,6 +1031,7 @@ fn every_export_option_changes_the_exported_fmu_or_is_refused() {
         ("--scenario", &["--scenario", &scenario]),
         ("--json", &["--json"]),
         ("--json-file", &["--json-file", "summary.json"]),
+        ("--partition", &["--partition", "split.txt"]),
     ] {
         w.walk(option, &tm, extra, Refused("cosimo export does not take"));
     }

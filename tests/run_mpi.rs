@@ -1,7 +1,9 @@
 //! `cosimo run` of one system under `mpirun -n 2` and `-n 3` (feature `mpi`, Open MPI's mpirun
 //! on localhost): the components spread over the ranks, rank 0 writes the results, byte for
-//! byte those of one process, for Jacobi and Gauss-Seidel and two partitions each; what does
-//! not run over ranks yet is refused before anything is loaded.
+//! byte those of one process, for Jacobi and Gauss-Seidel and two partitions each, and as
+//! `--partition FILE` and an SSP's annotations split them; the split by measured step cost
+//! gives an expensive component a rank of its own; what does not run over ranks yet and
+//! partitions that do not fit are refused before anything is loaded.
 
 #![cfg(feature = "mpi")]
 
@@ -62,13 +64,21 @@ fn write_system(dir: &Path, name: &str, mut system: Value) -> PathBuf {
 
 /// The system run in one process, then under mpirun with `ranks` ranks: the same CSV bytes.
 fn same_results(system: &Path, ranks: usize, label: &str) {
+    same_results_with(system, ranks, label, &[]);
+}
+
+/// [`same_results`] with `extra` options under mpirun; what mpirun printed.
+fn same_results_with(system: &Path, ranks: usize, label: &str, extra: &[&str]) -> Output {
     let dir = system.parent().expect("folder");
     let one = dir.join(format!("{label}-one.csv"));
     let many = dir.join(format!("{label}-{ranks}.csv"));
     let path = system.display().to_string();
     let alone = cosimo(["run", &path, "-o", &one.display().to_string()]);
     assert!(alone.status.success(), "{label}: {}", show(&alone));
-    let spread = mpirun(ranks, &["run", &path, "-o", &many.display().to_string()]);
+    let many_shown = many.display().to_string();
+    let mut args = vec!["run", &path, "-o", &many_shown];
+    args.extend_from_slice(extra);
+    let spread = mpirun(ranks, &args);
     assert!(
         spread.status.success(),
         "{label} on {ranks} ranks: {}",
@@ -80,6 +90,7 @@ fn same_results(system: &Path, ranks: usize, label: &str) {
         a == b,
         "{label}: the results on {ranks} ranks differ from one process'"
     );
+    spread
 }
 
 /// With every component given a rank (`ranks[k]` for component k).
@@ -368,6 +379,187 @@ fn a_killed_rank_ends_every_rank_within_seconds() {
         );
         eprintln!("rank {victim} killed: the run ended in {took:.1?} ({status:?})");
     }
+}
+
+/// The line rank 0 prints about the partition.
+fn partition_line(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .find(|l| l.starts_with("partition over"))
+        .unwrap_or_else(|| panic!("no partition line: {}", show(output)))
+        .to_string()
+}
+
+#[test]
+fn a_partition_file_and_an_ssp_annotation_give_the_same_bits() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let file = dir.path().join("split.txt");
+    std::fs::write(&file, "# NAME RANK\nmass1 1\nspring 0\nmass2 1\n").unwrap();
+    let shown = file.display().to_string();
+    for algorithm in ["jacobi", "gauss-seidel"] {
+        // The file wins over the system's own ranks.
+        let system = with_ranks(
+            with_algorithm(example("two-mass-force-force.json"), algorithm, 0),
+            &[0, 0, 1],
+        );
+        let path = write_system(dir.path(), &format!("file-{algorithm}.json"), system);
+        let label = format!("file-{algorithm}");
+        let spread = same_results_with(&path, 2, &label, &["--partition", &shown]);
+        assert!(
+            partition_line(&spread).ends_with(&format!(
+                "as --partition {shown} gives it: rank 0: spring; rank 1: mass1, mass2"
+            )),
+            "{}",
+            show(&spread)
+        );
+    }
+    // The SSP twin of the two masses, every component given its rank in an annotation.
+    common::fmu("Oscillator", 2);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ssd =
+        std::fs::read_to_string(root.join("fmus/two-mass-force-force.ssp/SystemStructure.ssd"))
+            .unwrap()
+            .replace(
+                "../../target/fmus",
+                &root.join("target/fmus").display().to_string(),
+            );
+    for (label, ranks, size) in [("ssp-2", [1, 0, 1], 2), ("ssp-3", [2, 0, 1], 3)] {
+        let mut text = String::new();
+        let mut parts = ssd.split("</ssd:Component>");
+        text += parts.next().unwrap_or_default();
+        for (rank, rest) in ranks.iter().zip(parts.by_ref()) {
+            text += &format!(
+                "<ssc:Annotations><ssc:Annotation type=\"org.cosimo.component\"><cosimo:Component rank=\"{rank}\"/></ssc:Annotation></ssc:Annotations></ssd:Component>{rest}"
+            );
+        }
+        let folder = dir.path().join(format!("{label}.ssp"));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("SystemStructure.ssd"), text).unwrap();
+        let spread = same_results_with(&folder, size, label, &[]);
+        assert!(
+            partition_line(&spread).contains("as the system gives it"),
+            "{}",
+            show(&spread)
+        );
+    }
+}
+
+#[test]
+fn partitions_that_do_not_fit_are_refused_with_file_and_line() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let mut system = example("two-mass-force-force.json");
+    // Refused before anything is loaded.
+    system["components"][0]["fmu"] = json!("missing.fmu");
+    let path = write_system(dir.path(), "refused.json", system)
+        .display()
+        .to_string();
+    let file = dir.path().join("split.txt");
+    let shown = file.display().to_string();
+    for (text, expected) in [
+        (
+            "mass1 0\nspring 1\nmass3 1\n",
+            format!("{shown}:3: the system has no component \"mass3\""),
+        ),
+        (
+            "mass1 0\nspring 1\n",
+            format!("{shown}: 1 of the system's components has no line"),
+        ),
+        (
+            "mass1 0\nspring 5\nmass2 1\n",
+            format!("{shown}:2: component \"spring\" is given rank 5, but the run has 2 MPI ranks"),
+        ),
+        (
+            "mass1 0\nspring 1\nspring 1\n",
+            format!("{shown}:3: component \"spring\" is named again (first on line 2)"),
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let output = mpirun(2, &["run", &path, "--partition", &shown]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+        assert!(
+            stderr.contains(&expected),
+            "expected {expected:?}: {}",
+            show(&output)
+        );
+        assert_eq!(
+            stderr.matches("error:").count(),
+            1,
+            "said once: {}",
+            show(&output)
+        );
+    }
+    // In one process, and packed into an FMU, a partition has nothing to split.
+    std::fs::write(&file, "mass1 0\nspring 1\nmass2 1\n").unwrap();
+    let alone = cosimo(["run", &path, "--partition", &shown]);
+    assert_eq!(alone.status.code(), Some(2), "{}", show(&alone));
+    assert!(
+        String::from_utf8_lossy(&alone.stderr).contains("but this run is one process"),
+        "{}",
+        show(&alone)
+    );
+    let fmu = dir.path().join("packed.fmu").display().to_string();
+    // The refusal comes before the container library is looked at.
+    let export = cosimo([
+        "export",
+        &path,
+        "-o",
+        &fmu,
+        "--partition",
+        &shown,
+        "--container-library",
+        &shown,
+    ]);
+    assert_eq!(export.status.code(), Some(2), "{}", show(&export));
+    assert!(
+        String::from_utf8_lossy(&export.stderr).contains("cosimo export does not take --partition"),
+        "{}",
+        show(&export)
+    );
+}
+
+#[test]
+fn the_split_by_measured_cost_gives_an_expensive_component_a_rank_of_its_own() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let gain = common::fmu("Gain", 2).display().to_string();
+    // A chain of six Gains, the third spinning 2 ms per step: by count 2 + 2 + 2.
+    let names = ["g0", "g1", "busy", "g2", "g3", "g4"];
+    let components: Vec<Value> = names
+        .iter()
+        .map(|&name| {
+            let cost = if name == "busy" { 2e-3 } else { 0.0 };
+            json!({"name": name, "fmu": gain, "parameters": {"k": 0.5, "cost": cost}})
+        })
+        .collect();
+    let connections: Vec<Value> = names
+        .windows(2)
+        .map(|w| json!({"from": format!("{}.y", w[0]), "to": format!("{}.u", w[1])}))
+        .collect();
+    let path = dir.path().join("gains.json");
+    let system = json!({
+        "components": components,
+        "connections": connections,
+        "experiment": {"stopTime": 0.1, "stepSize": 1e-3},
+    });
+    std::fs::write(&path, system.to_string()).unwrap();
+    let spread = same_results_with(&path, 3, "gains", &[]);
+    let line = partition_line(&spread);
+    assert!(
+        line.contains("balanced by the components' measured step costs: rank 0: g0, g1 (")
+            && line.contains("; rank 1: busy (")
+            && line.contains("; rank 2: g2, g3, g4 ("),
+        "{}",
+        show(&spread)
+    );
 }
 
 /// The summary of a run over ranks splits each rank's time as the variable-order paper does:

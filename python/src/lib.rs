@@ -312,6 +312,7 @@ pub(crate) fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Err
         worker,
         worker_processes: worker_processes.map(|n| n as usize),
         interface,
+        partition: None,
     })
 }
 

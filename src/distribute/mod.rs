@@ -7,22 +7,98 @@
 //! This first version spreads Jacobi and Gauss-Seidel (hold or extrapolation, fixed steps);
 //! the other algorithms are refused by name before anything is loaded.
 //!
-//! The partition: the user's `"rank"` per component in a system file, or else contiguous runs
-//! of the coupling order (the graph's Gauss-Seidel order) with about equal component counts,
-//! chosen where the graph is built (`Execution::instantiate`). Balancing by the components'
-//! measured step cost is not done yet.
+//! The partition, first found wins: `--partition FILE` (`partition_file`), the ranks the
+//! system gives its components (`"rank"` in a system file, `rank="N"` in an SSP's
+//! `org.cosimo.component` annotation), else contiguous runs of the coupling order balanced by
+//! the components' step costs measured in a short trial over the ranks (`balance`), or split
+//! by component count where that trial cannot time a step.
 
+pub mod balance;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod partition_file;
 pub mod threads;
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::master::execution::{Execution, RunOptions};
+use crate::master::pool::Layout;
+use crate::master::transport::{agree, Ranks, Transport};
 use crate::settings::{Algorithm, Experiment};
 use crate::system::System;
 use crate::{Error, Result};
 
+/// Which rank steps each component of a run over ranks, and how that was decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partition {
+    /// Per component (in system order): the rank that steps it.
+    pub owner: Vec<usize>,
+    pub chosen_by: ChosenBy,
+    /// Per component: its measured step cost (ns per macro step), where it was measured.
+    pub costs: Option<Vec<f64>>,
+}
+
+/// Where a partition came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChosenBy {
+    /// `--partition FILE`.
+    File(PathBuf),
+    /// The system's own ranks (system file or SSP annotation).
+    System,
+    /// Contiguous along the coupling order, balanced by measured step cost.
+    Measured,
+    /// Contiguous along the coupling order by component count, because the costs could not
+    /// be measured (why).
+    Count(String),
+}
+
+impl Partition {
+    /// What each rank steps, for the run's messages: `names` are the components' names.
+    pub fn describe(&self, names: &[String]) -> String {
+        /// Names shown per rank.
+        const SHOWN: usize = 3;
+        let ranks = self.owner.iter().max().map_or(0, |r| r + 1);
+        let how = match &self.chosen_by {
+            ChosenBy::File(path) => format!("as --partition {} gives it", path.display()),
+            ChosenBy::System => "as the system gives it (the components' ranks)".into(),
+            ChosenBy::Measured => {
+                "along the coupling order, balanced by the components' measured step costs".into()
+            }
+            ChosenBy::Count(why) => {
+                format!("along the coupling order by component count ({why})")
+            }
+        };
+        let per_rank: Vec<String> = (0..ranks)
+            .map(|rank| {
+                let mine: Vec<usize> = (0..self.owner.len())
+                    .filter(|&i| self.owner[i] == rank)
+                    .collect();
+                let mut shown: Vec<&str> = mine
+                    .iter()
+                    .take(SHOWN)
+                    .filter_map(|&i| names.get(i).map(String::as_str))
+                    .collect();
+                let more = format!("and {} more", mine.len().saturating_sub(SHOWN));
+                if mine.len() > SHOWN {
+                    shown.push(&more);
+                }
+                let mut text = format!("rank {rank}: {}", shown.join(", "));
+                if let Some(costs) = &self.costs {
+                    let micros: f64 = mine.iter().map(|&i| costs[i]).sum::<f64>() / 1e3;
+                    text += &format!(" ({micros:.1} µs per macro step)");
+                }
+                text
+            })
+            .collect();
+        format!("{ranks} MPI ranks, {how}: {}", per_rank.join("; "))
+    }
+}
+
 /// Refuse what cannot run over `ranks` ranks, before anything is loaded; the owner of each
-/// component when the system file gives one (else empty: along the coupling order).
-pub fn partition(system: &System, ranks: usize) -> Result<Vec<usize>> {
+/// component as `file` (`--partition`) or else the system gives it (`None`: to be balanced
+/// along the coupling order by [`instantiate`]).
+pub fn given(system: &System, ranks: usize, file: Option<&Path>) -> Result<Option<Partition>> {
     refuse_unsupported(&system.experiment, ranks)?;
     let count = system.components.len();
     if ranks > count {
@@ -33,23 +109,30 @@ pub fn partition(system: &System, ranks: usize) -> Result<Vec<usize>> {
             plural(count),
         )));
     }
+    if let Some(path) = file {
+        return Ok(Some(Partition {
+            owner: partition_file::read(path, system, ranks)?,
+            chosen_by: ChosenBy::File(path.to_path_buf()),
+            costs: None,
+        }));
+    }
     let given: Vec<Option<usize>> = system.components.iter().map(|c| c.rank).collect();
     if given.iter().all(Option::is_none) {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let mut owner = Vec::with_capacity(count);
     for (component, rank) in system.components.iter().zip(&given) {
         match rank {
             None => {
                 return Err(Error::Usage(format!(
-                    "component \"{}\" has no \"rank\" while others have one: give every component a \"rank\" (0 to {}), or none to split the system along its coupling order",
+                    "component \"{}\" has no rank while others have one: give every component a rank (0 to {}; \"rank\" in a system file, rank=\"N\" in an SSP's cosimo:Component), or none to split the system along its coupling order",
                     component.name,
                     ranks - 1
                 )))
             }
             Some(r) if *r >= ranks => {
                 return Err(Error::Usage(format!(
-                    "component \"{}\" asks for rank {r}, but the run has {ranks} MPI ranks (0 to {}): run with mpirun -n {} or change its \"rank\"",
+                    "component \"{}\" asks for rank {r}, but the run has {ranks} MPI ranks (0 to {}): run with mpirun -n {} or change its rank",
                     component.name,
                     ranks - 1,
                     r + 1
@@ -60,10 +143,79 @@ pub fn partition(system: &System, ranks: usize) -> Result<Vec<usize>> {
     }
     if let Some(idle) = (0..ranks).find(|r| !owner.contains(r)) {
         return Err(Error::Usage(format!(
-            "no component has \"rank\": {idle}, so MPI rank {idle} would have nothing to do: give it a component or run with fewer ranks"
+            "no component has rank {idle}, so MPI rank {idle} would have nothing to do: give it a component or run with fewer ranks"
         )));
     }
-    Ok(owner)
+    Ok(Some(Partition {
+        owner,
+        chosen_by: ChosenBy::System,
+        costs: None,
+    }))
+}
+
+/// Open the FMUs of `system` and instantiate this rank's components (stand-ins for the
+/// others), as `given` splits them or else balanced by a trial; every rank calls this and all
+/// leave together: with the same partition, or with the first failing rank's error
+/// (`in_file` names the file a usage error concerns, before it travels).
+pub fn instantiate(
+    system: &System,
+    options: &RunOptions,
+    transport: &Arc<dyn Transport>,
+    given: Option<Partition>,
+    in_file: &dyn Fn(Error) -> Error,
+) -> Result<(Execution, Partition)> {
+    let together = transport.as_ref();
+    let fmus = all_or_none(together, Execution::open_fmus(system, options), in_file)?;
+    let partition = match given {
+        Some(partition) => partition,
+        None => {
+            let order = all_or_none(together, balance::coupling_order(system, &fmus), in_file)?;
+            let size = transport.size();
+            let by_count = balance::by_count(&order, size);
+            match balance::measure(system, options, &fmus, transport, by_count.clone())? {
+                Ok(costs) => Partition {
+                    owner: balance::contiguous(&order, &costs, size),
+                    chosen_by: ChosenBy::Measured,
+                    costs: Some(costs),
+                },
+                Err(why) => Partition {
+                    owner: by_count,
+                    chosen_by: ChosenBy::Count(why),
+                    costs: None,
+                },
+            }
+        }
+    };
+    let options = RunOptions {
+        ranks: Some(Ranks::new(transport.clone(), partition.owner.clone())),
+        ..options.clone()
+    };
+    let execution = Execution::instantiate_on(system, &options, &fmus, &Layout::Caller);
+    Ok((all_or_none(together, execution, in_file)?, partition))
+}
+
+/// `result` where every rank succeeded, else the first failing rank's error on every rank
+/// (`in_file` names the file a usage error concerns, before it travels).
+fn all_or_none<T>(
+    transport: &dyn Transport,
+    result: Result<T>,
+    in_file: &dyn Fn(Error) -> Error,
+) -> Result<T> {
+    match result {
+        Ok(value) => agree(transport, Ok(())).map(|()| value),
+        Err(error) => {
+            let failure = match in_file(error) {
+                passed @ Error::OnRank { .. } => passed,
+                error => Error::OnRank {
+                    rank: transport.rank(),
+                    code: error.exit_code(),
+                    message: error.to_string(),
+                },
+            };
+            agree(transport, Err(failure))?;
+            Err(Error::Internal("a failure no rank reported".into()))
+        }
+    }
 }
 
 fn plural(n: usize) -> &'static str {

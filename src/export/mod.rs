@@ -344,6 +344,11 @@ fn refuse_unpackable(run: &RunRequest) -> Result<()> {
             "--output-variable",
             "choose what the FMU shows with --expose and --hide",
         ),
+        (
+            run.partition.is_some(),
+            "--partition",
+            "the exported FMU runs its components in its importer's process, not over MPI ranks",
+        ),
     ];
     for (given, option, why) in refused {
         if given {

@@ -52,9 +52,10 @@
 //!
 //!   Per component (`ssc:Annotations` of `ssd:Component`): type `org.cosimo.component` with
 //!   `<cosimo:Component subSteps="4" isolate="true" callTimeout="2" workerGroup="g"
-//!   interface="me"/>` (a worker process for the component, a time limit in seconds per FMI
-//!   call, a worker process shared with the components naming the same group, the FMU's
-//!   interface); per connection: type `org.cosimo.connection` with
+//!   interface="me" rank="1"/>` (a worker process for the component, a time limit in seconds
+//!   per FMI call, a worker process shared with the components naming the same group, the
+//!   FMU's interface, the MPI rank that steps it under `mpirun`: every component or none);
+//!   per connection: type `org.cosimo.connection` with
 //!   `<cosimo:Connection extrapolationOrder="1" halfStep="true" sourceIntegral="x_int"/>`
 //!   (`halfStep` and `sourceIntegral` for the extended implicit coupling, with
 //!   `correctorExtension="derivative|integral"` on the experiment). Unknown cosimo attributes

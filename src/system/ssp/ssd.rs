@@ -54,6 +54,7 @@ pub(super) fn import_text(package: &SspPackage, relative: &str, text: &str) -> R
         edges: Vec::new(),
         components: Vec::new(),
         component_scopes: Vec::new(),
+        component_lines: Vec::new(),
         values: HashMap::new(),
         value_order: Vec::new(),
         seq: 0,
@@ -176,6 +177,8 @@ struct Importer<'p> {
     components: Vec<Component>,
     /// The scope of each component.
     component_scopes: Vec<usize>,
+    /// The line of each component's `<ssd:Component>`, for messages.
+    component_lines: Vec<usize>,
     /// (component, variable) -> value.
     values: HashMap<(usize, String), Assigned>,
     value_order: Vec<(usize, String)>,
@@ -401,6 +404,21 @@ impl Importer<'_> {
                 "the system has no components; an SSD for cosimo needs at least one \
                  <ssd:Component> referencing an FMU",
             ));
+        }
+        // The ranks are a partition: every component has one or none has (as in JSON).
+        if let Some(with) = components.iter().position(|c| c.rank.is_some()) {
+            if let Some(without) = components.iter().position(|c| c.rank.is_none()) {
+                return Err(self.fail(
+                    self.component_lines[without],
+                    format!(
+                        "component \"{}\" has no rank while \"{}\" (line {}) has one: give \
+                         every component a rank (<cosimo:Component rank=\"N\"/> in an \
+                         org.cosimo.component annotation, the MPI rank that steps it under \
+                         mpirun), or none to split the system along its coupling order",
+                        components[without].name, components[with].name, self.component_lines[with]
+                    ),
+                ));
+            }
         }
         Ok(Imported {
             system: System {
@@ -1163,6 +1181,17 @@ impl Importer<'_> {
                         }
                         component.worker_group = Some(group.to_string());
                     }
+                    "rank" if a.name == "Component" => {
+                        component.rank = Some(text.trim().parse().map_err(|_| {
+                            self.fail(
+                                a.line,
+                                format!(
+                                    "<cosimo:Component>: rank=\"{text}\" is not an MPI rank \
+                                     (0, 1, 2, ...)"
+                                ),
+                            )
+                        })?)
+                    }
                     "interface" if a.name == "Component" => {
                         component.interface =
                             Some(crate::fmu::Interface::parse(text.trim()).ok_or_else(|| {
@@ -1183,7 +1212,7 @@ impl Importer<'_> {
                                 "<{}> {key}=\"{text}\" in the org.cosimo.component annotation \
                                  is unknown; cosimo reads <cosimo:Component subSteps=\"N\" \
                                  isolate=\"true\" callTimeout=\"SECONDS\" \
-                                 workerGroup=\"NAME\" interface=\"cs|me\"/>",
+                                 workerGroup=\"NAME\" interface=\"cs|me\" rank=\"N\"/>",
                                 a.name
                             ),
                         ))
@@ -1192,6 +1221,7 @@ impl Importer<'_> {
             }
         }
         self.components.push(component);
+        self.component_lines.push(e.line);
         let scope = self.new_scope(ScopeKind::Component(index), flat, e.show(), depth);
         self.component_scopes.push(scope);
         self.connectors(e, scope)?;
