@@ -430,6 +430,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "plot",
     "snapshot",
     "build_description",
+    "partition_file",
 ];
 
 /// The cargo-fuzz installed into `target/tools`, pinned like the venv's packages.
