@@ -132,10 +132,10 @@ pub fn given(system: &System, ranks: usize, file: Option<&Path>) -> Result<Optio
             }
             Some(r) if *r >= ranks => {
                 return Err(Error::Usage(format!(
-                    "component \"{}\" asks for rank {r}, but the run has {ranks} MPI ranks (0 to {}): run with mpirun -n {} or change its rank",
+                    "component \"{}\" asks for rank {r}, but the run has {ranks} MPI ranks (0 to {}): {} its rank",
                     component.name,
                     ranks - 1,
-                    r + 1
+                    more_ranks_or(*r, system.components.len())
                 )))
             }
             Some(r) => owner.push(*r),
@@ -215,6 +215,17 @@ fn all_or_none<T>(
             agree(transport, Err(failure))?;
             Err(Error::Internal("a failure no rank reported".into()))
         }
+    }
+}
+
+/// What to do about a component given rank `asked` that the run does not have: run with more
+/// ranks where the system has components enough for them, else change it (a rank read from a
+/// file may be any number).
+pub(crate) fn more_ranks_or(asked: usize, components: usize) -> String {
+    if asked < components {
+        format!("run with mpirun -n {} or change", asked + 1)
+    } else {
+        "change".into()
     }
 }
 

@@ -106,9 +106,9 @@ pub fn parse(text: &str, shown: &str, system: &System, ranks: usize) -> Result<V
             return Err(fail(
                 line,
                 format!(
-                    "component \"{name}\" is given rank {rank}, but the run has {ranks} MPI ranks (0 to {}): run with mpirun -n {} or change the line",
+                    "component \"{name}\" is given rank {rank}, but the run has {ranks} MPI ranks (0 to {}): {} the line",
                     ranks - 1,
-                    rank + 1
+                    super::more_ranks_or(rank, system.components.len())
                 ),
             ));
         }
@@ -218,6 +218,13 @@ mod tests {
             .starts_with("--partition p.txt:2: component \"spring\" is given rank 1, but the run has 1 MPI ranks"));
         assert!(refused(&format!("{all}spring 0\n"), 2)
             .contains("p.txt:4: component \"spring\" is named again (first on line 2)"));
+        assert!(refused(all, 1).contains("(0 to 0): run with mpirun -n 2 or change the line"));
+        // Found by fuzzing: the largest rank once overflowed the advice's `rank + 1`.
+        let largest = format!("mass1 {}\n", usize::MAX);
+        assert!(refused(&largest, 2).contains(&format!(
+            "is given rank {}, but the run has 2 MPI ranks (0 to 1): change the line",
+            usize::MAX
+        )));
         assert!(refused("mass1 -1\n", 2).contains("p.txt:1: \"-1\" is not an MPI rank"));
         assert!(refused("mass1\n", 2).contains("p.txt:1: \"mass1\" is not NAME RANK"));
         assert!(refused("mass1 0\nspring 0\nmass 2 0\n", 2)
