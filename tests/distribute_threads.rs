@@ -10,6 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::systems::gain_chain_file;
 use common::temp_dir;
 use cosimo::distribute::threads::in_process;
 use cosimo::distribute::{ChosenBy, Partition};
@@ -382,42 +383,17 @@ fn partition_files_that_do_not_fit_are_refused_with_file_and_line() {
     }
 }
 
-/// A chain of Gains (`u` of each from `y` of the one before), those named `busy` spinning
-/// 2 ms per step, for 100 steps of 1 ms.
-fn gains(dir: &Path, names: &[&str]) -> PathBuf {
-    let gain = common::fmu("Gain", 2).display().to_string();
-    let components: Vec<Value> = names
-        .iter()
-        .map(|&name| {
-            let cost = if name == "busy" { 2e-3 } else { 0.0 };
-            json!({"name": name, "fmu": gain, "parameters": {"k": 0.5, "cost": cost}})
-        })
-        .collect();
-    let connections: Vec<Value> = names
-        .windows(2)
-        .map(|w| json!({"from": format!("{}.y", w[0]), "to": format!("{}.u", w[1])}))
-        .collect();
-    let system = json!({
-        "components": components,
-        "connections": connections,
-        "experiment": {"stopTime": 0.1, "stepSize": 1e-3},
-    });
-    let path = dir.join(format!("{}.json", names.join("-")));
-    std::fs::write(&path, system.to_string()).unwrap();
-    path
-}
-
 #[test]
 fn the_split_by_measured_cost_gives_an_expensive_component_a_rank_of_its_own() {
     let dir = temp_dir();
     // By count, 2 + 2 + 2 and 2 + 2; the costs put the busy Gain alone.
-    let chain = gains(dir.path(), &["g0", "g1", "busy", "g2", "g3", "g4"]);
+    let chain = gain_chain_file(dir.path(), &["g0", "g1", "busy", "g2", "g3", "g4"]);
     let partition = same_rows_split(&chain, &request(&chain, None), 3, "chain of 6");
     assert_eq!(partition.chosen_by, ChosenBy::Measured);
     assert_eq!(partition.owner, vec![0, 0, 1, 2, 2, 2], "{partition:?}");
     let costs = partition.costs.expect("measured costs");
     assert!(costs[2] > 1e6, "the busy Gain spins 2 ms a step: {costs:?}");
-    let first = gains(dir.path(), &["busy", "g1", "g2", "g3"]);
+    let first = gain_chain_file(dir.path(), &["busy", "g1", "g2", "g3"]);
     let partition = same_rows_split(&first, &request(&first, None), 2, "busy first");
     assert_eq!(partition.owner, vec![0, 1, 1, 1], "{partition:?}");
     // A run too short to time a step is split by count, and says why.

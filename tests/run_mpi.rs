@@ -530,27 +530,9 @@ fn the_split_by_measured_cost_gives_an_expensive_component_a_rank_of_its_own() {
         return;
     }
     let dir = temp_dir();
-    let gain = common::fmu("Gain", 2).display().to_string();
     // A chain of six Gains, the third spinning 2 ms per step: by count 2 + 2 + 2.
-    let names = ["g0", "g1", "busy", "g2", "g3", "g4"];
-    let components: Vec<Value> = names
-        .iter()
-        .map(|&name| {
-            let cost = if name == "busy" { 2e-3 } else { 0.0 };
-            json!({"name": name, "fmu": gain, "parameters": {"k": 0.5, "cost": cost}})
-        })
-        .collect();
-    let connections: Vec<Value> = names
-        .windows(2)
-        .map(|w| json!({"from": format!("{}.y", w[0]), "to": format!("{}.u", w[1])}))
-        .collect();
-    let path = dir.path().join("gains.json");
-    let system = json!({
-        "components": components,
-        "connections": connections,
-        "experiment": {"stopTime": 0.1, "stepSize": 1e-3},
-    });
-    std::fs::write(&path, system.to_string()).unwrap();
+    let path =
+        common::systems::gain_chain_file(dir.path(), &["g0", "g1", "busy", "g2", "g3", "g4"]);
     let spread = same_results_with(&path, 3, "gains", &[]);
     let line = partition_line(&spread);
     assert!(

@@ -684,7 +684,7 @@ fn cache_key(
         "{:?} {:?} {:?}",
         plan.model_identifier, plan.sets, plan.libraries
     ));
-    for (relative, path) in files_under(sources)? {
+    for (relative, path) in files_below(sources, Links::All)? {
         let bytes = match std::fs::read_link(&path) {
             Ok(target) => format!("link to {}", target.display()).into_bytes(),
             Err(_) => std::fs::read(&path).map_err(|e| Error::io(&path, e))?,
@@ -697,22 +697,33 @@ fn cache_key(
     Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Every file under `dir` as (relative path with `/`, path), sorted; a symbolic link is hashed
-/// as where it leads (`files_under` does not follow it).
-fn files_under(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+/// Which symbolic links [`files_below`] lists (it never follows one into a folder: links
+/// could loop).
+#[derive(Clone, Copy, PartialEq)]
+enum Links {
+    /// Every link (the cache key hashes a link as where it leads).
+    All,
+    /// Links to files only (packed as the files they lead to).
+    ToFiles,
+}
+
+/// Every file below `root` as (relative path with `/`, path), sorted.
+fn files_below(root: &Path, links: Links) -> Result<Vec<(String, PathBuf)>> {
     let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
+    let mut pending = vec![root.to_path_buf()];
     while let Some(folder) = pending.pop() {
         let entries = std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(&folder, e))?;
             let path = entry.path();
             let kind = entry.file_type().map_err(|e| Error::io(&path, e))?;
+            let listed =
+                kind.is_file() || (kind.is_symlink() && (links == Links::All || path.is_file()));
             if kind.is_dir() {
                 pending.push(path);
-            } else if kind.is_file() || kind.is_symlink() {
+            } else if listed {
                 let relative = path
-                    .strip_prefix(dir)
+                    .strip_prefix(root)
                     .unwrap_or(&path)
                     .to_string_lossy()
                     .replace('\\', "/");
@@ -902,7 +913,7 @@ pub fn add_binary(path: &Path, output: Option<&Path>, warn: &mut dyn FnMut(&str)
             output.display()
         )));
     }
-    let mut entries: Vec<(String, PathBuf)> = files_to_pack(archive.root())?
+    let mut entries: Vec<(String, PathBuf)> = files_below(archive.root(), Links::ToFiles)?
         .into_iter()
         .filter(|(inside, _)| !added.contains(inside))
         .collect();
@@ -913,32 +924,6 @@ pub fn add_binary(path: &Path, output: Option<&Path>, warn: &mut dyn FnMut(&str)
         output: output.to_path_buf(),
         added,
     })
-}
-
-/// Every file of an unpacked FMU as (path inside with `/`, path); symbolic links to files are
-/// packed as the files they lead to, links to folders are left out (they could loop).
-fn files_to_pack(root: &Path) -> Result<Vec<(String, PathBuf)>> {
-    let mut files = Vec::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(folder) = pending.pop() {
-        let entries = std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(&folder, e))?;
-            let path = entry.path();
-            let kind = entry.file_type().map_err(|e| Error::io(&path, e))?;
-            if kind.is_dir() {
-                pending.push(path);
-            } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
-                let inside = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                files.push((inside, path));
-            }
-        }
-    }
-    Ok(files)
 }
 
 /// Write `entries` as a zip at `output`, through a temporary file in the same folder (a

@@ -272,3 +272,29 @@ pub fn column<'a>(table: &'a Table, name: &str) -> &'a [f64] {
         .unwrap_or_else(|| panic!("no column {name} in {:?}", table.columns()));
     table.values(index)
 }
+
+/// A system file in `dir`: a chain of Gains (`u` of each from `y` of the one before, k = 0.5),
+/// those named `busy` spinning 2 ms per step, for 100 steps of 1 ms (the balanced partition's
+/// tests over ranks).
+pub fn gain_chain_file(dir: &Path, names: &[&str]) -> std::path::PathBuf {
+    let gain = super::fmu("Gain", 2).display().to_string();
+    let components: Vec<serde_json::Value> = names
+        .iter()
+        .map(|&name| {
+            let cost = if name == "busy" { 2e-3 } else { 0.0 };
+            serde_json::json!({"name": name, "fmu": gain, "parameters": {"k": 0.5, "cost": cost}})
+        })
+        .collect();
+    let connections: Vec<serde_json::Value> = names
+        .windows(2)
+        .map(|w| serde_json::json!({"from": format!("{}.y", w[0]), "to": format!("{}.u", w[1])}))
+        .collect();
+    let system = serde_json::json!({
+        "components": components,
+        "connections": connections,
+        "experiment": {"stopTime": 0.1, "stepSize": 1e-3},
+    });
+    let path = dir.join(format!("{}.json", names.join("-")));
+    std::fs::write(&path, system.to_string()).expect("writes the system file");
+    path
+}
