@@ -276,7 +276,7 @@ fn sources_only_runs_like_the_binary_and_the_second_run_does_not_compile() {
         let system = dir.path().join("system.csv");
         let a = format!("a={}", s(&sources));
         let b = format!("b={}", s(&copy));
-        let ran = cosimo.run(&[
+        let two_copies = [
             "run",
             &a,
             &b,
@@ -285,23 +285,15 @@ fn sources_only_runs_like_the_binary_and_the_second_run_does_not_compile() {
             "--parallel",
             "-o",
             s(&system),
-        ]);
+        ];
+        let ran = cosimo.run(&two_copies);
         assert!(ran.status.success(), "{}", show(&ran));
         assert_eq!(cosimo.compiler_calls(), compiled);
         // With an empty cache, the two copies make one build.
         let fresh_dir = dir.path().join("fresh");
         std::fs::create_dir_all(&fresh_dir).expect("creates a folder");
         let fresh = Cosimo::new(&fresh_dir);
-        let ran = fresh.run(&[
-            "run",
-            &a,
-            &b,
-            "--connect",
-            "a.y=b.u",
-            "--parallel",
-            "-o",
-            s(&system),
-        ]);
+        let ran = fresh.run(&two_copies);
         assert!(ran.status.success(), "{}", show(&ran));
         assert_eq!(fresh.compiler_calls(), compiled, "one build for two copies");
 

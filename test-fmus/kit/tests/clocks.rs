@@ -3,10 +3,11 @@
 //! once per Event Mode instant, output clocks raised there, countdown intervals reported once
 //! as changed, clocks inactive again after `fmi3UpdateDiscreteStates`.
 
-use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::ptr::{null, null_mut};
+use std::ffi::c_int;
 
+mod common;
+
+use common::{fmi3_instance, last_log};
 use fmu_kit::{
     fmi3, model_description, Clock, IntervalVariability, Model, Table, Ticks, Values, Variable,
 };
@@ -58,19 +59,6 @@ impl Model for Clocked {
     }
 }
 
-thread_local! {
-    static LOG: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-}
-
-unsafe extern "C" fn log3(_env: *mut c_void, _s: c_int, _c: *const c_char, msg: *const c_char) {
-    let text = CStr::from_ptr(msg).to_string_lossy().into_owned();
-    LOG.with(|l| l.borrow_mut().push(text));
-}
-
-fn last_log() -> String {
-    LOG.with(|l| l.borrow().last().cloned().unwrap_or_default())
-}
-
 #[test]
 fn the_description_declares_clocks_and_clocked_variables() {
     let xml = model_description::<Clocked>(3).expect("FMI 3 description");
@@ -100,23 +88,7 @@ fn the_description_declares_clocks_and_clocked_variables() {
 #[test]
 fn a_tick_runs_the_partition_once_and_ends_with_the_instant() {
     unsafe {
-        let table = Table::new(Clocked::NAME, Clocked.variables()).unwrap();
-        let token = CString::new(table.token).unwrap();
-        let c = fmi3::instantiate_co_simulation::<Clocked>(
-            c"c".as_ptr(),
-            token.as_ptr(),
-            null(),
-            false,
-            true,
-            true,
-            false,
-            null(),
-            0,
-            null_mut(),
-            Some(log3),
-            None,
-        );
-        assert!(!c.is_null());
+        let c = fmi3_instance::<Clocked>(true);
         assert_eq!(
             fmi3::enter_initialization_mode::<Clocked>(c, false, 0.0, 0.0, false, 0.0),
             OK

@@ -2,8 +2,10 @@
 //! in FMI 3, absent from FMI 2; resized on `fmi3ExitConfigurationMode`; get / set count the
 //! configured size; hostile sizes refused; FMU states keep the configured size.
 
-use std::ffi::{c_char, c_int, c_void, CString};
-use std::ptr::{null, null_mut};
+use std::ffi::{c_int, c_void};
+use std::ptr::null_mut;
+
+mod common;
 
 use fmu_kit::{fmi3, model_description, Model, Table, Values, Variable};
 
@@ -45,27 +47,8 @@ impl Model for Weighted {
     }
 }
 
-unsafe extern "C" fn quiet(_: *mut c_void, _: c_int, _: *const c_char, _: *const c_char) {}
-
 unsafe fn instance() -> *mut c_void {
-    let table = Table::new("Weighted", Weighted.variables()).expect("valid table");
-    let token = CString::new(table.token).expect("token");
-    let c = fmi3::instantiate_co_simulation::<Weighted>(
-        c"w".as_ptr(),
-        token.as_ptr(),
-        null(),
-        false,
-        true,
-        false,
-        false,
-        null(),
-        0,
-        null_mut(),
-        Some(quiet),
-        None,
-    );
-    assert!(!c.is_null());
-    c
+    common::fmi3_instance::<Weighted>(false)
 }
 
 unsafe fn configure(c: *mut c_void, n: u64) -> c_int {

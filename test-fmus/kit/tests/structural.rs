@@ -2,10 +2,12 @@
 //! Mode), an ordinary fixed `parameter` in FMI 2; the model's `configure` hook on leaving
 //! Configuration Mode.
 
-use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_int, c_void};
 use std::ptr::{null, null_mut};
 
+mod common;
+
+use common::{fmi3_instance, last_log, token};
 use fmu_kit::{fmi2, fmi3, model_description, Model, Table, Values, Variability, Variable};
 
 const K: u32 = 1;
@@ -56,49 +58,6 @@ impl Model for Plain {
     fn evaluate(&self, _v: &mut Values, _t: f64) -> Result<(), String> {
         Ok(())
     }
-}
-
-fn token<M: Model>() -> CString {
-    let table = Table::new(M::NAME, M::default().variables()).expect("valid table");
-    CString::new(table.token).expect("token")
-}
-
-thread_local! {
-    static LOG: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-}
-
-unsafe extern "C" fn log3(
-    _env: *mut c_void,
-    _status: c_int,
-    _cat: *const c_char,
-    msg: *const c_char,
-) {
-    let text = CStr::from_ptr(msg).to_string_lossy().into_owned();
-    LOG.with(|l| l.borrow_mut().push(text));
-}
-
-fn last_log() -> String {
-    LOG.with(|l| l.borrow().last().cloned().unwrap_or_default())
-}
-
-unsafe fn fmi3_instance<M: Model>() -> *mut c_void {
-    let tok = token::<M>();
-    let c = fmi3::instantiate_co_simulation::<M>(
-        c"s".as_ptr(),
-        tok.as_ptr(),
-        null(),
-        false,
-        true,
-        false,
-        false,
-        null(),
-        0,
-        null_mut(),
-        Some(log3),
-        None,
-    );
-    assert!(!c.is_null());
-    c
 }
 
 unsafe fn set_k3(c: *mut c_void, k: i32) -> c_int {
@@ -168,7 +127,7 @@ fn the_table_refuses_tunable_and_array_structural_parameters() {
 #[test]
 fn fmi3_sets_structural_parameters_only_in_configuration_mode() {
     unsafe {
-        let c = fmi3_instance::<Sized>();
+        let c = fmi3_instance::<Sized>(false);
         // Instantiated: refused, with a message that names the variable and the way.
         assert_eq!(set_k3(c, 5), ERROR);
         let msg = last_log();
@@ -212,7 +171,7 @@ fn fmi3_sets_structural_parameters_only_in_configuration_mode() {
 #[test]
 fn fmi3_configure_may_refuse_and_reset_returns_to_the_start_values() {
     unsafe {
-        let c = fmi3_instance::<Sized>();
+        let c = fmi3_instance::<Sized>(false);
         assert_eq!(fmi3::enter_configuration_mode::<Sized>(c), OK);
         assert_eq!(set_k3(c, 7), OK);
         assert_eq!(fmi3::exit_configuration_mode::<Sized>(c), ERROR);
@@ -228,7 +187,7 @@ fn fmi3_configure_may_refuse_and_reset_returns_to_the_start_values() {
         assert_eq!(y3(c), 3.0, "after reset k is back at its start 2");
         fmi3::free_instance::<Sized>(c);
 
-        let p = fmi3_instance::<Plain>();
+        let p = fmi3_instance::<Plain>(false);
         assert_eq!(fmi3::enter_configuration_mode::<Plain>(p), ERROR);
         assert!(
             last_log().contains("no structural parameters"),
