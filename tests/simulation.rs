@@ -11,6 +11,7 @@ use cosimo::fmu::description::StartValue;
 use cosimo::master::record::{Cell, Row};
 use cosimo::master::run::{run, Observer};
 use cosimo::master::simulation::{Advanced, Simulation};
+use cosimo::master::RunStatistics;
 use cosimo::request::{prepare, PreparedRun, RunRequest};
 use cosimo::settings::control::Estimator;
 use cosimo::settings::{AlgorithmKind, Overrides};
@@ -499,15 +500,246 @@ fn snapshot_bytes_of_another_system_are_refused() {
     other.advance_to(0.1, none).expect("still usable");
 }
 
-/// Targets inside Jacobi macro steps (an exported FMU's importer whose outer step is off the
-/// inner grid): each macro step passing a target is taken in parts with the inputs of the whole
-/// step, so the rows on the output grid equal the batch run's, for held and for extrapolated
-/// inputs (through the FMUs' own interpolation, and held over sub-steps, in this process and in
-/// worker processes). Not to the bit: each FMU integrates the parts of a step separately.
+/// Outer targets inside macro steps (an exported FMU's importer with a step off the inner
+/// grid). Where every FMU state can be saved, a macro step that passes a target is taken whole
+/// with every FMU call recorded, each FMU's calls are replayed up to the target and on from
+/// there, and the step ends with the states of the whole step: the rows on the output grid are
+/// the batch run's to the bit, for every algorithm, also with the FMUs in worker processes and
+/// with FMUs whose results depend on where a step is cut (the crane's take one Euler step per
+/// doStep). The replay itself is checked by how far the values it reaches at each step's end
+/// are from the whole step's (`replay_deviation`): round-off where the FMUs integrate a step
+/// the same way in parts, the FMU's own cut error for the crane.
 #[test]
-fn targets_inside_jacobi_macro_steps_keep_the_coupling_of_the_batch_run() {
-    let system = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus/two-mass-force-force.json");
+fn targets_inside_macro_steps_of_every_algorithm_keep_the_batch_run() {
     fmu_pack::packed_fmus().expect("the FMUs pack");
+    let example = |name: &str| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fmus")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let two_mass = example("two-mass-force-force.json");
+    let fixed = fixed_two_mass;
+    let stop = |stop| Overrides {
+        stop: Some(stop),
+        ..Overrides::default()
+    };
+    // (label, system, settings, isolated, sub-steps, target spacing, largest deviation)
+    let cases: Vec<(&str, String, Overrides, bool, bool, f64, f64)> = vec![
+        (
+            "Jacobi, held",
+            two_mass.clone(),
+            fixed(AlgorithmKind::Jacobi, 0),
+            false,
+            false,
+            3.7e-4,
+            1e-10,
+        ),
+        (
+            "Jacobi, order 2",
+            two_mass.clone(),
+            fixed(AlgorithmKind::Jacobi, 2),
+            false,
+            false,
+            3.7e-4,
+            1e-10,
+        ),
+        (
+            "Jacobi, order 2 held over sub-steps",
+            two_mass.clone(),
+            fixed(AlgorithmKind::Jacobi, 2),
+            false,
+            true,
+            3.7e-4,
+            1e-10,
+        ),
+        (
+            "Jacobi, order 2 held over sub-steps, isolated",
+            two_mass.clone(),
+            fixed(AlgorithmKind::Jacobi, 2),
+            true,
+            true,
+            3.7e-4,
+            1e-10,
+        ),
+        (
+            "Gauss-Seidel, held",
+            two_mass.clone(),
+            fixed(AlgorithmKind::GaussSeidel, 0),
+            false,
+            false,
+            3.7e-4,
+            1e-10,
+        ),
+        (
+            "Gauss-Seidel, order 2, isolated",
+            two_mass.clone(),
+            fixed(AlgorithmKind::GaussSeidel, 2),
+            true,
+            false,
+            3.7e-4,
+            1e-10,
+        ),
+        (
+            "implicit, fixed step",
+            two_mass.clone(),
+            fixed(AlgorithmKind::Implicit, 1),
+            false,
+            false,
+            3.7e-4,
+            1e-10,
+        ),
+        (
+            "Jacobi, step and order control",
+            two_mass.clone(),
+            Overrides {
+                adaptive: true,
+                ..fixed(AlgorithmKind::Jacobi, 2)
+            },
+            false,
+            false,
+            3.7e-4,
+            1e-10,
+        ),
+        (
+            "implicit, ImSLocal step and order control",
+            example("two-mass-implicit-adaptive.json"),
+            stop(0.05),
+            false,
+            false,
+            3.7e-5,
+            1e-10,
+        ),
+        (
+            "constraint coupling",
+            example("rigid-link.json"),
+            stop(1.0),
+            false,
+            false,
+            3.7e-3,
+            1e-10,
+        ),
+        (
+            "reduced interface model, crane",
+            example("crane-single.json"),
+            stop(2.5),
+            false,
+            false,
+            3.7e-3,
+            1.0,
+        ),
+    ];
+    for (label, target, overrides, isolate, sub_steps, spacing, deviation) in cases {
+        let request = || {
+            let mut request = RunRequest {
+                targets: vec![target.clone()],
+                overrides: overrides.clone(),
+                isolate,
+                ..RunRequest::default()
+            };
+            request.instance.force_sub_steps = sub_steps;
+            request
+        };
+        let (worst, stats) = targets_inside_steps_against_the_batch_run(label, &request, spacing);
+        assert_eq!(worst, 0.0, "{label}: the rows differ from the batch run's");
+        assert!(stats.replayed_steps > 0, "{label}: steps were replayed");
+        eprintln!(
+            "{label}: {} steps replayed, deviation {:e}",
+            stats.replayed_steps, stats.replay_deviation
+        );
+        assert!(
+            stats.replay_deviation <= deviation,
+            "{label}: the replay reaches the step's end {:e} away from the whole step",
+            stats.replay_deviation
+        );
+    }
+}
+
+/// A snapshot taken inside a replayed macro step (Gauss-Seidel, so the step is replayed)
+/// carries the replay and the FMU states of the step's end: restored in the same simulation,
+/// and as bytes in a fresh one, it goes on with the batch run's rows to the bit.
+#[test]
+fn a_snapshot_inside_a_replayed_step_restores_and_travels_as_bytes() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let system = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus/two-mass-force-force.json");
+    let overrides = fixed_two_mass(AlgorithmKind::GaussSeidel, 2);
+    let reference = whole(&system, &overrides);
+    let start = |rows: &mut Rows| {
+        Simulation::start(prepared(&system, &overrides).execution, &mut [rows]).expect("starts")
+    };
+    let mut rows = Rows::default();
+    let mut first = start(&mut rows);
+    first
+        .advance_to(0.0504, &mut [&mut rows])
+        .expect("advances");
+    let snapshot = first.save().expect("saves inside the step");
+    let bytes = first.to_bytes(&snapshot).expect("serialises");
+    first
+        .advance_to(0.0507, &mut [&mut rows])
+        .expect("on in the step");
+    first.advance_to(0.2, &mut [&mut rows]).expect("runs on");
+    assert!(
+        first.statistics().replayed_steps >= 1,
+        "the step was replayed"
+    );
+    assert_eq!(difference(&reference.rows, &rows.rows), None, "run on");
+    first
+        .restore(&snapshot, &mut [&mut rows])
+        .expect("restores");
+    assert_eq!(first.time(), 0.0504);
+    first
+        .advance_to(0.2, &mut [&mut rows])
+        .expect("runs on again");
+    assert_eq!(difference(&reference.rows, &rows.rows), None, "restored");
+    let mut from_bytes = Rows::default();
+    let mut fresh = start(&mut from_bytes);
+    fresh
+        .restore_bytes(&bytes, &mut [&mut from_bytes])
+        .expect("restores the bytes");
+    fresh
+        .advance_to(0.2, &mut [&mut from_bytes])
+        .expect("runs on");
+    // The fresh simulation delivered its start row; the rest follow the snapshot's time.
+    let after = reference.rows.len() - (from_bytes.rows.len() - 1);
+    assert_eq!(
+        difference(&reference.rows[after..], &from_bytes.rows[1..]),
+        None,
+        "from bytes"
+    );
+    assert_eq!(reference.rows[after - 1].time, 0.05);
+    drop(snapshot);
+    first
+        .advance_to(0.2, &mut [] as &mut [Rows])
+        .expect("frees the dropped snapshot");
+}
+
+/// Where an FMU cannot save its state, Jacobi takes a macro step that passes a target in parts
+/// itself (`Execution::step_part`): each part with the inputs of the whole step (held, or
+/// following their polynomials, also held over sub-steps in this process and in worker
+/// processes), so the rows on the output grid equal the batch run's to 1e-12 of each column's
+/// range. Not to the bit: each FMU integrates the parts of a step separately.
+#[test]
+fn targets_inside_jacobi_macro_steps_of_fmus_without_state_keep_the_batch_run() {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let stateless = common::unpacked_with_edit(
+        "Oscillator",
+        2,
+        "canGetAndSetFMUstate=\"true\"",
+        "canGetAndSetFMUstate=\"false\"",
+    );
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("fmus/two-mass-force-force.json"))
+        .expect("the example reads")
+        .replace(
+            "../target/fmus/Oscillator-fmi2.fmu",
+            &stateless.path().display().to_string(),
+        )
+        .replace("../target/", &format!("{}/target/", root.display()))
+        .replace("\"$schema\": \"../schemas/system.schema.json\",", "");
+    let folder = common::temp_dir();
+    let system = folder.path().join("two-mass-stateless.json");
+    std::fs::write(&system, text).expect("the system writes");
     for (order, sub_steps, isolate) in [
         (0, false, false),
         (2, false, false),
@@ -518,58 +750,82 @@ fn targets_inside_jacobi_macro_steps_keep_the_coupling_of_the_batch_run() {
         let request = || {
             let mut request = RunRequest {
                 targets: vec![system.display().to_string()],
-                overrides: Overrides {
-                    stop: Some(0.2),
-                    algorithm: Some(AlgorithmKind::Jacobi),
-                    extrapolation_order: Some(order),
-                    ..Overrides::default()
-                },
+                overrides: fixed_two_mass(AlgorithmKind::Jacobi, order),
                 isolate,
                 ..RunRequest::default()
             };
             request.instance.force_sub_steps = sub_steps;
-            prepare(&request, &mut |_| {}).unwrap_or_else(|e| panic!("{label}: {e}"))
+            request
         };
-        let mut reference = Rows::default();
-        run(&mut request().execution, &mut [&mut reference]).expect("the batch run");
-        let mut parted = Rows::default();
-        let mut simulation =
-            Simulation::start(request().execution, &mut [&mut parted]).expect("starts");
-        // 0.00037 s apart: most inside a macro step of 1 ms, several in the same one.
-        for k in 1..540 {
-            let t = f64::from(k) * 3.7e-4;
-            simulation
-                .advance_to(t, &mut [&mut parted])
-                .expect("advances");
-            assert_eq!(simulation.time(), t, "{label}: lands on the target");
-        }
-        simulation
-            .advance_to(0.2, &mut [&mut parted])
-            .expect("runs on");
-        simulation.finish(&mut [&mut parted]).expect("finishes");
-        assert_eq!(reference.rows.len(), parted.rows.len(), "{label}");
-        // Each difference against the largest magnitude of its column.
-        let float = |cell: &Cell| match cell {
-            Cell::Float(x) => *x,
-            _ => 0.0,
-        };
-        let mut scale = vec![0.0f64; reference.rows[0].cells.len()];
-        for row in &reference.rows {
-            for (s, cell) in scale.iter_mut().zip(&row.cells) {
-                *s = s.max(float(cell).abs());
-            }
-        }
-        let mut worst: f64 = 0.0;
-        for (a, b) in reference.rows.iter().zip(&parted.rows) {
-            assert_eq!(a.time.to_bits(), b.time.to_bits(), "{label}: row times");
-            for ((x, y), s) in a.cells.iter().zip(&b.cells).zip(&scale) {
-                worst = worst.max((float(x) - float(y)).abs() / s.max(f64::MIN_POSITIVE));
-            }
-        }
-        eprintln!("{label}: largest difference {worst:e} of its column's range");
+        let (worst, stats) = targets_inside_steps_against_the_batch_run(&label, &request, 3.7e-4);
+        assert_eq!(
+            stats.replayed_steps, 0,
+            "{label}: taken in parts, not replayed"
+        );
         assert!(
             worst <= 1e-12,
             "{label}: the rows differ from the batch run's by {worst:e}"
         );
     }
+}
+
+/// The two-mass example's settings for 0.2 s with a fixed-step algorithm.
+fn fixed_two_mass(algorithm: AlgorithmKind, order: u8) -> Overrides {
+    Overrides {
+        stop: Some(0.2),
+        algorithm: Some(algorithm),
+        extrapolation_order: Some(order),
+        ..Overrides::default()
+    }
+}
+
+/// Run `request` once as a batch and once advanced to targets `spacing` apart (most inside a
+/// macro step, several in the same one); the rows must fall at the same times. Returns the
+/// largest difference of a value, relative to the largest magnitude of its column.
+fn targets_inside_steps_against_the_batch_run(
+    label: &str,
+    request: &dyn Fn() -> RunRequest,
+    spacing: f64,
+) -> (f64, RunStatistics) {
+    let prepared = || prepare(&request(), &mut |_| {}).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let mut reference = Rows::default();
+    run(&mut prepared().execution, &mut [&mut reference]).expect("the batch run");
+    let mut parted = Rows::default();
+    let mut simulation =
+        Simulation::start(prepared().execution, &mut [&mut parted]).expect("starts");
+    let stop = simulation.grid().stop;
+    for k in 1.. {
+        let t = f64::from(k) * spacing;
+        if t >= stop {
+            break;
+        }
+        simulation
+            .advance_to(t, &mut [&mut parted])
+            .unwrap_or_else(|e| panic!("{label}: advancing to {t}: {e}"));
+        assert_eq!(simulation.time(), t, "{label}: lands on the target");
+    }
+    simulation
+        .advance_to(stop, &mut [&mut parted])
+        .expect("runs on");
+    let stats = simulation.finish(&mut [&mut parted]).expect("finishes");
+    assert_eq!(reference.rows.len(), parted.rows.len(), "{label}: rows");
+    let float = |cell: &Cell| match cell {
+        Cell::Float(x) => *x,
+        _ => 0.0,
+    };
+    let mut scale = vec![0.0f64; reference.rows[0].cells.len()];
+    for row in &reference.rows {
+        for (s, cell) in scale.iter_mut().zip(&row.cells) {
+            *s = s.max(float(cell).abs());
+        }
+    }
+    let mut worst: f64 = 0.0;
+    for (a, b) in reference.rows.iter().zip(&parted.rows) {
+        assert_eq!(a.time.to_bits(), b.time.to_bits(), "{label}: row times");
+        for ((x, y), s) in a.cells.iter().zip(&b.cells).zip(&scale) {
+            worst = worst.max((float(x) - float(y)).abs() / s.max(f64::MIN_POSITIVE));
+        }
+    }
+    eprintln!("{label}: largest difference {worst:e} of its column's range");
+    (worst, stats)
 }

@@ -303,6 +303,12 @@ pub trait Slave: Send {
     fn integrator_statistics(&self) -> Option<crate::fmu::model_exchange::Statistics> {
         None
     }
+
+    /// The master's call recorder when it wraps this slave to replay a macro step in parts
+    /// (`master/replay.rs`), to reach it through the box; slaves themselves have none.
+    fn call_recorder(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// The error of a clock call on a slave that has no clocks (FMI 2, Model Exchange here).

@@ -23,6 +23,7 @@ pub mod parallel;
 pub mod polynomial;
 pub mod pool;
 pub mod record;
+pub mod replay;
 pub mod rim;
 pub mod run;
 pub mod scenario;
@@ -116,6 +117,14 @@ pub struct RunStatistics {
     pub scenario: Vec<scenario::AppliedEvent>,
     /// Under mpirun: where each rank's time went (empty in one process).
     pub ranks: Vec<transport::RankTimes>,
+    /// Macro steps taken whole and replayed in parts, because a simulation was advanced to a
+    /// point inside them (`replay.rs`).
+    pub replayed_steps: u64,
+    /// The largest difference of a recorded Float64 value at the end of a replayed step from
+    /// the whole step's, relative to its magnitude: how much the FMUs' results depend on where
+    /// their steps are cut (round-off for FMUs that integrate a step the same way in parts;
+    /// the run goes on from the whole step's states either way).
+    pub replay_deviation: f64,
 }
 
 impl RunStatistics {

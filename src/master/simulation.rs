@@ -8,9 +8,13 @@
 //! in by the caller on every call (the simulation does not own its watchers), so a batch run
 //! borrows them and a session keeps its own.
 //!
-//! `advance_to(t)` lands on `t` exactly (a macro step that would pass it is shortened, as for
-//! an output point), keeping the step controller's proposal and the extrapolation history, so
-//! a run cut at communication points gives the bits of one uncut run.
+//! `advance_to(t)` lands on `t` exactly, keeping the step controller's proposal and the
+//! extrapolation history, so a run cut at communication points gives the bits of one uncut
+//! run. A macro step that would pass `t` is taken whole with every FMU call recorded, replayed
+//! up to `t` and on from there (`replay.rs`), and ends with the whole step's states, so the
+//! run goes on with the bits of the uncut run also where `t` is inside a macro step. Where an
+//! FMU cannot save its state, Jacobi takes the step in parts with the whole step's inputs and
+//! the other algorithms shorten it.
 
 use std::borrow::BorrowMut;
 use std::sync::atomic::Ordering;
@@ -21,6 +25,7 @@ use super::algorithm::{self, MasterAlgorithm, Outcome};
 use super::divergence;
 use super::execution::Execution;
 use super::record::{Cell, Row};
+use super::replay::{Recorder, Replay};
 use super::run::Observer;
 use super::scenario::{AppliedEvent, ScenarioPlayer};
 use super::{RunStatistics, TimeGrid};
@@ -78,6 +83,23 @@ pub struct Simulation<E: BorrowMut<Execution> = Execution> {
     scenario: Option<ScenarioPlayer>,
     /// The macro step under way when an advance stopped inside it.
     within: Option<MacroStep>,
+    /// The macro step under way, when it is replayed rather than stepped in parts.
+    replay: Option<Replaying>,
+}
+
+/// A macro step taken whole and replayed in parts (`replay.rs`): each component's recorded
+/// calls; the FMU states and the master's state at the step's end, taken back when the replay
+/// reaches it (so the step ends with the bits of the step taken whole, also for FMUs whose
+/// results depend on where their steps are cut); and the inputs set from outside on the way,
+/// set again there.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Replaying {
+    components: Vec<Replay>,
+    master_at_end: Vec<u8>,
+    /// Saved FMU states: a snapshot carries copies of them ([`Snapshot`]'s `end_states`).
+    #[serde(skip)]
+    end_states: Vec<StateId>,
+    inputs_set: Vec<(usize, usize, StartValue)>,
 }
 
 /// A macro step taken in parts ([`Execution::step_part`]): where it starts and ends, and what
@@ -97,6 +119,8 @@ pub struct Snapshot {
     identity: u64,
     time: f64,
     states: Vec<StateId>,
+    /// Taken inside a replayed macro step: copies of the FMU states at the step's end.
+    end_states: Vec<StateId>,
     master: Vec<u8>,
     released: Arc<Mutex<Vec<Vec<StateId>>>>,
 }
@@ -117,11 +141,12 @@ impl Snapshot {
 
 impl Drop for Snapshot {
     fn drop(&mut self) {
-        if self.states.is_empty() {
-            return;
-        }
         if let Ok(mut released) = self.released.lock() {
-            released.push(std::mem::take(&mut self.states));
+            for states in [&mut self.states, &mut self.end_states] {
+                if !states.is_empty() {
+                    released.push(std::mem::take(states));
+                }
+            }
         }
     }
 }
@@ -139,10 +164,11 @@ struct MasterState {
     algorithm: Vec<u8>,
     scenario: Option<super::scenario::ScenarioState>,
     within: Option<MacroStep>,
+    replay: Option<Replaying>,
 }
 
 /// What a serialised snapshot starts with: a tag and a format version.
-const SNAPSHOT_MAGIC: &[u8; 8] = b"cosimo\x00\x02";
+const SNAPSHOT_MAGIC: &[u8; 8] = b"cosimo\x00\x03";
 
 impl<E: BorrowMut<Execution>> Simulation<E> {
     /// Start an instantiated system: the observers hear the columns, the algorithm resolves its
@@ -178,6 +204,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             released: Arc::default(),
             scenario: None,
             within: None,
+            replay: None,
         };
         if let Err(error) = simulation.initialize(observers) {
             for observer in observers.iter_mut() {
@@ -351,11 +378,18 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 } else {
                     part.end
                 };
-                exec.step_part((part.start, part.end), to).map_err(at(t))?;
+                if self.replay.is_some() {
+                    self.replay_to(to).map_err(at(t))?;
+                } else {
+                    exec.step_part((part.start, part.end), to).map_err(at(t))?;
+                }
                 if to != part.end {
                     continue;
                 }
                 self.within = None;
+                if self.replay.is_some() {
+                    self.end_replay().map_err(at(t))?;
+                }
                 (part.on_grid, part.to_output)
             } else {
                 if let Some(player) = &mut self.scenario {
@@ -376,19 +410,26 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 let mut to_output =
                     on_grid && h < proposed - grid.tolerance(t + h) && !grid.at_stop(t + h);
                 if passes(&grid, t, h, target) {
-                    if self.algorithm.may_reject() && self.rejects_on_the_way(h)? {
+                    // The macro step stays as the run without the target takes it; its first
+                    // part ends at the target.
+                    let whole = MacroStep {
+                        start: t,
+                        end: t + h,
+                        on_grid,
+                        to_output,
+                    };
+                    if self.replays_steps() {
+                        if self.take_for_replay(h)? == Outcome::Accepted {
+                            self.within = Some(whole);
+                        }
                         continue;
                     }
                     if self.scenario.is_none() && self.algorithm.steps_in_parts(self.exec.borrow())
                     {
-                        // The macro step stays as the run without the target takes it; its
-                        // first part ends at the target.
-                        self.within = Some(MacroStep {
-                            start: t,
-                            end: t + h,
-                            on_grid,
-                            to_output,
-                        });
+                        self.within = Some(whole);
+                        continue;
+                    }
+                    if self.algorithm.may_reject() && self.rejects_on_the_way(h)? {
                         continue;
                     }
                     (h, on_grid) = grid.step_from(t, target - t, self.next_output);
@@ -451,6 +492,165 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         result
     }
 
+    /// Whether a macro step that passes a target is taken whole and replayed in parts
+    /// (`replay.rs`) rather than shortened: where the algorithm does not step in parts itself
+    /// and every FMU state can be saved. Systems with clocks, scenarios or MPI ranks are
+    /// shortened (their ticks, events and messages are not part of a replay).
+    fn replays_steps(&mut self) -> bool {
+        let exec = self.exec.borrow_mut();
+        self.scenario.is_none()
+            && exec.clocks.is_none()
+            && exec.ranks.is_none()
+            && (0..exec.resolved.components.len()).all(|i| exec.can_save_state(i))
+    }
+
+    /// Take the macro step `h` whole with every slave's calls recorded, as a run without the
+    /// target would (a rejection is kept, as [`Simulation::rejects_on_the_way`] keeps it); then
+    /// back to the FMU states at its start, ready to replay it part by part.
+    fn take_for_replay(&mut self, h: f64) -> Result<Outcome> {
+        let time = self.time();
+        let start = self.save().map_err(at(time))?;
+        let taken = self.take_recorded(h).map_err(at(time));
+        let result = match taken {
+            Ok(Some(components)) => self
+                .save_fmu_states()
+                .and_then(|end_states| {
+                    let mut replaying = Replaying {
+                        components,
+                        master_at_end: Vec::new(),
+                        end_states,
+                        inputs_set: Vec::new(),
+                    };
+                    let back = self.master_bytes().and_then(|master| {
+                        replaying.master_at_end = master;
+                        self.restore(&start, &mut [] as &mut [&mut dyn Observer])
+                    });
+                    if let Err(error) = back {
+                        free_states(self.exec.borrow_mut(), &replaying.end_states);
+                        return Err(error);
+                    }
+                    self.replay = Some(replaying);
+                    Ok(Outcome::Accepted)
+                })
+                .map_err(at(time)),
+            Ok(None) => Ok(Outcome::Rejected),
+            Err(error) => Err(error),
+        };
+        let states = start.take_states();
+        free_states(self.exec.borrow_mut(), &states);
+        result
+    }
+
+    /// The algorithm's attempt at the macro step `h` with every slave's calls recorded: the
+    /// replays, or `None` when the step was rejected.
+    fn take_recorded(&mut self, h: f64) -> Result<Option<Vec<Replay>>> {
+        let exec = self.exec.borrow_mut();
+        let n = exec.resolved.components.len();
+        for i in 0..n {
+            exec.placement.run_one(i, |unit| {
+                Recorder::of(&mut unit.slave)?.start();
+                Ok(())
+            })?;
+        }
+        let outcome = self.algorithm.attempt(exec, h);
+        let mut replays = Vec::with_capacity(n);
+        for i in 0..n {
+            let name = exec.component_name(i).to_string();
+            let entries = exec
+                .placement
+                .run_one(i, |unit| Ok(Recorder::of(&mut unit.slave)?.stop()))?;
+            replays.push((name, entries));
+        }
+        if outcome? == Outcome::Rejected {
+            return Ok(None);
+        }
+        replays
+            .into_iter()
+            .map(|(name, entries)| Replay::new(&name, entries))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// The next part of the replayed macro step: every component to `to`.
+    fn replay_to(&mut self, to: f64) -> Result<()> {
+        let eps = self.grid.tolerance(to);
+        let exec = self.exec.borrow_mut();
+        let Some(replaying) = &mut self.replay else {
+            return Ok(());
+        };
+        for (i, replay) in replaying.components.iter_mut().enumerate() {
+            exec.placement.run_one(i, |unit| {
+                let recorder = Recorder::of(&mut unit.slave)?;
+                replay.run_to(recorder.inner(), to, eps)
+            })?;
+        }
+        exec.time = to;
+        Ok(())
+    }
+
+    /// The replayed macro step is over: the FMUs and the master take back their states of the
+    /// whole step, and the inputs set from outside on the way are set again and pass on their
+    /// values (for the steps to come, as between macro steps).
+    fn end_replay(&mut self) -> Result<()> {
+        let Some(replaying) = self.replay.take() else {
+            return Ok(());
+        };
+        // The master's state of the step's end first: the row's inputs are set from its
+        // coupling values, for the replayed row as for the whole step's.
+        let master = postcard::from_bytes::<MasterState>(&replaying.master_at_end)
+            .map_err(|e| Error::Internal(format!("reading the master's state: {e}")));
+        let restored = master
+            .and_then(|master| self.restore_master(master, &mut [] as &mut [&mut dyn Observer]));
+        let exec = self.exec.borrow_mut();
+        let mut replayed = self.row.clone();
+        let restored = restored
+            .and_then(|()| exec.read_row(&mut replayed))
+            .and_then(|()| restore_fmu_states(exec, &replaying.end_states));
+        free_states(exec, &replaying.end_states);
+        restored?;
+        exec.read_row(&mut self.row)?;
+        self.stats.replayed_steps += 1;
+        self.stats.replay_deviation = self
+            .stats
+            .replay_deviation
+            .max(largest_deviation(&replayed, &self.row));
+        for (component, variable, value) in replaying.inputs_set {
+            let exec = self.exec.borrow_mut();
+            let variable_info =
+                exec.resolved.components[component].description.variables[variable].clone();
+            exec.placement.run_one(component, move |unit| {
+                set_value(unit.slave.as_mut(), &variable_info, &value)
+            })?;
+            exec.refresh_after_input(component, variable)?;
+        }
+        Ok(())
+    }
+
+    /// Save every FMU's state (freed again if one fails).
+    fn save_fmu_states(&mut self) -> Result<Vec<StateId>> {
+        let exec = self.exec.borrow_mut();
+        let mut states = Vec::with_capacity(exec.resolved.components.len());
+        for i in 0..exec.resolved.components.len() {
+            match exec.placement.run_one(i, |unit| unit.slave.save_state()) {
+                Ok(id) => states.push(id),
+                Err(error) => {
+                    free_states(exec, &states);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(states)
+    }
+
+    /// Copies of the FMU states at the end of the replayed step, for a snapshot taken inside
+    /// it (`current`: the states just saved, taken back after each copy).
+    fn copy_end_states(&mut self, current: &[StateId]) -> Result<Vec<StateId>> {
+        let Some(replaying) = &self.replay else {
+            return Ok(Vec::new());
+        };
+        copy_states(self.exec.borrow_mut(), &replaying.end_states, current)
+    }
+
     /// Read the row at the current time and hand it to every observer (a NaN or infinite value
     /// ends the run first, unless the run allows them).
     fn deliver<O: Observer>(&mut self, observers: &mut [O]) -> Result<()> {
@@ -478,6 +678,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         let failed = matches!(self.status, Status::Failed(_));
         self.status = Status::Finished;
         self.release_dropped();
+        self.drop_replay();
         let grid = self.grid;
         let exec = self.exec.borrow_mut();
         let time = exec.time;
@@ -629,10 +830,15 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             fit_value(variable, value, count).map_err(|e| Error::Usage(format!("{name}: {e}")))?;
         let input = variable.causality == Causality::Input;
         let variable = variable.clone();
+        let kept = self.replay.is_some().then(|| value.clone());
         exec.placement.run_one(component, move |unit| {
             set_value(unit.slave.as_mut(), &variable, &value)
         })?;
-        if input {
+        if let (Some(replaying), Some(value)) = (&mut self.replay, kept) {
+            // Inside a replayed step the value holds for the rest of the replay; the FMU
+            // states of the step's end are taken back at its end, and the value set again.
+            replaying.inputs_set.push((component, index, value));
+        } else if input {
             exec.refresh_after_input(component, index)?;
         }
         Ok(())
@@ -670,16 +876,30 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 exec.resolved.system.components[i].fmu.display()
             )));
         }
-        let mut states = Vec::with_capacity(exec.resolved.components.len());
-        for i in 0..exec.resolved.components.len() {
-            match exec.placement.run_one(i, |unit| unit.slave.save_state()) {
-                Ok(id) => states.push(id),
-                Err(error) => {
-                    free_states(exec, &states);
-                    return Err(error);
-                }
+        let states = self.save_fmu_states()?;
+        let taken = self
+            .copy_end_states(&states)
+            .and_then(|end_states| Ok((end_states, self.master_bytes()?)));
+        let (end_states, master) = match taken {
+            Ok(taken) => taken,
+            Err(error) => {
+                free_states(self.exec.borrow_mut(), &states);
+                return Err(error);
             }
-        }
+        };
+        Ok(Snapshot {
+            identity: self.identity,
+            time: self.time(),
+            states,
+            end_states,
+            master,
+            released: self.released.clone(),
+        })
+    }
+
+    /// The master's own state, serialised.
+    fn master_bytes(&mut self) -> Result<Vec<u8>> {
+        let exec = self.exec.borrow();
         let master = MasterState {
             time: exec.time,
             next_output: self.next_output,
@@ -690,16 +910,10 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             algorithm: self.algorithm.save()?,
             scenario: self.scenario.as_ref().map(ScenarioPlayer::save),
             within: self.within,
+            replay: self.replay.clone(),
         };
-        let master = postcard::to_allocvec(&master)
-            .map_err(|e| Error::Internal(format!("saving the master's state: {e}")))?;
-        Ok(Snapshot {
-            identity: self.identity,
-            time: exec.time,
-            states,
-            master,
-            released: self.released.clone(),
-        })
+        postcard::to_allocvec(&master)
+            .map_err(|e| Error::Internal(format!("saving the master's state: {e}")))
     }
 
     /// Back to `snapshot`, taken of this simulation; the observers hear how many rows are
@@ -714,12 +928,26 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         self.check_not_finished()?;
         let master: MasterState = postcard::from_bytes(&snapshot.master)
             .map_err(|e| Error::Internal(format!("reading a snapshot's master state: {e}")))?;
+        self.drop_replay();
         let exec = self.exec.borrow_mut();
-        for (i, &id) in snapshot.states.iter().enumerate() {
-            exec.placement
-                .run_one(i, move |unit| unit.slave.restore_state(id))?;
+        // The snapshot keeps its copies: the replay gets copies of its own.
+        let end_states = copy_states(exec, &snapshot.end_states, &snapshot.states)?;
+        if let Err(error) = restore_fmu_states(exec, &snapshot.states) {
+            free_states(exec, &end_states);
+            return Err(error);
         }
-        self.restore_master(master, observers)
+        self.restore_master(master, observers)?;
+        if let Some(replaying) = &mut self.replay {
+            replaying.end_states = end_states;
+        }
+        Ok(())
+    }
+
+    /// Forget a replayed step under way (a restore replaces it, a finish ends it).
+    fn drop_replay(&mut self) {
+        if let Some(replaying) = self.replay.take() {
+            free_states(self.exec.borrow_mut(), &replaying.end_states);
+        }
     }
 
     fn restore_master<O: Observer>(
@@ -740,6 +968,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         self.algorithm.restore(&master.algorithm)?;
         self.next_output = master.next_output;
         self.within = master.within;
+        self.replay = master.replay;
         self.stats.steps = master.steps;
         self.stats.rows = master.rows;
         self.stats.end_time = master.end_time;
@@ -767,17 +996,21 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
                 exec.component_name(i)
             )));
         }
-        let mut fmu_states = Vec::with_capacity(snapshot.states.len());
-        for (i, &id) in snapshot.states.iter().enumerate() {
-            fmu_states.push(
-                exec.placement
-                    .run_one(i, move |unit| unit.slave.serialize_state(id))?,
-            );
-        }
+        let serialise = |exec: &mut Execution, states: &[StateId]| -> Result<Vec<Vec<u8>>> {
+            let mut bytes = Vec::with_capacity(states.len());
+            for (i, &id) in states.iter().enumerate() {
+                bytes.push(
+                    exec.placement
+                        .run_one(i, move |unit| unit.slave.serialize_state(id))?,
+                );
+            }
+            Ok(bytes)
+        };
         let serialised = SerialisedSnapshot {
             system: exec.fingerprint(),
             time: snapshot.time,
-            fmu_states,
+            fmu_states: serialise(exec, &snapshot.states)?,
+            end_states: serialise(exec, &snapshot.end_states)?,
             master: snapshot.master.clone(),
         };
         let mut bytes = SNAPSHOT_MAGIC.to_vec();
@@ -810,15 +1043,44 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
         }
         let master: MasterState = postcard::from_bytes(&serialised.master)
             .map_err(|e| Error::Usage(format!("a damaged snapshot: {e}")))?;
+        if master.replay.is_some() == serialised.end_states.is_empty() {
+            return Err(Error::Usage(
+                "a damaged snapshot: the FMU states at the end of its macro step are missing"
+                    .into(),
+            ));
+        }
+        self.drop_replay();
+        let exec = self.exec.borrow_mut();
+        let mut end_states = Vec::with_capacity(serialised.end_states.len());
+        for (i, state) in serialised.end_states.into_iter().enumerate() {
+            match exec
+                .placement
+                .run_one(i, move |unit| unit.slave.deserialize_state(&state))
+            {
+                Ok(id) => end_states.push(id),
+                Err(error) => {
+                    free_states(exec, &end_states);
+                    return Err(error);
+                }
+            }
+        }
         for (i, state) in serialised.fmu_states.into_iter().enumerate() {
-            exec.placement.run_one(i, move |unit| {
+            let restored = exec.placement.run_one(i, move |unit| {
                 let id = unit.slave.deserialize_state(&state)?;
                 let restored = unit.slave.restore_state(id);
                 let freed = unit.slave.free_state(id);
                 restored.and(freed)
-            })?;
+            });
+            if let Err(error) = restored {
+                free_states(exec, &end_states);
+                return Err(error);
+            }
         }
-        self.restore_master(master, observers)
+        self.restore_master(master, observers)?;
+        if let Some(replaying) = &mut self.replay {
+            replaying.end_states = end_states;
+        }
+        Ok(())
     }
 
     /// Free the FMU states of snapshots dropped since the last call (never waits for the
@@ -841,7 +1103,69 @@ struct SerialisedSnapshot {
     system: String,
     time: f64,
     fmu_states: Vec<Vec<u8>>,
+    /// Inside a replayed macro step: the FMU states at its end.
+    end_states: Vec<Vec<u8>>,
     master: Vec<u8>,
+}
+
+/// The largest difference of a Float64 cell of `replayed` from the one of `whole`, relative to
+/// the larger magnitude of the two.
+fn largest_deviation(replayed: &Row, whole: &Row) -> f64 {
+    let mut largest: f64 = 0.0;
+    for (a, b) in replayed.cells.iter().zip(&whole.cells) {
+        let (xs, ys): (&[f64], &[f64]) = match (a, b) {
+            (Cell::Float(x), Cell::Float(y)) => (std::slice::from_ref(x), std::slice::from_ref(y)),
+            (Cell::Floats(x), Cell::Floats(y)) => (x, y),
+            _ => continue,
+        };
+        for (&x, &y) in xs.iter().zip(ys) {
+            let magnitude = x.abs().max(y.abs());
+            if magnitude > 0.0 {
+                largest = largest.max((x - y).abs() / magnitude);
+            }
+        }
+    }
+    largest
+}
+
+/// Restore every FMU to `states` (one per component).
+fn restore_fmu_states(exec: &mut Execution, states: &[StateId]) -> Result<()> {
+    for (i, &id) in states.iter().enumerate() {
+        exec.placement
+            .run_one(i, move |unit| unit.slave.restore_state(id))?;
+    }
+    Ok(())
+}
+
+/// New saved copies of `states` (one per component; none when empty): each FMU is set to the
+/// state, saved, and set back to `current`, its state now.
+fn copy_states(
+    exec: &mut Execution,
+    states: &[StateId],
+    current: &[StateId],
+) -> Result<Vec<StateId>> {
+    let mut copies = Vec::with_capacity(states.len());
+    for (i, (&state, &now)) in states.iter().zip(current).enumerate() {
+        let copied = exec.placement.run_one(i, move |unit| {
+            unit.slave.restore_state(state)?;
+            let copy = unit.slave.save_state();
+            let back = unit.slave.restore_state(now);
+            let copy = copy?;
+            if let Err(error) = back {
+                let _ = unit.slave.free_state(copy);
+                return Err(error);
+            }
+            Ok(copy)
+        });
+        match copied {
+            Ok(copy) => copies.push(copy),
+            Err(error) => {
+                free_states(exec, &copies);
+                return Err(error);
+            }
+        }
+    }
+    Ok(copies)
 }
 
 fn free_states(exec: &mut Execution, states: &[StateId]) {
