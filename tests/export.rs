@@ -576,10 +576,11 @@ fn random_outer_steps_land_exactly() {
     }
 }
 
-/// Save at t = 0.3, go on to 0.6; restore in the same instance and, serialised, in a fresh
-/// one; both go on to the same bits.
+/// Save after 30 outer steps of h, go on 30 more; restore in the same instance and, serialised,
+/// in a fresh one; both go on to the same bits. The bytes and the rows go to a file, which
+/// `STATE_IN_A_NEW_PROCESS` continues from.
 const STATE: &str = r#"
-import sys, shutil
+import sys, shutil, pickle
 from fmpy import read_model_description, extract
 from fmpy.fmi2 import FMU2Slave
 from fmpy.fmi3 import FMU3Slave
@@ -600,30 +601,32 @@ def make(name):
     return fmu
 def get(fmu):
     return list(fmu.getReal(outputs) if version == '2.0' else fmu.getFloat64(outputs))
-def go(fmu, t0, n, h=0.01):
+h = float(sys.argv[2])
+def go(fmu, k0, n):
     rows = []
-    for i in range(n):
-        t = t0 + i * h
-        fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+    for i in range(k0, k0 + n):
+        fmu.doStep(currentCommunicationPoint=i * h, communicationStepSize=h)
         rows.append(get(fmu))
     return rows
 a = make('a')
-go(a, 0.0, 30)
+go(a, 0, 30)
 state = a.getFMUState() if version == '3.0' else a.getFMUstate()
 data = a.serializeFMUState(state) if version == '3.0' else a.serializeFMUstate(state)
-first = go(a, 0.3, 30)
+first = go(a, 30, 30)
+with open(sys.argv[3], 'wb') as f:
+    pickle.dump((bytes(data), first), f)
 if version == '3.0':
     a.setFMUState(state)
 else:
     a.setFMUstate(state)
-again = go(a, 0.3, 30)
+again = go(a, 30, 30)
 b = make('b')
 restored = b.deserializeFMUState(data) if version == '3.0' else b.deSerializeFMUstate(data)
 if version == '3.0':
     b.setFMUState(restored)
 else:
     b.setFMUstate(restored)
-fresh = go(b, 0.3, 30)
+fresh = go(b, 30, 30)
 assert first == again, 'restored in the same instance differs'
 assert first == fresh, 'restored in a fresh instance differs'
 for fmu in (a, b):
@@ -632,8 +635,41 @@ shutil.rmtree(unzipped, ignore_errors=True)
 print('same', len(first), len(data))
 "#;
 
+/// The bytes `STATE` saved, restored in this new process: the same rows.
+const STATE_IN_A_NEW_PROCESS: &str = r#"
+import sys, shutil, pickle
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave
+from fmpy.fmi3 import FMU3Slave
+path, h = sys.argv[1], float(sys.argv[2])
+with open(sys.argv[3], 'rb') as f:
+    data, first = pickle.load(f)
+md = read_model_description(path)
+unzipped = extract(path)
+version = md.fmiVersion
+cls = FMU2Slave if version == '2.0' else FMU3Slave
+outputs = [v.valueReference for v in md.modelVariables if v.causality == 'output']
+fmu = cls(guid=md.guid, unzipDirectory=unzipped, modelIdentifier=md.coSimulation.modelIdentifier, instanceName='c')
+fmu.instantiate()
+if version == '2.0':
+    fmu.setupExperiment(startTime=0.0, stopTime=1.0)
+    fmu.enterInitializationMode(); fmu.exitInitializationMode()
+    fmu.setFMUstate(fmu.deSerializeFMUstate(data))
+else:
+    fmu.enterInitializationMode(startTime=0.0, stopTime=1.0); fmu.exitInitializationMode()
+    fmu.setFMUState(fmu.deserializeFMUState(data))
+rows = []
+for i in range(30, 60):
+    fmu.doStep(currentCommunicationPoint=i * h, communicationStepSize=h)
+    rows.append(list(fmu.getReal(outputs) if version == '2.0' else fmu.getFloat64(outputs)))
+assert rows == first, 'restored in a new process differs'
+fmu.terminate(); fmu.freeInstance()
+shutil.rmtree(unzipped, ignore_errors=True)
+print('same', len(rows))
+"#;
+
 #[test]
-fn a_saved_state_continues_identically_here_and_in_a_fresh_instance() {
+fn a_saved_state_continues_identically_here_in_a_fresh_instance_and_in_a_new_process() {
     let Some(py) = fmpy_python() else { return };
     let dir = temp_dir();
     let system = example("two-mass-force-force.json");
@@ -645,8 +681,15 @@ fn a_saved_state_continues_identically_here_and_in_a_fresh_instance() {
             dir.path(),
             &format!("s{version}.fmu"),
         );
-        let printed = python(&py, STATE, &[fmu.to_str().unwrap()]);
-        assert!(printed.starts_with("same 30"), "{printed}");
+        // On the inner grid, and off it: 0.37 ms steps save inside a replayed macro step.
+        for h in ["0.01", "0.00037"] {
+            let saved = dir.path().join(format!("state-{version}-{h}.pickle"));
+            let args = [fmu.to_str().unwrap(), h, saved.to_str().unwrap()];
+            let printed = python(&py, STATE, &args);
+            assert!(printed.starts_with("same 30"), "FMI {version}, h {h}: {printed}");
+            let printed = python(&py, STATE_IN_A_NEW_PROCESS, &args);
+            assert_eq!(printed.trim(), "same 30", "FMI {version}, h {h}");
+        }
     }
 }
 
