@@ -686,7 +686,10 @@ fn a_saved_state_continues_identically_here_in_a_fresh_instance_and_in_a_new_pro
             let saved = dir.path().join(format!("state-{version}-{h}.pickle"));
             let args = [fmu.to_str().unwrap(), h, saved.to_str().unwrap()];
             let printed = python(&py, STATE, &args);
-            assert!(printed.starts_with("same 30"), "FMI {version}, h {h}: {printed}");
+            assert!(
+                printed.starts_with("same 30"),
+                "FMI {version}, h {h}: {printed}"
+            );
             let printed = python(&py, STATE_IN_A_NEW_PROCESS, &args);
             assert_eq!(printed.trim(), "same 30", "FMI {version}, h {h}");
         }
@@ -753,7 +756,7 @@ fn misuse_returns_error_and_the_importer_goes_on() {
 }
 
 #[test]
-fn every_example_exports_as_fmi_2_and_fmi_3_validates_and_runs() {
+fn every_example_exports_as_fmi_2_and_fmi_3_and_fmpy_runs_it_with_the_bits_of_cosimo_run() {
     let dir = temp_dir();
     let folder = example("");
     let mut examples: Vec<PathBuf> = std::fs::read_dir(&folder)
@@ -767,14 +770,42 @@ fn every_example_exports_as_fmi_2_and_fmi_3_validates_and_runs() {
         .collect();
     examples.sort();
     assert!(examples.len() >= 15, "{examples:?}");
-    for system in &examples {
+    let py = fmpy_python();
+    // FMPy's runs, all in one process at the end: (FMU, outer step, stop, CSV, flat run).
+    let mut fmpy_jobs = Vec::new();
+    for (e, system) in examples.iter().enumerate() {
+        // Output points on every macro step (the first one's size, for step control), up to
+        // 200 of them: FMPy's outer steps are compared with this run at each point.
+        let request = cosimo::request::RunRequest {
+            targets: vec![system.display().to_string()],
+            ..Default::default()
+        };
+        let experiment = cosimo::request::prepare(&request, &mut |_| {})
+            .unwrap_or_else(|error| panic!("{}: {error}", system.display()))
+            .system
+            .experiment;
+        let (step, stop) = (
+            experiment.step,
+            experiment
+                .stop
+                .min(experiment.start + 200.0 * experiment.step),
+        );
+        let grid = ["--output-interval".to_string(), step.to_string()];
+        let grid = [grid[0].as_str(), grid[1].as_str()];
+        let stop_text = stop.to_string();
+        let flat = py.as_ref().map(|_| {
+            let mut args = vec![system.to_str().unwrap(), "--stop-time", &stop_text];
+            args.extend(grid);
+            run(&args, dir.path(), &format!("flat-{e}.csv"))
+        });
         for version in [2, 3] {
+            let name = format!("e{e}-{version}.fmu");
             let fmu = export(
                 &[system.to_str().unwrap()],
                 version,
-                &[],
+                &grid,
                 dir.path(),
-                "e.fmu",
+                &name,
             );
             cosimo_ok(["validate", fmu.to_str().unwrap()]);
             // Running is the other tests' subject: once per example keeps this one short.
@@ -789,10 +820,54 @@ fn every_example_exports_as_fmi_2_and_fmi_3_validates_and_runs() {
                 ]);
                 assert!(read_results(&out).time().len() > 10, "{}", system.display());
             }
-            std::fs::remove_file(&fmu).unwrap();
+            if let Some(flat) = &flat {
+                // On the macro grid, and 1.5 macro steps (every other point inside a step).
+                for outer in [step, 1.5 * step] {
+                    let csv = dir.path().join(format!("fmpy-{e}-{version}-{outer}.csv"));
+                    fmpy_jobs.push((fmu.clone(), outer, stop, csv, flat.clone(), system.clone()));
+                }
+            }
         }
     }
+    let Some(py) = py else { return };
+    let jobs: Vec<String> = fmpy_jobs
+        .iter()
+        .map(|(fmu, outer, stop, csv, _, _)| {
+            format!("{}\t{outer:e}\t{stop:e}\t{}", fmu.display(), csv.display())
+        })
+        .collect();
+    let list = dir.path().join("jobs.tsv");
+    std::fs::write(&list, jobs.join("\n")).unwrap();
+    python(&py, SIMULATE_ALL, &[list.to_str().unwrap()]);
+    for (fmu, outer, _, csv, flat, system) in &fmpy_jobs {
+        let compared = compare(flat, &read_results(csv), 0.0);
+        assert!(
+            compared >= 10,
+            "{} ({}), outer step {outer}: only {compared} values compared",
+            system.display(),
+            fmu.display()
+        );
+    }
 }
+
+/// FMPy validates and simulates each exported FMU of a list (tab-separated: FMU, outer step,
+/// stop time, CSV to write).
+const SIMULATE_ALL: &str = r#"
+import sys
+from fmpy import simulate_fmu
+from fmpy.validation import validate_fmu
+for line in open(sys.argv[1]).read().splitlines():
+    path, interval, stop, out = line.split('\t')
+    problems = validate_fmu(path)
+    assert not problems, (path, problems)
+    result = simulate_fmu(path, fmi_type='CoSimulation', output_interval=float(interval), stop_time=float(stop))
+    # Numeric scalars (arrays, strings and binaries are the other tests' subject).
+    names = [n for n in result.dtype.names if result.dtype[n].shape == () and result.dtype[n].kind in 'fiub']
+    with open(out, 'w') as f:
+        f.write(','.join(names) + '\n')
+        for row in result:
+            f.write(','.join(repr(float(row[n])) for n in names) + '\n')
+"#;
 
 /// The start of the FMPy scripts: the exported FMU (argv[1]) instantiated as "outer" and
 /// initialised for [0, 1], FMI 2 or FMI 3 as its model description says, in `fmu`.

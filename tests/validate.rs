@@ -216,6 +216,20 @@ fn start_values_where_required_and_nowhere_else() {
         "variability=\"continuous\"><Real start=\"0\"/>",
     );
     assert_eq!(errors_of(&f), ["start"]);
+    // An FMI 3 String or Binary with a start attribute: the schema has <Start> elements only
+    // (FMPy's validation refuses it too; cosimo's exports wrote it for Binary inputs).
+    for (element, start) in [("Binary", "0aff"), ("String", "text")] {
+        let parameter = format!(
+            "<{element} name=\"p\" valueReference=\"7\" causality=\"parameter\" variability=\"fixed\""
+        );
+        let with_attribute = format!("{parameter} start=\"{start}\"/>\n  </ModelVariables>");
+        let f = broken(FMI3, "  </ModelVariables>", &with_attribute);
+        assert_eq!(errors_of(&f), ["start"], "{element}");
+        let with_element =
+            format!("{parameter}><Start value=\"{start}\"/></{element}>\n  </ModelVariables>");
+        let f = broken(FMI3, "  </ModelVariables>", &with_element);
+        assert_eq!(errors_of(&f), Vec::<&str>::new(), "{element}: {f:?}");
+    }
 }
 
 #[test]

@@ -122,7 +122,8 @@ pub fn fmi2_element(var_type: VariableType) -> Option<&'static str> {
 }
 
 /// A start value's elements as the attribute text (space-separated for arrays), `None` for
-/// values XML cannot carry (NaN, infinities) and for Strings (FMI 3 writes them as elements).
+/// values XML cannot carry (NaN, infinities) and for FMI 3 Strings and Binaries (written as
+/// `<Start value=".."/>` elements, [`start_elements`]).
 fn start_text(value: &StartValue, version: FmiVersion) -> Option<String> {
     let items: Vec<String> = match value {
         StartValue::Float(v) if v.iter().all(|x| x.is_finite()) => {
@@ -137,12 +138,24 @@ fn start_text(value: &StartValue, version: FmiVersion) -> Option<String> {
             .collect(),
         StartValue::String(v) if version == FmiVersion::Fmi2 => v.clone(),
         StartValue::String(_) => return None,
-        StartValue::Binary(v) => v
-            .iter()
-            .map(|bytes| bytes.iter().map(|b| format!("{b:02x}")).collect())
-            .collect(),
+        StartValue::Binary(_) if version == FmiVersion::Fmi3 => return None,
+        StartValue::Binary(v) => v.iter().map(|bytes| hex(bytes)).collect(),
     };
     Some(items.join(" "))
+}
+
+/// The `value` texts of an FMI 3 String's or Binary's `<Start>` elements (none for others).
+fn start_elements(value: Option<&StartValue>) -> Vec<String> {
+    match value {
+        Some(StartValue::String(v)) => v.clone(),
+        Some(StartValue::Binary(v)) => v.iter().map(|bytes| hex(bytes)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Bytes as the FMI's hexadecimal text.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The start value an input or parameter declares: the inner one, else zero of its type.
@@ -454,10 +467,7 @@ fn write_variable3(out: &mut String, s: &Shown<'_>, declared: Option<&str>) {
     if let Some(start) = &start {
         attr(out, "start", start_text(start, FmiVersion::Fmi3).as_deref());
     }
-    let strings = match &start {
-        Some(StartValue::String(v)) => v.as_slice(),
-        _ => &[],
-    };
+    let strings = start_elements(start.as_ref());
     if s.dimensions.is_empty() && strings.is_empty() {
         out.push_str("/>\n");
         return;
@@ -466,7 +476,7 @@ fn write_variable3(out: &mut String, s: &Shown<'_>, declared: Option<&str>) {
     for size in &s.dimensions {
         let _ = write!(out, "<Dimension start=\"{size}\"/>");
     }
-    for text in strings {
+    for text in &strings {
         let _ = write!(out, "<Start value=\"{}\"/>", esc(text));
     }
     let _ = writeln!(out, "</{element}>");

@@ -1241,6 +1241,18 @@ fn values(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findings) 
             !is_array,
             f,
         );
+        if version == FmiVersion::Fmi3
+            && matches!(type_name, "String" | "Binary")
+            && v.node.attr("start").is_some()
+        {
+            f.error(
+                "start",
+                line,
+                format!(
+                    "{owner}: <{type_name}> has no attribute \"start\" in the FMI 3 schema; its start values are <Start value=\"...\"/> elements"
+                ),
+            );
+        }
         if type_name == "Binary" {
             for s in v.node.children_named("Start") {
                 attribute_values(s, "value", s.line, &owner, type_name, version, true, f);
