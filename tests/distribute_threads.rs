@@ -239,6 +239,43 @@ fn a_component_that_cannot_be_instantiated_on_rank_1_ends_every_rank() {
     }
 }
 
+/// A value that turns infinite in the exchange, read fresh on rank 1 (a Gain of 1e308 whose
+/// output feeds through from the time ramp of a Faulty FMU on rank 0, infinite from t = 1.8):
+/// every rank ends with the error one process gives, from rank 1, at the same time.
+#[test]
+fn a_non_finite_value_read_in_the_exchange_on_rank_1_ends_every_rank() {
+    let dir = temp_dir();
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let fmu = |model: &str| common::fmu(model, 2).display().to_string();
+    let system = json!({
+        "components": [
+            {"name": "f", "fmu": fmu("Faulty"), "rank": 0},
+            {"name": "g", "fmu": fmu("Gain"), "rank": 1, "parameters": {"k": 1e308}},
+            {"name": "h", "fmu": fmu("Gain"), "rank": 1}
+        ],
+        "connections": [{"from": "f.x", "to": "g.u"}, {"from": "g.y", "to": "h.u"}],
+        "experiment": {"stopTime": 2.0, "stepSize": 0.1}
+    });
+    let path = dir.path().join("infinite.json");
+    std::fs::write(&path, system.to_string()).unwrap();
+    let alone = match run(&path, None) {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("the infinity went through"),
+    };
+    assert!(alone.contains("g.y is inf"), "{alone}");
+    for (rank, outcome) in run_on_threads(&path, 2).into_iter().enumerate() {
+        let error = outcome.err().map(|e| (e.to_string(), e));
+        match &error {
+            Some((said, Error::Simulation { source, .. }))
+                if said.starts_with(&alone)
+                    && matches!(**source, Error::OnRank { rank: 1, .. }) => {}
+            _ => panic!(
+                "rank {rank}: expected one process' error ({alone}) from rank 1, got {error:?}"
+            ),
+        }
+    }
+}
+
 /// The two masses as a partition file lists them.
 const FILE_SPLIT: &str = "# mass 2 and mass 1 on rank 1\nmass2 1\n\nspring\t0\nmass1 1\n";
 

@@ -49,10 +49,23 @@ impl Transport for MpiTransport {
     }
 
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
-        let size = self.size();
-        let mut counts = vec![0 as Count; size];
+        let mut counts = vec![0 as Count; self.size()];
         self.world
             .all_gather_into(&(mine.len() as Count), &mut counts[..]);
+        let lengths: Vec<usize> = counts.iter().map(|&n| n as usize).collect();
+        let all = self.all_gather_known(mine, &lengths);
+        let mut at = 0;
+        lengths
+            .iter()
+            .map(|&n| {
+                at += n;
+                all[at - n..at].to_vec()
+            })
+            .collect()
+    }
+
+    fn all_gather_known(&self, mine: &[u8], lengths: &[usize]) -> Vec<u8> {
+        let counts: Vec<Count> = lengths.iter().map(|&n| n as Count).collect();
         let displs: Vec<Count> = counts
             .iter()
             .scan(0, |at, &n| {
@@ -61,17 +74,18 @@ impl Transport for MpiTransport {
                 Some(start)
             })
             .collect();
-        let total: usize = counts.iter().map(|&n| n as usize).sum();
-        let mut all = vec![0u8; total];
+        let mut all = vec![0u8; lengths.iter().sum()];
         {
             let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
             self.world.all_gather_varcount_into(mine, &mut partition);
         }
-        counts
-            .iter()
-            .zip(&displs)
-            .map(|(&n, &at)| all[at as usize..(at + n) as usize].to_vec())
-            .collect()
+        all
+    }
+
+    fn broadcast_known(&self, root: usize, bytes: &mut [u8]) {
+        self.world
+            .process_at_rank(root as i32)
+            .broadcast_into(bytes);
     }
 
     fn broadcast(&self, root: usize, mut bytes: Vec<u8>) -> Vec<u8> {

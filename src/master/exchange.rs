@@ -234,35 +234,91 @@ impl Execution {
 }
 
 impl Execution {
-    /// The exchange after a step under `mpirun`: access by access, each fresh source read on
-    /// its owner and sent to every rank (the sets reach the owner's slave; a stand-in takes
-    /// them and does nothing).
+    /// The exchange after a step under `mpirun`. The plan's parts are walked in stretches of
+    /// consecutive components of one owner: the owner makes the stretch's reads and sets on
+    /// its slaves, then sends what it read to every rank in one broadcast (a stand-in takes no
+    /// sets, so the other ranks only wait for the values). A chain split over K ranks costs K
+    /// broadcasts, not one per source read fresh.
     fn exchange_across_ranks(&mut self) -> Result<()> {
-        // A set that fails on its owner is reported when every rank has walked the exchange.
-        let mut set_failed = Ok(());
-        for k in 0..self.exchange_plan.parts.len() {
-            let accesses = match &self.exchange_plan.parts[k] {
+        let Some(ranks) = self.ranks.clone() else {
+            return Ok(());
+        };
+        let me = ranks.rank();
+        let mut k = 0;
+        while k < self.exchange_plan.parts.len() {
+            let owner = match &self.exchange_plan.parts[k] {
                 Part::Loop(b) => {
                     super::loops::solve(self, *b)?;
+                    k += 1;
                     continue;
                 }
-                Part::Component { accesses, .. } => accesses.clone(),
+                Part::Component { component, .. } => ranks.owner[*component],
             };
-            for a in accesses {
+            let end = (k..self.exchange_plan.parts.len())
+                .find(|&j| match &self.exchange_plan.parts[j] {
+                    Part::Component { component, .. } => ranks.owner[*component] != owner,
+                    Part::Loop(_) => true,
+                })
+                .unwrap_or(self.exchange_plan.parts.len());
+            let reads: Vec<usize> = self.exchange_plan.parts[k..end]
+                .iter()
+                .flat_map(|part| match part {
+                    Part::Component { accesses, .. } => accesses.clone(),
+                    Part::Loop(_) => 0..0,
+                })
+                .map(|a| self.exchange_plan.accesses[a])
+                .filter(|access| access.read)
+                .map(|access| access.connection)
+                .collect();
+            let mut message = vec![0u8; 1 + 8 * reads.len()];
+            let mut walked = Ok(());
+            if owner == me {
+                walked = self.walk_stretch(k..end);
+                message[0] = u8::from(walked.is_err());
+                for (bytes, &c) in message[1..].chunks_exact_mut(8).zip(&reads) {
+                    bytes.copy_from_slice(&self.values[c].to_le_bytes());
+                }
+            }
+            ranks.transport.broadcast_known(owner, &mut message);
+            if message[0] != 0 {
+                return Err(super::transport::failure_of(
+                    ranks.transport.as_ref(),
+                    owner,
+                    walked,
+                ));
+            }
+            if owner != me {
+                for (bytes, &c) in message[1..].chunks_exact(8).zip(&reads) {
+                    let word = bytes.try_into().unwrap_or_default();
+                    self.values[c] = f64::from_le_bytes(word);
+                }
+            }
+            k = end;
+        }
+        Ok(())
+    }
+
+    /// The reads and sets of the exchange plan's `parts`, all of components of this rank.
+    fn walk_stretch(&mut self, parts: Range<usize>) -> Result<()> {
+        for k in parts {
+            let Part::Component { accesses, .. } = &self.exchange_plan.parts[k] else {
+                continue;
+            };
+            for a in accesses.clone() {
                 let access = self.exchange_plan.accesses[a];
                 let c = access.connection;
                 if access.read {
-                    let y = self.read_source(c)?;
+                    let y = self.read_source_here(c)?;
                     if !y.is_finite() && !self.allow_non_finite {
                         return Err(non_finite(&self.resolved, &self.resolved.connections[c], y));
                     }
                     self.values[c] = y;
-                } else if set_failed.is_ok() {
-                    set_failed = self.set_target(c, self.values[c]);
+                } else {
+                    self.set_target(c, self.values[c])?;
                 }
             }
         }
-        self.agree(set_failed)
+        Ok(())
     }
 }
 

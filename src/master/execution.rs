@@ -962,7 +962,7 @@ impl Execution {
     }
 
     /// [`Execution::read_source`] from this process's slave (a stand-in reads nothing).
-    fn read_source_here(&mut self, c: usize) -> Result<f64> {
+    pub(crate) fn read_source_here(&mut self, c: usize) -> Result<f64> {
         let conn = &self.resolved.connections[c];
         let comp = &self.resolved.components[conn.from_component];
         let variable = &comp.description.variables[conn.from_variable];

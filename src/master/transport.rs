@@ -8,8 +8,12 @@
 //! - after the components step (Jacobi), one all-gather: per rank its status, its components'
 //!   wish to terminate and the sources of the connections it owns, in connection order;
 //! - in Gauss-Seidel, after each component's step, one broadcast from its owner of the same;
-//! - a source read fresh at a communication point (an output that feeds through from an
-//!   input, and every source at initialization): one broadcast from its owner;
+//! - in the exchange after a step, the sources read fresh (outputs that feed through from an
+//!   input) of each stretch of the coupling order that one rank owns: one broadcast from that
+//!   rank (`exchange.rs`); at initialization, each source: one broadcast from its owner;
+//! - messages whose length every rank knows (statuses, sources, fresh reads) go in one
+//!   collective (`all_gather_known`, `broadcast_known`); a rank that failed says so in its
+//!   status byte, and its text follows in a second round;
 //! - at an output point, one all-gather of the recorded cells each rank owns, so that every
 //!   rank holds (and checks) the whole row and rank 0 writes it;
 //! - after every other phase in which an FMU can fail, one all-gather of the status.
@@ -35,6 +39,19 @@ pub trait Transport: Send + Sync {
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
     /// The bytes of rank `root` (the others pass anything, e.g. nothing).
     fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Vec<u8>;
+    /// [`Transport::all_gather`] where every rank knows each rank's length (`lengths`, in rank
+    /// order): the ranks' bytes concatenated, in one collective rather than two.
+    fn all_gather_known(&self, mine: &[u8], lengths: &[usize]) -> Vec<u8> {
+        let _ = lengths;
+        self.all_gather(mine).concat()
+    }
+    /// [`Transport::broadcast`] where every rank knows the length: `bytes` (of that length)
+    /// becomes rank `root`'s, in one collective rather than two.
+    fn broadcast_known(&self, root: usize, bytes: &mut [u8]) {
+        let theirs = self.broadcast(root, bytes.to_vec());
+        let n = theirs.len().min(bytes.len());
+        bytes[..n].copy_from_slice(&theirs[..n]);
+    }
 }
 
 /// The ranks of a distributed run and which rank owns each component.
@@ -109,6 +126,17 @@ impl Transport for Timed {
         let bytes = self.inner.broadcast(root, bytes);
         add(&self.clock.communication, since);
         bytes
+    }
+    fn all_gather_known(&self, mine: &[u8], lengths: &[usize]) -> Vec<u8> {
+        let since = Instant::now();
+        let all = self.inner.all_gather_known(mine, lengths);
+        add(&self.clock.communication, since);
+        all
+    }
+    fn broadcast_known(&self, root: usize, bytes: &mut [u8]) {
+        let since = Instant::now();
+        self.inner.broadcast_known(root, bytes);
+        add(&self.clock.communication, since);
     }
 }
 
@@ -219,6 +247,16 @@ pub fn agree(transport: &dyn Transport, result: Result<()>) -> Result<()> {
     }
 }
 
+/// After a collective of fixed-size messages in which rank `owner` (or any rank) said it
+/// failed: every rank's status in full, and the first failure (every rank calls this; `mine`
+/// is this rank's outcome).
+pub(crate) fn failure_of(transport: &dyn Transport, owner: usize, mine: Result<()>) -> Error {
+    match agree(transport, mine) {
+        Err(error) => error,
+        Ok(()) => Error::Internal(format!("rank {owner} said it failed, then that it did not")),
+    }
+}
+
 /// The f64 values packed after a status byte.
 fn floats(bytes: &[u8]) -> impl Iterator<Item = f64> + '_ {
     bytes[2..]
@@ -243,34 +281,53 @@ impl Execution {
             return result;
         };
         let me = ranks.rank();
-        let mut bytes = status_bytes(&result);
+        // Per rank: status, wish to terminate, its sources in connection order. Every rank
+        // knows every length, so one collective carries it all (a failure's text follows in a
+        // second round).
+        let mut lengths = vec![2; ranks.transport.size()];
+        for conn in &self.resolved.connections {
+            lengths[ranks.owner[conn.from_component]] += 8;
+        }
+        let mut bytes = vec![0u8; lengths[me]];
+        bytes[0] = u8::from(result.is_err());
         if result.is_ok() {
-            bytes.push(u8::from(self.terminate_requested.load(Ordering::Relaxed)));
-            for (c, conn) in self.resolved.connections.iter().enumerate() {
-                if ranks.owner[conn.from_component] == me {
-                    let bits = self.after_step[c].load(Ordering::Relaxed);
-                    bytes.extend_from_slice(&bits.to_le_bytes());
-                }
-            }
-        }
-        let all = ranks.transport.all_gather(&bytes);
-        if let Some(error) = all.iter().enumerate().find_map(|(r, b)| failure_in(r, b)) {
-            return Err(error);
-        }
-        for (r, bytes) in all.iter().enumerate() {
-            if bytes.get(1) == Some(&1) {
-                self.terminate_requested.store(true, Ordering::Relaxed);
-            }
+            bytes[1] = u8::from(self.terminate_requested.load(Ordering::Relaxed));
             let owned = self
                 .resolved
                 .connections
                 .iter()
                 .enumerate()
-                .filter(|(_, conn)| ranks.owner[conn.from_component] == r)
-                .map(|(c, _)| c);
-            for (c, y) in owned.zip(floats(bytes)) {
-                self.after_step[c].store(y.to_bits(), Ordering::Relaxed);
+                .filter(|(_, conn)| ranks.owner[conn.from_component] == me);
+            for ((c, _), word) in owned.zip(bytes[2..].chunks_exact_mut(8)) {
+                word.copy_from_slice(&self.after_step[c].load(Ordering::Relaxed).to_le_bytes());
             }
+        }
+        let all = ranks.transport.all_gather_known(&bytes, &lengths);
+        let starts: Vec<usize> = lengths
+            .iter()
+            .scan(0, |at, &n| {
+                *at += n;
+                Some(*at - n)
+            })
+            .collect();
+        if starts.iter().any(|&at| all.get(at) != Some(&OK)) {
+            return Err(failure_of(ranks.transport.as_ref(), me, result));
+        }
+        let mut next = starts.clone();
+        for (r, &at) in starts.iter().enumerate() {
+            if all.get(at + 1) == Some(&1) {
+                self.terminate_requested.store(true, Ordering::Relaxed);
+            }
+            next[r] = at + 2;
+        }
+        for (c, conn) in self.resolved.connections.iter().enumerate() {
+            let at = &mut next[ranks.owner[conn.from_component]];
+            let word = all
+                .get(*at..*at + 8)
+                .and_then(|b| b.try_into().ok())
+                .unwrap_or_default();
+            self.after_step[c].store(u64::from_le_bytes(word), Ordering::Relaxed);
+            *at += 8;
         }
         Ok(())
     }
