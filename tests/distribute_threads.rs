@@ -165,6 +165,28 @@ fn thread_ranks_give_one_process_bits() {
     same_rows_on(&chain, 3, "the chain (gauss-seidel)");
 }
 
+/// Macro-step size and order control with each explicit estimator, under Jacobi and
+/// Gauss-Seidel: every rank takes the same decisions (the coupling values are on every rank;
+/// the states the ExLocal / ExMilne estimators measure are read by their owners and shared),
+/// so rank 0's rows are one process' bits, on 2 and 3 ranks.
+#[test]
+fn step_and_order_control_with_the_explicit_estimators_gives_one_process_bits() {
+    let dir = temp_dir();
+    for algorithm in ["jacobi", "gauss-seidel"] {
+        for estimator in ["ExSLocal", "ExLocal", "ExMilne"] {
+            let label = format!("two-mass-{algorithm}-{estimator}");
+            let path = system(dir.path(), "two-mass-force-force.json", &label, |x| {
+                x["experiment"]["algorithm"] = json!(algorithm);
+                x["experiment"]["extrapolationOrder"] = json!(2);
+                x["experiment"]["stopTime"] = json!(0.3);
+                x["experiment"]["stepControl"] = json!({"estimator": estimator});
+            });
+            same_rows_on(&path, 2, &label);
+            same_rows_on(&path, 3, &label);
+        }
+    }
+}
+
 #[test]
 fn what_cannot_spread_is_refused_on_every_rank_before_loading() {
     let dir = temp_dir();

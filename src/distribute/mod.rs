@@ -265,12 +265,6 @@ fn refuse_unsupported(experiment: &Experiment, ranks: usize) -> Result<()> {
         }
         Algorithm::Jacobi(_) | Algorithm::GaussSeidel(_) => {}
     }
-    if experiment.algorithm.control().is_some() {
-        return refuse(
-            "macro-step control (stepControl)",
-            "the error estimators' norm and the accept / reject decision are not reduced over ranks yet",
-        );
-    }
     if experiment.parallel {
         return refuse(
             "--parallel",

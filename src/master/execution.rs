@@ -1009,13 +1009,24 @@ impl Execution {
     pub fn read_probes(&mut self) -> Result<Vec<f64>> {
         let probes = self.probes.clone();
         let mut values = Vec::with_capacity(probes.len());
+        let mut read = Ok(());
         for (i, vr) in probes {
-            values.push(self.placement.run_one(i, move |unit| {
+            // Under mpirun each rank reads its own components' probes (a stand-in reads 0).
+            let value = self.placement.run_one(i, move |unit| {
                 let mut v = [0.0];
                 unit.slave.get_float64(&[vr], &mut v)?;
                 Ok(v[0])
-            })?);
+            });
+            match value {
+                Ok(v) => values.push(v),
+                Err(error) if self.ranks.is_some() => {
+                    read = Err(error);
+                    values.push(0.0);
+                }
+                Err(error) => return Err(error),
+            }
         }
+        self.share_probes(&mut values, read)?;
         Ok(values)
     }
 

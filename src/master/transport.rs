@@ -332,6 +332,48 @@ impl Execution {
         Ok(())
     }
 
+    /// The estimator's probes (`values`, in probe order, this rank's read by it): each
+    /// rank's own to every rank, in one collective.
+    pub(crate) fn share_probes(&self, values: &mut [f64], result: Result<()>) -> Result<()> {
+        let Some(ranks) = &self.ranks else {
+            return result;
+        };
+        let me = ranks.rank();
+        let mut lengths = vec![1; ranks.transport.size()];
+        for &(i, _) in &self.probes {
+            lengths[ranks.owner[i]] += 8;
+        }
+        let mut bytes = vec![0u8; lengths[me]];
+        bytes[0] = u8::from(result.is_err());
+        let mine = self.probes.iter().zip(values.iter());
+        let mine = mine.filter(|((i, _), _)| ranks.owner[*i] == me);
+        for ((_, x), word) in mine.zip(bytes[1..].chunks_exact_mut(8)) {
+            word.copy_from_slice(&x.to_le_bytes());
+        }
+        let all = ranks.transport.all_gather_known(&bytes, &lengths);
+        let mut next: Vec<usize> = lengths
+            .iter()
+            .scan(0, |at, &n| {
+                *at += n;
+                Some(*at - n)
+            })
+            .collect();
+        if next.iter().any(|&at| all.get(at) != Some(&OK)) {
+            return Err(failure_of(ranks.transport.as_ref(), me, result));
+        }
+        next.iter_mut().for_each(|at| *at += 1);
+        for (&(i, _), x) in self.probes.iter().zip(values.iter_mut()) {
+            let at = &mut next[ranks.owner[i]];
+            let word = all
+                .get(*at..*at + 8)
+                .and_then(|b| b.try_into().ok())
+                .unwrap_or_default();
+            *x = f64::from_le_bytes(word);
+            *at += 8;
+        }
+        Ok(())
+    }
+
     /// Gauss-Seidel: after component `i` stepped on its owner, its sources to every rank.
     pub(crate) fn share_component(&mut self, i: usize, result: Result<()>) -> Result<()> {
         let Some(ranks) = self.ranks.clone() else {
