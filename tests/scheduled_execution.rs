@@ -6,8 +6,8 @@
 //!
 //! The expectations are computed here from the model's documented formulas (its module
 //! documentation), never from cosimo's output: fast at 0.01 i, slow at 0.02 j after the fast
-//! tick of the same instant, burst at 0.02 j + 0.005 for (j + 1) mod 3 = 0; `trace` folds the
-//! partitions' ids (fast 1, slow 2, burst 3) in activation order.
+//! tick of the same instant, burst at 0.02 j + 0.005 for (j + 1) mod 3 = 0, kick when ticked;
+//! `trace` folds the partitions' ids (fast 1, slow 2, burst 3, kick 4) in activation order.
 
 mod common;
 
@@ -20,10 +20,15 @@ const UNIT: f64 = 0.0005;
 const FAST: i64 = 20;
 const SLOW: i64 = 40;
 const BURST_DELAY: i64 = 10;
-/// (time in units, priority, id) of every activation up to `until` units, in the order the
-/// FMI standard asks for: time, then priority (the smaller first).
-fn activations(until: i64) -> Vec<(i64, u32, i32)> {
-    let mut all = Vec::new();
+/// (time in units, priority, id) of every activation up to `until` units, with `kicks` (in
+/// units) ticking the triggered partition, in the order the FMI standard asks for: time, then
+/// priority (the smaller first).
+fn activations(until: i64, kicks: &[i64]) -> Vec<(i64, u32, i32)> {
+    let mut all: Vec<(i64, u32, i32)> = kicks
+        .iter()
+        .filter(|&&k| k <= until)
+        .map(|&k| (k, 0, 4))
+        .collect();
     for i in 0..=until / FAST {
         all.push((i * FAST, 1, 1));
     }
@@ -46,21 +51,24 @@ struct Expected {
     total: f64,
     trace: f64,
     fifth: f64,
+    kicks: f64,
 }
 
-fn expected(t: f64) -> Expected {
+fn expected(t: f64, kicks_at: &[i64]) -> Expected {
     let until = (t / UNIT).round() as i64;
     let (mut counter, mut slow, mut y, mut bursts, mut trace) = (0i64, 0i64, 0i64, 0i64, 0i64);
-    for (_, _, id) in activations(until) {
+    let mut kicks = 0i64;
+    for (_, _, id) in activations(until, kicks_at) {
         match id {
             1 => counter += 1,
             2 => {
                 slow += 1;
                 y = counter;
             }
-            _ => bursts += 1,
+            3 => bursts += 1,
+            _ => kicks += 1,
         }
-        trace = (trace * 4 + i64::from(id)) % (1 << 30);
+        trace = (trace * 5 + i64::from(id)) % (1 << 30);
     }
     Expected {
         counter: counter as f64,
@@ -70,6 +78,7 @@ fn expected(t: f64) -> Expected {
         total: (slow + 10 * bursts) as f64,
         trace: trace as f64,
         fifth: (counter / 5) as f64,
+        kicks: kicks as f64,
     }
 }
 
@@ -89,8 +98,9 @@ fn run(target: &Path, args: &[&str]) -> cosimo::results::Table {
     read_results(&out)
 }
 
-/// Check every row of a run of ScheduledCounter (columns named with `prefix`).
-fn check_trace(table: &cosimo::results::Table, prefix: &str, label: &str) {
+/// Check every row of a run of ScheduledCounter (columns named with `prefix`), whose
+/// triggered partition ticked at `kicks` (in units).
+fn check_trace(table: &cosimo::results::Table, prefix: &str, label: &str, kicks: &[i64]) {
     let col = |name: &str| {
         let name = format!("{prefix}{name}");
         let i = table
@@ -98,7 +108,7 @@ fn check_trace(table: &cosimo::results::Table, prefix: &str, label: &str) {
             .unwrap_or_else(|| panic!("{label}: no column {name} in {:?}", table.columns()));
         table.values(i).to_vec()
     };
-    let columns = [
+    let names = [
         "counter",
         "slow_count",
         "y",
@@ -106,15 +116,16 @@ fn check_trace(table: &cosimo::results::Table, prefix: &str, label: &str) {
         "total",
         "trace",
         "fifth",
-    ]
-    .map(col);
+        "kicks",
+    ];
+    let columns = names.map(col);
     assert!(
         table.time().len() >= 5,
         "{label}: {} rows",
         table.time().len()
     );
     for (row, &t) in table.time().iter().enumerate() {
-        let e = expected(t);
+        let e = expected(t, kicks);
         let want = [
             e.counter,
             e.slow_count,
@@ -123,20 +134,9 @@ fn check_trace(table: &cosimo::results::Table, prefix: &str, label: &str) {
             e.total,
             e.trace,
             e.fifth,
+            e.kicks,
         ];
-        for ((name, got), want) in [
-            "counter",
-            "slow_count",
-            "y",
-            "bursts",
-            "total",
-            "trace",
-            "fifth",
-        ]
-        .iter()
-        .zip(&columns)
-        .zip(want)
-        {
+        for ((name, got), want) in names.iter().zip(&columns).zip(want) {
             assert_eq!(got[row], want, "{label}: {name} at t = {t}");
         }
     }
@@ -149,12 +149,12 @@ fn partitions_run_in_time_and_priority_order_and_give_the_models_trace() {
     // activations inside a step run in order all the same).
     for step in ["0.01", "0.005", "0.03"] {
         let table = run(&se, &["--stop-time", "0.3", "--step-size", step]);
-        check_trace(&table, "", &format!("step {step}"));
+        check_trace(&table, "", &format!("step {step}"), &[]);
         let last = *table.time().last().unwrap();
         assert!((last - 0.3).abs() < 1e-12, "step {step}: ends at {last}");
     }
     // The trace is long enough to see the bursts and the shared total.
-    let e = expected(0.3);
+    let e = expected(0.3, &[]);
     assert_eq!((e.bursts, e.slow_count), (5.0, 16.0));
 }
 
@@ -165,7 +165,7 @@ fn partitions_run_the_same_in_a_worker_process() {
         &se,
         &["--stop-time", "0.2", "--step-size", "0.01", "--isolate"],
     );
-    check_trace(&table, "", "--isolate");
+    check_trace(&table, "", "--isolate", &[]);
 }
 
 /// ScheduledCounter and the Co-Simulation Gain (k = 3) in a loop: se.y -> gain.u,
@@ -211,6 +211,7 @@ fn a_scheduled_execution_fmu_exchanges_values_with_a_co_simulation_fmu() {
             "se.total",
             "se.trace",
             "se.fifth",
+            "se.kicks",
             "se.acc",
             "se.u",
             "gain.u",
@@ -219,7 +220,7 @@ fn a_scheduled_execution_fmu_exchanges_values_with_a_co_simulation_fmu() {
             args.extend(["--output-variable", name]);
         }
         let table = run(&system, &args);
-        check_trace(&table, "se.", algorithm);
+        check_trace(&table, "se.", algorithm, &[]);
         let col = |name: &str| table.values(table.column(name).unwrap()).to_vec();
         let (y, gain_u, gain_y, u, acc) = (
             col("se.y"),
@@ -246,6 +247,37 @@ fn a_scheduled_execution_fmu_exchanges_values_with_a_co_simulation_fmu() {
             *acc.last().unwrap() > 0.0,
             "{algorithm}: the input reached the FMU"
         );
+    }
+}
+
+#[test]
+fn an_input_file_ticks_the_triggered_partition() {
+    let dir = temp_dir();
+    let input = dir.path().join("in.csv");
+    // fmusim's convention: the clock ticks where its column turns 1 (at 0.035 and 0.125 s,
+    // instants no other partition has).
+    std::fs::write(
+        &input,
+        "time,kick\n0,0\n0.035,1\n0.05,0\n0.1,0\n0.125,1\n0.13,0\n",
+    )
+    .unwrap();
+    let se = fmu("ScheduledCounter", 3);
+    for isolate in [false, true] {
+        let mut args = vec![
+            "--stop-time",
+            "0.2",
+            "--step-size",
+            "0.01",
+            "--input-file",
+            input.to_str().unwrap(),
+        ];
+        if isolate {
+            args.push("--isolate");
+        }
+        let table = run(&se, &args);
+        check_trace(&table, "", &format!("kicks, isolate {isolate}"), &[70, 250]);
+        let kicks = table.values(table.column("kicks").unwrap());
+        assert_eq!(*kicks.last().unwrap(), 2.0);
     }
 }
 
@@ -302,4 +334,16 @@ fn what_scheduled_execution_cannot_honour_is_refused_by_name() {
         &["run", se.to_str().unwrap(), "-q", "--interface", "cs"],
         &["--interface cs"],
     );
+}
+
+#[test]
+fn validate_checks_the_scheduled_execution_exports() {
+    let se = fmu("ScheduledCounter", 3);
+    let output = cosimo_ok(["validate", se.to_str().unwrap()]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(text.contains("0 errors, 0 warnings"), "{text}");
 }

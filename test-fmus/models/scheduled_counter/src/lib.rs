@@ -10,10 +10,12 @@
 //!   third activation it schedules the countdown clock `burst` 5 ms later (through
 //!   `clockUpdate`).
 //! - `burst`: countdown, priority 3; it counts its activations (`bursts`).
+//! - `kick`: triggered, priority 0; ticked by the importer (a clock connection or an input
+//!   file), it counts its activations (`kicks`).
 //!
 //! `slow` and `burst` share `total` (slow adds 1, burst adds 10) and change it between
 //! `lockPreemption` and `unlockPreemption`. Every activation appends its partition's id
-//! (fast 1, slow 2, burst 3) to `trace = (4 trace + id) mod 2^30`.
+//! (fast 1, slow 2, burst 3, kick 4) to `trace = (5 trace + id) mod 2^30`.
 //!
 //! The trace from the start t0 = 0 (time order, then priority order):
 //! - fast at t = 0.01 i (i = 0, 1, ...): after it, `counter` = i + 1;
@@ -41,8 +43,10 @@ pub const Y: u32 = 5;
 pub const BURSTS: u32 = 6;
 /// Shared by `slow` (+1) and `burst` (+10), changed under lockPreemption.
 pub const TOTAL: u32 = 7;
-/// The partitions' ids in activation order, base 4, mod 2^30.
+/// The partitions' ids in activation order, base 5, mod 2^30.
 pub const TRACE: u32 = 8;
+/// Activations of `kick`.
+pub const KICKS: u32 = 9;
 /// The 10 ms partition.
 pub const FAST: u32 = 10;
 /// The 20 ms partition.
@@ -51,6 +55,8 @@ pub const SLOW: u32 = 11;
 pub const BURST: u32 = 12;
 /// Output clock raised by `fast` at every fifth count.
 pub const FIFTH: u32 = 13;
+/// The triggered partition.
+pub const KICK: u32 = 14;
 /// Interval of `fast` (s).
 pub const FAST_INTERVAL: f64 = 0.01;
 /// Interval of `slow` (s).
@@ -61,12 +67,13 @@ pub const BURST_DELAY: f64 = 0.005;
 pub const FAST_PRIORITY: u32 = 1;
 pub const SLOW_PRIORITY: u32 = 2;
 pub const BURST_PRIORITY: u32 = 3;
+pub const KICK_PRIORITY: u32 = 0;
 /// The modulus of `trace`.
 pub const TRACE_MODULUS: i64 = 1 << 30;
 
 /// `trace` after partition `id` ran.
 pub fn next_trace(trace: i32, id: i32) -> i32 {
-    ((i64::from(trace) * 4 + i64::from(id)) % TRACE_MODULUS) as i32
+    ((i64::from(trace) * 5 + i64::from(id)) % TRACE_MODULUS) as i32
 }
 
 /// The model.
@@ -113,7 +120,8 @@ impl Model for ScheduledCounter {
                 .depends_on(&[]),
             int(BURSTS, "bursts", &[BURST]),
             int(TOTAL, "total", &[SLOW, BURST]),
-            int(TRACE, "trace", &[FAST, SLOW, BURST]),
+            int(TRACE, "trace", &[FAST, SLOW, BURST, KICK]),
+            int(KICKS, "kicks", &[KICK]),
         ]
     }
 
@@ -129,6 +137,9 @@ impl Model for ScheduledCounter {
                 .priority(BURST_PRIORITY)
                 .description("5 ms after every third slow activation"),
             Clock::triggered_output(FIFTH, "fifth").description("every fifth fast activation"),
+            Clock::triggered_input(KICK, "kick")
+                .priority(KICK_PRIORITY)
+                .description("ticked by the importer"),
         ]
     }
 
@@ -157,6 +168,10 @@ impl Model for ScheduledCounter {
             if slow % 3 == 0 {
                 ticks.schedule(BURST, BURST_DELAY)?;
             }
+        }
+        if ticks.active(KICK) {
+            v.set_i32(KICKS, v.i32(KICKS).saturating_add(1));
+            v.set_i32(TRACE, next_trace(v.i32(TRACE), 4));
         }
         if ticks.active(BURST) {
             v.set_i32(BURSTS, v.i32(BURSTS).saturating_add(1));
