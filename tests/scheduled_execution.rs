@@ -329,6 +329,11 @@ fn what_scheduled_execution_cannot_honour_is_refused_by_name() {
     // An algorithm that repeats steps would run partitions twice.
     let system = write_system(dir.path(), "implicit", serde_json::json!([]));
     refused(&["run", system.to_str().unwrap(), "-q"], &["se"]);
+    // Its partitions are activated, not stepped to events: --event-mode would do nothing.
+    refused(
+        &["run", se.to_str().unwrap(), "-q", "--event-mode"],
+        &["--event-mode"],
+    );
     // It has one interface: nothing to choose.
     refused(
         &["run", se.to_str().unwrap(), "-q", "--interface", "cs"],

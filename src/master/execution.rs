@@ -527,7 +527,8 @@ impl Execution {
                 f.description()
                     .co_simulation
                     .as_ref()
-                    .is_some_and(|cs| cs.has_event_mode)
+                    // A Scheduled Execution component's Event Mode is cosimo's own.
+                    .is_some_and(|cs| cs.has_event_mode && !cs.schedules_own_clocks)
             })
         {
             return Err(Error::Usage(
