@@ -45,8 +45,8 @@ pub struct ScheduledSlave {
     time: f64,
     /// In cosimo's Event Mode (ticks of triggered input clocks).
     event_mode: bool,
-    /// Every activation so far, in order, as (time, clock value reference) (for tests and
-    /// `--trace`-like inspection; bounded).
+    /// Every activation so far, in order, as (time, clock value reference); the first
+    /// [`LOG_LIMIT`] are kept.
     log: Vec<(f64, ValueReference)>,
 }
 
