@@ -109,10 +109,11 @@ pub(crate) struct ModelArgs {
     /// FMI 3: ask the FMU to return early at events and handle them in event mode.
     #[arg(long)]
     pub(crate) event_mode: bool,
-    /// The interface of FMUs that have both: cs (Co-Simulation, the default) or me (Model
-    /// Exchange: cosimo integrates the model with --solver). A system file's component may
+    /// The interface of FMUs that have more than one: cs (Co-Simulation, the default), me
+    /// (Model Exchange: cosimo integrates the model with --solver) or se (FMI 3 Scheduled
+    /// Execution: cosimo activates the model partitions). A system file's component may
     /// choose its own ("interface").
-    #[arg(long, value_parser = ["cs", "me"])]
+    #[arg(long, value_parser = ["cs", "me", "se"])]
     pub(crate) interface: Option<String>,
     /// Integrator of Model Exchange components: bdf (variable-order BDF, for stiff models;
     /// the default) or rk45 (Tsitouras 5(4), explicit).

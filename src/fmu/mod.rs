@@ -13,6 +13,7 @@ pub mod ffi;
 pub mod instance;
 pub mod library;
 pub mod model_exchange;
+pub mod scheduled;
 pub mod slave;
 pub mod summary;
 pub mod validate;
@@ -134,7 +135,7 @@ impl Fmu {
         self.interface.ok_or_else(|| Error::Binary {
             path: self.archive.source().to_path_buf(),
             message: format!(
-                "model \"{}\" has neither a Co-Simulation nor a Model Exchange interface",
+                "model \"{}\" has no Co-Simulation, Model Exchange or Scheduled Execution interface",
                 self.description.model_name
             ),
         })
@@ -204,6 +205,16 @@ impl Fmu {
                 Ok(Box::new(model_exchange::ModelExchangeSlave::new(
                     inner, solver,
                 )?))
+            }
+            Interface::ScheduledExecution => {
+                let inner = instance::Fmi3Instance::new(
+                    library,
+                    Arc::clone(&self.description),
+                    name,
+                    resources.as_deref(),
+                    options,
+                )?;
+                Ok(Box::new(scheduled::ScheduledSlave::new(inner)?))
             }
         }
     }

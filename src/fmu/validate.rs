@@ -1786,7 +1786,11 @@ fn references(root: &Node, vars: &[Var<'_>], version: FmiVersion, f: &mut Findin
 }
 
 /// Functions every Co-Simulation FMU of the version exports, and those a flag promises.
-fn required_functions(cs: &Node, version: FmiVersion) -> Vec<(&'static str, &'static str)> {
+fn required_functions(
+    cs: &Node,
+    version: FmiVersion,
+    interface: &'static str,
+) -> Vec<(&'static str, &'static str)> {
     let flag = |name: &str| {
         cs.attr(name)
             .is_some_and(|v| v.trim() == "true" || v.trim() == "1")
@@ -1825,7 +1829,7 @@ fn required_functions(cs: &Node, version: FmiVersion) -> Vec<(&'static str, &'st
                 "fmi2GetBooleanStatus",
                 "fmi2GetStringStatus",
             ] {
-                out.push((name, "Co-Simulation"));
+                out.push((name, interface));
             }
             if flag("canGetAndSetFMUstate") {
                 for name in ["fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate"] {
@@ -1855,10 +1859,19 @@ fn required_functions(cs: &Node, version: FmiVersion) -> Vec<(&'static str, &'st
             }
         }
         FmiVersion::Fmi3 => {
-            for name in [
+            let own: &[&'static str] = if interface == SCHEDULED_EXECUTION {
+                &[
+                    "fmi3InstantiateScheduledExecution",
+                    "fmi3ActivateModelPartition",
+                    "fmi3GetClock",
+                    "fmi3GetIntervalDecimal",
+                ]
+            } else {
+                &["fmi3InstantiateCoSimulation", "fmi3DoStep"]
+            };
+            for &name in [
                 "fmi3GetVersion",
                 "fmi3SetDebugLogging",
-                "fmi3InstantiateCoSimulation",
                 "fmi3FreeInstance",
                 "fmi3EnterInitializationMode",
                 "fmi3ExitInitializationMode",
@@ -1866,11 +1879,13 @@ fn required_functions(cs: &Node, version: FmiVersion) -> Vec<(&'static str, &'st
                 "fmi3Reset",
                 "fmi3GetFloat64",
                 "fmi3SetFloat64",
-                "fmi3DoStep",
                 "fmi3EnterConfigurationMode",
                 "fmi3ExitConfigurationMode",
-            ] {
-                out.push((name, "Co-Simulation"));
+            ]
+            .iter()
+            .chain(own)
+            {
+                out.push((name, interface));
             }
             if flag("canGetAndSetFMUState") {
                 for name in ["fmi3GetFMUState", "fmi3SetFMUState", "fmi3FreeFMUState"] {
@@ -1918,6 +1933,10 @@ fn required_functions(cs: &Node, version: FmiVersion) -> Vec<(&'static str, &'st
     out
 }
 
+/// The interfaces whose exports [`check_exports`] checks.
+const CO_SIMULATION: &str = "Co-Simulation";
+const SCHEDULED_EXECUTION: &str = "Scheduled Execution";
+
 fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
     let mut f = Findings::new();
     let version = match root.attr("fmiVersion") {
@@ -1925,11 +1944,17 @@ fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
         Some(v) if v.starts_with("3.") => FmiVersion::Fmi3,
         _ => return f.finish(),
     };
-    let Some(cs) = root.child("CoSimulation") else {
+    // The interface cosimo drives: Co-Simulation, else (FMI 3) Scheduled Execution.
+    let interface = match (root.child("CoSimulation"), root.child("ScheduledExecution")) {
+        (Some(cs), _) => Some((cs, CO_SIMULATION)),
+        (None, Some(se)) if version == FmiVersion::Fmi3 => Some((se, SCHEDULED_EXECUTION)),
+        _ => None,
+    };
+    let Some((cs, interface)) = interface else {
         f.warning(
             "exports",
             root.line,
-            "no Co-Simulation interface: exported functions were not checked (cosimo checks Co-Simulation exports only)".into(),
+            "no Co-Simulation or Scheduled Execution interface: exported functions were not checked (cosimo checks the exports of those only)".into(),
         );
         return f.finish();
     };
@@ -1960,7 +1985,7 @@ fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
             return f.finish();
         }
     };
-    for (name, reason) in required_functions(cs, version) {
+    for (name, reason) in required_functions(cs, version, interface) {
         // SAFETY: the symbol is only looked up, never called.
         let found = unsafe { library.get::<*const ()>(name.as_bytes()) }.is_ok();
         if !found {
@@ -1969,8 +1994,8 @@ fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
                 cs.line,
                 format!(
                     "the binary does not export {name}{}",
-                    if reason == "Co-Simulation" {
-                        ", which every Co-Simulation FMU must".to_string()
+                    if reason == interface {
+                        format!(", which every {interface} FMU must")
                     } else {
                         format!(", which {reason}=\"true\" promises")
                     }

@@ -75,6 +75,9 @@ pub struct Clocks {
     clocked: Vec<(ResolvedConnection, Vec<usize>, Vec<usize>)>,
     /// The experiment's start time (periodic ticks count from it).
     start: f64,
+    /// Per component: whether it is a Scheduled Execution component, whose output clocks
+    /// tick inside its steps (counted after each step, see [`Clocks::tick`]).
+    schedules_own: Vec<bool>,
 }
 
 impl Clocks {
@@ -88,10 +91,18 @@ impl Clocks {
     ) -> Result<Option<Clocks>> {
         let mut clocks = Vec::new();
         let mut of_component = vec![Vec::new(); resolved.components.len()];
+        let mut schedules_own_of = vec![false; resolved.components.len()];
         for (i, component) in resolved.components.iter().enumerate() {
             let md = &component.description;
+            // A Scheduled Execution component activates these partitions itself.
+            let schedules_own = md
+                .co_simulation
+                .as_ref()
+                .is_some_and(|cs| cs.schedules_own_clocks);
+            schedules_own_of[i] = schedules_own;
             for (j, v) in md.variables.iter().enumerate() {
-                if v.var_type != VariableType::Clock {
+                if v.var_type != VariableType::Clock || (schedules_own && md.is_scheduled_clock(j))
+                {
                     continue;
                 }
                 let at = || format!("component \"{}\", clock \"{}\"", component.name, v.name);
@@ -150,6 +161,22 @@ impl Clocks {
         }
         for (i, inputs) in table_inputs.iter().enumerate() {
             for (variable, times) in inputs.clock_ticks() {
+                let description = &resolved.components[i].description;
+                let scheduled_by_fmu = description
+                    .co_simulation
+                    .as_ref()
+                    .is_some_and(|cs| cs.schedules_own_clocks)
+                    && description
+                        .variables
+                        .iter()
+                        .position(|v| v.value_reference == variable.value_reference)
+                        .is_some_and(|j| description.is_scheduled_clock(j));
+                if scheduled_by_fmu {
+                    return Err(Error::Usage(format!(
+                        "the input file ticks the clock \"{}\" of component \"{}\", a Scheduled Execution component whose scheduler in cosimo activates that partition from its interval; only its triggered input clocks take ticks from an input file",
+                        variable.name, resolved.components[i].name
+                    )));
+                }
                 let Some(clock) = clocks
                     .iter_mut()
                     .find(|c| c.component == i && c.vr == variable.value_reference)
@@ -219,6 +246,18 @@ impl Clocks {
                     component.name, component.description.variables[clock.variable].name
                 )
             };
+            let source = &resolved.components[clocks[from].component].description;
+            if source
+                .co_simulation
+                .as_ref()
+                .is_some_and(|cs| cs.schedules_own_clocks)
+            {
+                return Err(Error::Usage(format!(
+                    "connection {} -> {}: the source is a Scheduled Execution component, whose output clocks tick inside its steps, between communication points; cosimo does not carry them to other components (connect the variables they clock instead: they are exchanged at communication points)",
+                    name(from),
+                    name(to)
+                )));
+            }
             if !clocks[from].output || clocks[to].output || clocks[to].kind != "triggered" {
                 return Err(Error::Usage(format!(
                     "connection {} -> {}: a clock connection goes from an output clock to a triggered input clock (the target is {} {})",
@@ -254,6 +293,7 @@ impl Clocks {
             links,
             clocked,
             start: resolved.system.experiment.start,
+            schedules_own: schedules_own_of,
         }))
     }
 
@@ -337,6 +377,7 @@ impl Clocks {
         tolerance: f64,
         terminate: &std::sync::atomic::AtomicBool,
     ) -> Result<bool> {
+        self.count_scheduled_outputs(placement)?;
         let due: Vec<usize> = (0..self.clocks.len())
             .filter(|&k| self.clocks[k].next.is_some_and(|t| t <= time + tolerance))
             .collect();
@@ -494,6 +535,35 @@ impl Clocks {
             }
         }
         Ok(true)
+    }
+}
+
+impl Clocks {
+    /// The output clocks of Scheduled Execution components that ticked in the step just
+    /// taken (their partitions ran inside it): each counts one tick per step in which it
+    /// ticked (a clock that ticks twice within one step counts once: steps no longer than
+    /// its period count every tick).
+    fn count_scheduled_outputs(&mut self, placement: &mut Placement) -> Result<()> {
+        for i in 0..self.of_component.len() {
+            if !self.schedules_own[i] {
+                continue;
+            }
+            let outputs: Vec<usize> = self.of_component[i]
+                .iter()
+                .copied()
+                .filter(|&k| self.clocks[k].output)
+                .collect();
+            if outputs.is_empty() {
+                continue;
+            }
+            let vrs: Vec<ValueReference> = outputs.iter().map(|&k| self.clocks[k].vr).collect();
+            let mut raised = vec![false; vrs.len()];
+            placement.run_one(i, |unit: &mut Unit| unit.slave.get_clock(&vrs, &mut raised))?;
+            for (&k, on) in outputs.iter().zip(raised) {
+                self.clocks[k].ticks += u64::from(on);
+            }
+        }
+        Ok(())
     }
 }
 

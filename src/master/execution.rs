@@ -76,9 +76,12 @@ fn refuse_idle_interface_options(
     if let Some(interface) = options.interface {
         let chooses = fmus.iter().zip(&system.components).any(|(fmu, component)| {
             let file = fmu.file_description();
-            component.interface.is_none()
-                && file.co_simulation.is_some()
-                && file.model_exchange.is_some()
+            let interfaces = [
+                file.co_simulation.is_some(),
+                file.model_exchange.is_some(),
+                file.scheduled_execution.is_some(),
+            ];
+            component.interface.is_none() && interfaces.iter().filter(|&&has| has).count() > 1
         });
         if !chooses {
             return Err(Error::Usage(format!(
@@ -87,6 +90,7 @@ fn refuse_idle_interface_options(
                 match interface {
                     Interface::CoSimulation => "cs",
                     Interface::ModelExchange => "me",
+                    Interface::ScheduledExecution => "se",
                 }
             )));
         }
@@ -523,7 +527,8 @@ impl Execution {
                 f.description()
                     .co_simulation
                     .as_ref()
-                    .is_some_and(|cs| cs.has_event_mode)
+                    // A Scheduled Execution component's Event Mode is cosimo's own.
+                    .is_some_and(|cs| cs.has_event_mode && !cs.schedules_own_clocks)
             })
         {
             return Err(Error::Usage(

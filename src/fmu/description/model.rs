@@ -65,6 +65,9 @@ pub struct ModelDescription {
     pub number_of_event_indicators: usize,
     /// Model identifier of the Scheduled Execution interface (FMI 3), when offered.
     pub scheduled_execution_identifier: Option<String>,
+    /// The Scheduled Execution interface (FMI 3), when the FMU offers one with a model
+    /// identifier.
+    pub scheduled_execution: Option<ScheduledExecution>,
     /// `UnitDefinitions`.
     pub units: Vec<Unit>,
     /// `TypeDefinitions`.
@@ -122,6 +125,27 @@ pub struct CoSimulation {
     pub provides_evaluate_discrete_states: bool,
     /// FMI 3 `recommendedIntermediateInputSmoothness`.
     pub recommended_intermediate_input_smoothness: i32,
+    /// A Scheduled Execution component's view ([`ModelDescription::for_interface`]): the
+    /// instance activates the partitions of its time-based input clocks itself, so the
+    /// system's clocks leave them alone.
+    pub schedules_own_clocks: bool,
+}
+
+/// Scheduled Execution capabilities (FMI 3).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ScheduledExecution {
+    /// `modelIdentifier`: the shared library's file stem.
+    pub model_identifier: String,
+    /// `needsExecutionTool`.
+    pub needs_execution_tool: bool,
+    /// `canBeInstantiatedOnlyOncePerProcess`.
+    pub can_be_instantiated_only_once_per_process: bool,
+    /// `canGetAndSetFMUState`.
+    pub can_get_and_set_fmu_state: bool,
+    /// `canSerializeFMUState`.
+    pub can_serialize_fmu_state: bool,
+    /// `providesDirectionalDerivatives`.
+    pub provides_directional_derivatives: bool,
 }
 
 /// Model Exchange capabilities: the union of the FMI 2 and FMI 3 flags.
@@ -153,6 +177,9 @@ pub enum Interface {
     /// Model Exchange: cosimo integrates the FMU's equations with its own solver.
     #[serde(rename = "me")]
     ModelExchange,
+    /// Scheduled Execution (FMI 3): cosimo activates the FMU's model partitions itself.
+    #[serde(rename = "se")]
+    ScheduledExecution,
 }
 
 impl Interface {
@@ -161,6 +188,7 @@ impl Interface {
         match text {
             "cs" => Some(Interface::CoSimulation),
             "me" => Some(Interface::ModelExchange),
+            "se" => Some(Interface::ScheduledExecution),
             _ => None,
         }
     }
@@ -171,6 +199,7 @@ impl fmt::Display for Interface {
         f.write_str(match self {
             Interface::CoSimulation => "Co-Simulation",
             Interface::ModelExchange => "Model Exchange",
+            Interface::ScheduledExecution => "Scheduled Execution",
         })
     }
 }
@@ -545,12 +574,14 @@ impl ModelDescription {
     }
 
     /// The interface a component uses when nothing chooses: Co-Simulation when the FMU has it,
-    /// else Model Exchange (`None`: neither).
+    /// else Model Exchange, else Scheduled Execution (`None`: none of them).
     pub fn default_interface(&self) -> Option<Interface> {
         if self.co_simulation.is_some() {
             Some(Interface::CoSimulation)
         } else if self.model_exchange.is_some() {
             Some(Interface::ModelExchange)
+        } else if self.scheduled_execution.is_some() {
+            Some(Interface::ScheduledExecution)
         } else {
             None
         }
@@ -608,7 +639,53 @@ impl ModelDescription {
                 });
                 Ok(view)
             }
+            Interface::ScheduledExecution => self.scheduled_execution_view(),
         }
+    }
+
+    /// The view of a Scheduled Execution component ([`crate::fmu::scheduled`]): it steps to
+    /// any time (running the partitions due on the way), saves no state, and takes ticks of
+    /// its triggered input clocks in Event Mode. Variables clocked only by the clocks it
+    /// schedules itself are plain discrete variables to the system: they change at the
+    /// partitions' activations and are exchanged at communication points.
+    fn scheduled_execution_view(&self) -> std::result::Result<ModelDescription, String> {
+        let Some(se) = &self.scheduled_execution else {
+            return Err(format!(
+                "model \"{}\" has no Scheduled Execution interface",
+                self.model_name
+            ));
+        };
+        let mut view = self.clone();
+        view.co_simulation = Some(CoSimulation {
+            model_identifier: se.model_identifier.clone(),
+            needs_execution_tool: se.needs_execution_tool,
+            can_handle_variable_communication_step_size: true,
+            can_be_instantiated_only_once_per_process: se.can_be_instantiated_only_once_per_process,
+            has_event_mode: true,
+            schedules_own_clocks: true,
+            ..CoSimulation::default()
+        });
+        let own: Vec<usize> = (0..self.variables.len())
+            .filter(|&i| self.is_scheduled_clock(i))
+            .collect();
+        for v in &mut view.variables {
+            if !v.clocks.is_empty() && v.clocks.iter().all(|c| own.contains(c)) {
+                v.clocks.clear();
+            }
+        }
+        Ok(view)
+    }
+
+    /// Whether variable `index` is an input clock whose ticks come from time (periodic,
+    /// changing or countdown): a Scheduled Execution instance activates those partitions.
+    pub fn is_scheduled_clock(&self, index: usize) -> bool {
+        let v = &self.variables[index];
+        v.var_type == VariableType::Clock
+            && v.causality == Causality::Input
+            && v.clock
+                .as_ref()
+                .and_then(|c| c.interval_variability.as_deref())
+                .is_some_and(|kind| kind != "triggered")
     }
 
     /// The output's declared dependencies on inputs (direct feedthrough), as variable indices.

@@ -165,9 +165,13 @@ pub(super) fn parse(xml: &str) -> R<(ModelDescription, Warnings)> {
     )?;
     let scheduled_execution_identifier = identifier(
         "ScheduledExecution",
-        "it names the Scheduled Execution binary, which cosimo does not load (it drives the \
-         Co-Simulation and Model Exchange interfaces)",
+        "it names the Scheduled Execution binary, so that interface cannot be used",
     )?;
+    let scheduled_execution = root
+        .child("ScheduledExecution")
+        .map(scheduled_execution)
+        .transpose()?
+        .flatten();
 
     let units = match root.child("UnitDefinitions") {
         Some(e) => units(e, &mut w)?,
@@ -248,6 +252,7 @@ pub(super) fn parse(xml: &str) -> R<(ModelDescription, Warnings)> {
         model_exchange_identifier,
         model_exchange,
         scheduled_execution_identifier,
+        scheduled_execution,
         units,
         type_definitions,
         log_categories,
@@ -624,11 +629,33 @@ fn co_simulation(e: &Element, version: FmiVersion) -> R<CoSimulation> {
             "an integer",
         )?
         .unwrap_or(0),
+        schedules_own_clocks: false,
     })
 }
 
 /// The `<ModelExchange>` element; `None` when its model identifier is empty (warned about
 /// with the identifier).
+/// The FMI 3 `<ScheduledExecution>` element (`None` when its model identifier is empty).
+fn scheduled_execution(e: &Element) -> R<Option<ScheduledExecution>> {
+    let l = "ScheduledExecution";
+    let model_identifier = req(e, l, "modelIdentifier")?;
+    if model_identifier.trim().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(ScheduledExecution {
+        model_identifier: model_identifier.to_string(),
+        needs_execution_tool: flag(e, l, "needsExecutionTool")?,
+        can_be_instantiated_only_once_per_process: flag(
+            e,
+            l,
+            "canBeInstantiatedOnlyOncePerProcess",
+        )?,
+        can_get_and_set_fmu_state: flag(e, l, "canGetAndSetFMUState")?,
+        can_serialize_fmu_state: flag(e, l, "canSerializeFMUState")?,
+        provides_directional_derivatives: flag(e, l, "providesDirectionalDerivatives")?,
+    }))
+}
+
 fn model_exchange(e: &Element, version: FmiVersion) -> R<Option<ModelExchange>> {
     let l = "ModelExchange";
     let model_identifier = req(e, l, "modelIdentifier")?;

@@ -347,6 +347,8 @@ impl Fmi2Functions {
         let functions = Self::resolve(library, path)?;
         let interface_functions: &[(bool, &str)] = match interface {
             Interface::CoSimulation => &[(functions.do_step.is_some(), "fmi2DoStep")],
+            // FMI 2 has no Scheduled Execution (the model description cannot offer it).
+            Interface::ScheduledExecution => &[(false, "fmi3ActivateModelPartition")],
             Interface::ModelExchange => &[
                 (functions.enter_event_mode.is_some(), "fmi2EnterEventMode"),
                 (

@@ -500,6 +500,13 @@ pub type fmi3DoStepTYPE = unsafe extern "C" fn(
     lastSuccessfulTime: *mut fmi3Float64,
 ) -> fmi3Status;
 
+// Scheduled Execution functions.
+pub type fmi3ActivateModelPartitionTYPE = unsafe extern "C" fn(
+    instance: fmi3Instance,
+    clockReference: fmi3ValueReference,
+    activationTime: fmi3Float64,
+) -> fmi3Status;
+
 // Model Exchange functions.
 pub type fmi3EnterContinuousTimeModeTYPE =
     unsafe extern "C" fn(instance: fmi3Instance) -> fmi3Status;
@@ -615,6 +622,8 @@ super::function_table! {
             get_output_derivatives: fmi3GetOutputDerivativesTYPE = "fmi3GetOutputDerivatives",
             instantiate_co_simulation: fmi3InstantiateCoSimulationTYPE = "fmi3InstantiateCoSimulation",
             do_step: fmi3DoStepTYPE = "fmi3DoStep",
+            instantiate_scheduled_execution: fmi3InstantiateScheduledExecutionTYPE = "fmi3InstantiateScheduledExecution",
+            activate_model_partition: fmi3ActivateModelPartitionTYPE = "fmi3ActivateModelPartition",
             instantiate_model_exchange: fmi3InstantiateModelExchangeTYPE = "fmi3InstantiateModelExchange",
             enter_continuous_time_mode: fmi3EnterContinuousTimeModeTYPE = "fmi3EnterContinuousTimeMode",
             completed_integrator_step: fmi3CompletedIntegratorStepTYPE = "fmi3CompletedIntegratorStep",
@@ -652,6 +661,22 @@ impl Fmi3Functions {
                         "fmi3InstantiateCoSimulation",
                     ),
                     (f.do_step.is_some(), "fmi3DoStep"),
+                ],
+            )?,
+            Interface::ScheduledExecution => require_interface(
+                path,
+                interface,
+                &[
+                    (
+                        f.instantiate_scheduled_execution.is_some(),
+                        "fmi3InstantiateScheduledExecution",
+                    ),
+                    (
+                        f.activate_model_partition.is_some(),
+                        "fmi3ActivateModelPartition",
+                    ),
+                    (f.get_clock.is_some(), "fmi3GetClock"),
+                    (f.get_interval_decimal.is_some(), "fmi3GetIntervalDecimal"),
                 ],
             )?,
             Interface::ModelExchange => require_interface(
@@ -699,6 +724,8 @@ impl Fmi3Functions {
         let state = "canGetAndSetFMUState";
         let serialize = "canSerializeFMUState";
         let events = "hasEventMode";
+        // A Scheduled Execution component's Event Mode is cosimo's bookkeeping, not the FMU's.
+        let event_mode = cs.has_event_mode && interface != Interface::ScheduledExecution;
         let checks: [(bool, &str, bool, &str); 15] = [
             (
                 cs.can_get_and_set_fmu_state,
@@ -755,19 +782,19 @@ impl Fmi3Functions {
                 "fmi3GetOutputDerivatives",
             ),
             (
-                cs.has_event_mode,
+                event_mode,
                 events,
                 f.enter_event_mode.is_some(),
                 "fmi3EnterEventMode",
             ),
             (
-                cs.has_event_mode,
+                event_mode,
                 events,
                 f.update_discrete_states.is_some(),
                 "fmi3UpdateDiscreteStates",
             ),
             (
-                cs.has_event_mode,
+                event_mode,
                 events,
                 f.enter_step_mode.is_some(),
                 "fmi3EnterStepMode",

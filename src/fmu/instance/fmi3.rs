@@ -4,9 +4,13 @@
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::log::{c_str_lossy, fmi3_intermediate_update, fmi3_log_message, lock};
+use super::log::{
+    c_str_lossy, fmi3_clock_update, fmi3_intermediate_update, fmi3_lock_preemption,
+    fmi3_log_message, fmi3_unlock_preemption, lock, take_preemption_balance,
+};
 use super::{
     c_string, dir_with_separator, unknown_state, Core, HeldSubSteps, InstanceOptions, Polynomial,
     StateTable, ANY_STATE, GET_STATES, SET_STATES,
@@ -28,6 +32,9 @@ pub struct Fmi3Instance {
     core: Core,
     /// Instantiated with `fmi3InstantiateModelExchange`.
     model_exchange: bool,
+    /// Instantiated with `fmi3InstantiateScheduledExecution` (driven by
+    /// [`crate::fmu::scheduled`]).
+    scheduled: bool,
     f: Arc<Fmi3Functions>,
     instance: fmi3Instance,
     states: StateTable,
@@ -172,7 +179,9 @@ impl Fmi3Instance {
             .variables
             .iter()
             .any(|v| v.var_type == VariableType::Clock);
-        let event_mode_used = (core.options.event_mode || has_clocks) && cs.has_event_mode;
+        let scheduled = core.library().interface() == Interface::ScheduledExecution;
+        let event_mode_used =
+            (core.options.event_mode || has_clocks) && cs.has_event_mode && !scheduled;
         let early_return = core.options.early_return;
         let logging_on = core.options.logging_on;
         let mut intermediate_inputs: Vec<ValueReference> = if cs.provides_intermediate_update {
@@ -239,6 +248,36 @@ impl Fmi3Instance {
                 )
             });
             (instance, "fmi3InstantiateModelExchange")
+        } else if scheduled {
+            const F: &str = "fmi3InstantiateScheduledExecution";
+            let instantiate = f
+                .instantiate_scheduled_execution
+                .ok_or_else(|| core.missing_function(F))?;
+            core.enter(F);
+            // SAFETY: strings live across the call; the environment outlives the instance.
+            let instance = unsafe {
+                instantiate(
+                    c_name.as_ptr(),
+                    token.as_ptr(),
+                    resource_ptr,
+                    false,
+                    logging_on,
+                    core.env.as_ptr(),
+                    Some(fmi3_log_message),
+                    Some(fmi3_clock_update),
+                    Some(fmi3_lock_preemption),
+                    Some(fmi3_unlock_preemption),
+                )
+            };
+            core.trace_plain(|| {
+                format!(
+                    "{F}(instanceName={name:?}, instantiationToken={:?}, resourcePath={:?}, \
+                     visible=false, loggingOn={logging_on}) -> {instance:?}",
+                    description.instantiation_token,
+                    resource_path.as_ref().map(|p| p.to_string_lossy()),
+                )
+            });
+            (instance, F)
         } else {
             let instantiate = f
                 .instantiate_co_simulation
@@ -293,6 +332,7 @@ impl Fmi3Instance {
         let mut this = Fmi3Instance {
             core,
             model_exchange,
+            scheduled,
             f,
             instance,
             states: StateTable::default(),
@@ -345,6 +385,41 @@ impl Fmi3Instance {
     /// Whether the instance was created with `eventModeUsed`.
     pub fn event_mode_used(&self) -> bool {
         self.event_mode_used
+    }
+
+    /// `fmi3ActivateModelPartition` (Scheduled Execution, in Clock Activation Mode, which
+    /// cosimo keeps as [`SlaveState::StepMode`]): run the partition of the input clock `vr`
+    /// at `time`. Returns whether the FMU called `clockUpdate` meanwhile. An activation that
+    /// leaves `lockPreemption` and `unlockPreemption` unbalanced is an error.
+    pub fn activate_model_partition(&mut self, vr: ValueReference, time: f64) -> Result<bool> {
+        const F: &str = "fmi3ActivateModelPartition";
+        self.core.require(F, &[SlaveState::StepMode])?;
+        let activate = self.need(self.f.activate_model_partition, F)?;
+        let updates = self.core.env().clock_updates.load(Ordering::Acquire);
+        take_preemption_balance();
+        self.core.enter(F);
+        // SAFETY: valid instance.
+        let raw = unsafe { activate(self.instance, vr, time) };
+        let balance = take_preemption_balance();
+        self.core.check(F, raw, || {
+            format!("clockReference={vr}, activationTime={time}")
+        })?;
+        if balance != 0 {
+            return Err(Error::Unsupported {
+                instance: self.core.name.clone(),
+                message: format!(
+                    "{F}(clockReference={vr}, activationTime={time}): the partition called \
+                     lockPreemption {} unlockPreemption (they must come in pairs within one \
+                     activation)",
+                    if balance > 0 {
+                        format!("{balance} time(s) more often than")
+                    } else {
+                        format!("{} time(s) less often than", -balance)
+                    }
+                ),
+            });
+        }
+        Ok(self.core.env().clock_updates.load(Ordering::Acquire) != updates)
     }
 
     /// `fmi3GetClock`: which of the clocks `vrs` are active.
@@ -854,7 +929,8 @@ impl Slave for Fmi3Instance {
         self.core.check(F, raw, String::new)?;
         // With eventModeUsed the FMU continues in event mode (FMI 3.0, Co-Simulation); Model
         // Exchange always does.
-        self.core.state = if self.event_mode_used || self.model_exchange {
+        // Scheduled Execution goes on in Clock Activation Mode (kept as StepMode).
+        self.core.state = if (self.event_mode_used || self.model_exchange) && !self.scheduled {
             SlaveState::EventMode
         } else {
             SlaveState::StepMode

@@ -87,6 +87,9 @@ pub(crate) struct Environment {
     callback_failure: AtomicI32,
     /// FMI 3 intermediate update.
     pub intermediate: Mutex<Intermediate>,
+    /// FMI 3 Scheduled Execution: how often the FMU called `clockUpdate` (the scheduler reads
+    /// the clocks again when it grew).
+    pub clock_updates: AtomicU64,
 }
 
 impl Environment {
@@ -110,6 +113,7 @@ impl Environment {
             call_sink,
             callback_calls: AtomicU64::new(0),
             callback_failure: AtomicI32::new(0),
+            clock_updates: AtomicU64::new(0),
             intermediate: Mutex::new(Intermediate {
                 active: false,
                 instance: std::ptr::null_mut(),
@@ -234,6 +238,41 @@ pub(crate) unsafe extern "C" fn fmi3_log_message(
             env.log(status, &category, &message);
         }
     });
+}
+
+/// FMI 3 `clockUpdate` callback (Scheduled Execution): an output clock ticked or a countdown
+/// clock got a new interval. It only counts: the scheduler asks the FMU which, once the
+/// activation returned (no FMI call from inside the FMU's own call).
+pub(crate) unsafe extern "C" fn fmi3_clock_update(env: fmi3::fmi3InstanceEnvironment) {
+    if env.is_null() {
+        return;
+    }
+    // SAFETY: the environment we passed at instantiation, alive until after fmi3FreeInstance.
+    let env = unsafe { &*(env as *const Environment) };
+    env.clock_updates.fetch_add(1, Ordering::AcqRel);
+}
+
+thread_local! {
+    /// `lockPreemption` calls not yet matched by `unlockPreemption` on this thread (the
+    /// callbacks carry no environment; cosimo activates partitions one at a time on the
+    /// instance's own thread, so nothing can preempt them, and the count only checks balance).
+    static PREEMPTION_LOCKS: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+/// FMI 3 `lockPreemption` callback.
+pub(crate) unsafe extern "C" fn fmi3_lock_preemption() {
+    PREEMPTION_LOCKS.with(|n| n.set(n.get() + 1));
+}
+
+/// FMI 3 `unlockPreemption` callback.
+pub(crate) unsafe extern "C" fn fmi3_unlock_preemption() {
+    PREEMPTION_LOCKS.with(|n| n.set(n.get() - 1));
+}
+
+/// `lockPreemption` minus `unlockPreemption` calls on this thread since the last call (0 when
+/// an activation locked and unlocked in pairs); resets the count.
+pub(crate) fn take_preemption_balance() -> i64 {
+    PREEMPTION_LOCKS.with(|n| n.replace(0))
 }
 
 /// FMI 3 `intermediateUpdate` callback: sets the polynomial inputs at the FMU's intermediate

@@ -1212,7 +1212,7 @@ impl Importer<'_> {
                                 "<{}> {key}=\"{text}\" in the org.cosimo.component annotation \
                                  is unknown; cosimo reads <cosimo:Component subSteps=\"N\" \
                                  isolate=\"true\" callTimeout=\"SECONDS\" \
-                                 workerGroup=\"NAME\" interface=\"cs|me\" rank=\"N\"/>",
+                                 workerGroup=\"NAME\" interface=\"cs|me|se\" rank=\"N\"/>",
                                 a.name
                             ),
                         ))

@@ -70,6 +70,8 @@ pub struct Clock {
     pub shift: f64,
     /// Description.
     pub description: Option<String>,
+    /// `priority` of an input clock (Scheduled Execution: the smaller, the more urgent).
+    pub priority: Option<u32>,
 }
 
 impl Clock {
@@ -82,6 +84,7 @@ impl Clock {
             interval: None,
             shift: 0.0,
             description: None,
+            priority: None,
         }
     }
 
@@ -100,6 +103,12 @@ impl Clock {
         c
     }
 
+    /// A countdown input clock that ticks only when the model schedules it
+    /// ([`Ticks::schedule`]); `fmi3GetIntervalDecimal` says "not yet known" until then.
+    pub fn scheduled_countdown(vr: u32, name: &str) -> Clock {
+        Clock::new(vr, name, false, IntervalVariability::Countdown)
+    }
+
     /// A triggered input clock (ticked by the importer, e.g. from another FMU's output clock).
     pub fn triggered_input(vr: u32, name: &str) -> Clock {
         Clock::new(vr, name, false, IntervalVariability::Triggered)
@@ -113,6 +122,12 @@ impl Clock {
     /// The shift of a periodic clock (s).
     pub fn shift(mut self, s: f64) -> Clock {
         self.shift = s;
+        self
+    }
+
+    /// The `priority` of an input clock (Scheduled Execution: 0 is the most urgent).
+    pub fn priority(mut self, p: u32) -> Clock {
+        self.priority = Some(p);
         self
     }
 
@@ -139,7 +154,8 @@ pub fn check_clocks(table: &Table, clocks: &[Clock]) -> Result<(), String> {
         if c.output && c.variability != IntervalVariability::Triggered {
             return Err(format!("{what}: output clocks are triggered in the kit"));
         }
-        let needs_interval = !c.output && c.variability != IntervalVariability::Triggered;
+        // Countdown and changing clocks may wait for the model to schedule them.
+        let needs_interval = !c.output && c.variability.is_periodic();
         if needs_interval && !c.interval.is_some_and(|i| i > 0.0) {
             return Err(format!("{what}: a time-based clock needs an interval > 0"));
         }
@@ -173,9 +189,27 @@ impl Ticks<'_> {
         match self.state.index(vr) {
             Some(k) if self.state.clocks[k].output => {
                 self.state.active[k] = true;
+                self.state.updates += 1;
                 Ok(())
             }
             _ => Err(format!("vr {vr} is not an output clock")),
+        }
+    }
+
+    /// Scheduled Execution: ask the importer not to preempt this partition until
+    /// [`Ticks::unlock_preemption`] (the FMU's `lockPreemption` callback; nothing otherwise).
+    pub fn lock_preemption(&mut self) {
+        if let Some((lock, _)) = self.state.preemption {
+            // SAFETY: the importer's callback, given at instantiation.
+            unsafe { lock() }
+        }
+    }
+
+    /// Scheduled Execution: the end of what [`Ticks::lock_preemption`] protected.
+    pub fn unlock_preemption(&mut self) {
+        if let Some((_, unlock)) = self.state.preemption {
+            // SAFETY: the importer's callback, given at instantiation.
+            unsafe { unlock() }
         }
     }
 
@@ -191,6 +225,7 @@ impl Ticks<'_> {
             {
                 self.state.interval[k] = Some(interval);
                 self.state.reported[k] = false;
+                self.state.updates += 1;
                 Ok(())
             }
             _ => Err(format!(
@@ -212,7 +247,15 @@ pub(crate) struct ClockState {
     pub reported: Vec<bool>,
     /// An input clock was set since the clocked partition last ran.
     pub pending: bool,
+    /// Scheduled Execution: the importer's `lockPreemption` and `unlockPreemption`.
+    pub preemption: Option<(Preemption, Preemption)>,
+    /// Output clocks raised and countdowns scheduled so far (Scheduled Execution: a change
+    /// during an activation calls the importer's `clockUpdate`).
+    pub updates: u64,
 }
+
+/// The FMI 3 `lockPreemption` / `unlockPreemption` callback type.
+pub type Preemption = unsafe extern "C" fn();
 
 impl ClockState {
     pub fn new(clocks: Vec<Clock>) -> ClockState {
@@ -223,6 +266,8 @@ impl ClockState {
             active: vec![false; n],
             reported: vec![false; n],
             pending: false,
+            preemption: None,
+            updates: 0,
         }
     }
 
@@ -232,7 +277,9 @@ impl ClockState {
 
     /// Back to the state after instantiation.
     pub fn reset(&mut self) {
+        let preemption = self.preemption;
         *self = ClockState::new(std::mem::take(&mut self.clocks));
+        self.preemption = preemption;
     }
 
     /// The end of an Event Mode instant: every clock inactive.

@@ -193,7 +193,7 @@ pub(crate) unsafe fn set_state<M: Model>(
             if matches!(inst.phase, Phase::Failed | Phase::TerminationRequested) {
                 // A Model Exchange instance continues integrating from the restored state.
                 inst.phase = match inst.interface {
-                    Interface::CoSimulation => Phase::Step,
+                    Interface::CoSimulation | Interface::ScheduledExecution => Phase::Step,
                     Interface::ModelExchange => Phase::ContinuousTime,
                 };
             }

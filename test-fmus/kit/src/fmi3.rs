@@ -22,6 +22,9 @@ pub type IntermediateUpdate = unsafe extern "C" fn(
     early_return_time: *mut f64,
 );
 
+/// The FMI 3 `clockUpdate` callback type (Scheduled Execution).
+pub type ClockUpdate = unsafe extern "C" fn(env: *mut c_void);
+
 /// Whether the model has events, which decides `hasEventMode`.
 pub fn has_events<M: Model>() -> bool {
     M::NUM_EVENT_INDICATORS > 0 || M::HAS_TIME_EVENTS || !M::default().clocks().is_empty()
@@ -46,6 +49,9 @@ pub unsafe fn instantiate_co_simulation<M: Model>(
     log_message: Option<Fmi3Log>,
     intermediate_update: Option<IntermediateUpdate>,
 ) -> *mut c_void {
+    if M::SCHEDULED_EXECUTION {
+        return instantiate_unsupported::<M>("fmi3InstantiateCoSimulation", name, env, log_message);
+    }
     guard(std::ptr::null_mut(), || {
         const F: &str = "fmi3InstantiateCoSimulation";
         let Some(mut inst) =
@@ -144,7 +150,7 @@ pub unsafe fn instantiate_model_exchange<M: Model>(
 ) -> *mut c_void {
     const F: &str = "fmi3InstantiateModelExchange";
     if !M::MODEL_EXCHANGE {
-        return instantiate_unsupported(F, name, env, log_message);
+        return instantiate_unsupported::<M>(F, name, env, log_message);
     }
     guard(std::ptr::null_mut(), || {
         match new_instance::<M>(F, name, token, resource_path, logging_on, env, log_message) {
@@ -157,11 +163,120 @@ pub unsafe fn instantiate_model_exchange<M: Model>(
     })
 }
 
+/// `fmi3InstantiateScheduledExecution`: an instance whose partitions the importer activates,
+/// when the model is a Scheduled Execution model ([`Model::SCHEDULED_EXECUTION`]), else NULL
+/// with a log message.
+///
+/// # Safety
+/// Pointers as in the FMI 3 standard.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn instantiate_scheduled_execution<M: Model>(
+    name: *const c_char,
+    token: *const c_char,
+    resource_path: *const c_char,
+    logging_on: bool,
+    env: *mut c_void,
+    log_message: Option<Fmi3Log>,
+    clock_update: Option<ClockUpdate>,
+    lock_preemption: Option<crate::clock::Preemption>,
+    unlock_preemption: Option<crate::clock::Preemption>,
+) -> *mut c_void {
+    const F: &str = "fmi3InstantiateScheduledExecution";
+    if !M::SCHEDULED_EXECUTION {
+        return instantiate_unsupported::<M>(F, name, env, log_message);
+    }
+    guard(std::ptr::null_mut(), || {
+        let Some(mut inst) =
+            new_instance::<M>(F, name, token, resource_path, logging_on, env, log_message)
+        else {
+            return std::ptr::null_mut();
+        };
+        let (Some(update), Some(lock), Some(unlock)) =
+            (clock_update, lock_preemption, unlock_preemption)
+        else {
+            inst.logger.log(
+                Status::Error,
+                2,
+                &format!("{F}: clockUpdate, lockPreemption and unlockPreemption must not be NULL"),
+            );
+            return std::ptr::null_mut();
+        };
+        inst.interface = Interface::ScheduledExecution;
+        inst.clock_update = Some((update, env));
+        inst.clocks.preemption = Some((lock, unlock));
+        Box::into_raw(Box::new(inst)) as *mut c_void
+    })
+}
+
+/// `fmi3ActivateModelPartition`: runs the partition of input clock `vr` at `time` (its clock
+/// alone active), then calls `clockUpdate` if it raised an output clock or scheduled a
+/// countdown.
+///
+/// # Safety
+/// `c` must be NULL or an instance of this kit.
+pub unsafe fn activate_model_partition<M: Model>(c: *mut c_void, vr: u32, time: f64) -> c_int {
+    const F: &str = "fmi3ActivateModelPartition";
+    let mut notify = None;
+    let st = with::<M>(c, F, |inst| {
+        if inst.interface != Interface::ScheduledExecution {
+            return inst.fail(
+                F,
+                "the instance was not instantiated for Scheduled Execution",
+            );
+        }
+        if let Err(s) = inst.expect(F, &[Phase::Step]) {
+            return s;
+        }
+        let k = match inst.clocks.index(vr) {
+            Some(k) if !inst.clocks.clocks[k].output => k,
+            Some(_) => return inst.fail(F, format!("clock vr {vr} is an output clock")),
+            None => return inst.fail(F, format!("value reference {vr} is not a clock")),
+        };
+        if !time.is_finite() || time < inst.s.time {
+            return inst.fail(
+                F,
+                format!(
+                    "activationTime {time} is before the time of the last activation ({})",
+                    inst.s.time
+                ),
+            );
+        }
+        if let Err(s) = inst.ensure_fresh(F) {
+            return s;
+        }
+        inst.s.time = time;
+        inst.s.values.set_f64(crate::variable::TIME_VR, time);
+        let updates = inst.clocks.updates;
+        inst.clocks.active[k] = true;
+        let mut ticks = crate::clock::Ticks {
+            state: &mut inst.clocks,
+        };
+        let ran = inst.model.clock_tick(&mut inst.s.values, time, &mut ticks);
+        inst.clocks.active[k] = false;
+        inst.s.dirty = true;
+        if let Err(e) = ran {
+            return inst.fail(
+                F,
+                format!("partition '{}': {e}", inst.clocks.clocks[k].name),
+            );
+        }
+        if inst.clocks.updates != updates {
+            notify = inst.clock_update;
+        }
+        Status::Ok
+    });
+    // Outside the instance's borrow: the importer may call back into the FMU from here.
+    if let Some((update, env)) = notify {
+        update(env);
+    }
+    st
+}
+
 /// `fmi3InstantiateModelExchange` / `fmi3InstantiateScheduledExecution`: not supported.
 ///
 /// # Safety
 /// Pointers as in the FMI 3 standard.
-pub unsafe fn instantiate_unsupported(
+pub unsafe fn instantiate_unsupported<M: Model>(
     func: &str,
     name: *const c_char,
     env: *mut c_void,
@@ -173,10 +288,15 @@ pub unsafe fn instantiate_unsupported(
             &text(name).unwrap_or_default(),
             true,
         );
+        let only = if M::SCHEDULED_EXECUTION {
+            "Scheduled Execution"
+        } else {
+            "Co-Simulation"
+        };
         logger.log(
             Status::Error,
             2,
-            &format!("{func}: this FMU supports Co-Simulation only"),
+            &format!("{func}: this FMU supports {only} only"),
         );
         std::ptr::null_mut()
     })
@@ -773,7 +893,11 @@ pub unsafe fn get_clock<M: Model>(c: *mut c_void, vr: *const u32, n: usize, v: *
         let (Some(vrs), Some(out)) = (slice(vr, n), slice_mut(v, n)) else {
             return null_arg(inst, F);
         };
-        if let Err(s) = inst.expect(F, &[Phase::Event]) {
+        // Scheduled Execution reads output clocks in Clock Activation Mode (Phase::Step),
+        // each raise once.
+        let scheduled = inst.interface == Interface::ScheduledExecution;
+        let phase = if scheduled { Phase::Step } else { Phase::Event };
+        if let Err(s) = inst.expect(F, &[phase]) {
             return s;
         }
         if let Err(s) = inst.ensure_fresh(F) {
@@ -781,7 +905,12 @@ pub unsafe fn get_clock<M: Model>(c: *mut c_void, vr: *const u32, n: usize, v: *
         }
         for (&r, o) in vrs.iter().zip(out.iter_mut()) {
             match inst.clocks.index(r) {
-                Some(k) => *o = inst.clocks.active[k],
+                Some(k) => {
+                    *o = inst.clocks.active[k];
+                    if scheduled {
+                        inst.clocks.active[k] = false;
+                    }
+                }
                 None => return inst.fail(F, format!("value reference {r} is not a clock")),
             }
         }

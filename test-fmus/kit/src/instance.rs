@@ -49,6 +49,9 @@ pub enum Interface {
     CoSimulation,
     /// `fmi2ModelExchange` / `fmi3InstantiateModelExchange`: the importer integrates.
     ModelExchange,
+    /// `fmi3InstantiateScheduledExecution`: the importer activates the model partitions
+    /// (`fmi3ActivateModelPartition`).
+    ScheduledExecution,
 }
 
 /// Lifecycle state, the union of the FMI 2 and FMI 3 Co-Simulation and Model Exchange state
@@ -202,6 +205,8 @@ pub struct Instance<M: Model> {
     pub(crate) event_iterations: usize,
     /// FMI 3 clocks and their activation.
     pub(crate) clocks: ClockState,
+    /// Scheduled Execution: the importer's `clockUpdate` callback and its environment.
+    pub(crate) clock_update: Option<(crate::fmi3::ClockUpdate, *mut c_void)>,
 }
 
 /// Safety limit on events within one step, to stop chattering models.
@@ -282,6 +287,7 @@ impl<M: Model> Instance<M> {
             intermediate: None,
             interface: Interface::CoSimulation,
             event_iterations: 0,
+            clock_update: None,
         }
     }
 
@@ -1684,6 +1690,7 @@ impl<M: Model> Instance<M> {
         match self.interface {
             Interface::CoSimulation => b"FMUKIT01",
             Interface::ModelExchange => b"FMUKITME",
+            Interface::ScheduledExecution => b"FMUKITSE",
         }
     }
 
@@ -1693,7 +1700,7 @@ impl<M: Model> Instance<M> {
         let magic = r.take(8)?;
         if magic != self.state_magic() {
             return Err(match magic {
-                b"FMUKIT01" | b"FMUKITME" => format!(
+                b"FMUKIT01" | b"FMUKITME" | b"FMUKITSE" => format!(
                     "the serialized state belongs to an instance of the other interface (this \
                      one is {:?})",
                     self.interface

@@ -579,17 +579,19 @@ macro_rules! export_fmu {
             #[no_mangle]
             pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
                 name: *const c_char,
-                _tok: *const c_char,
-                _res: *const c_char,
+                tok: *const c_char,
+                res: *const c_char,
                 _vis: bool,
-                _log_on: bool,
+                log_on: bool,
                 env: *mut c_void,
                 log: Log,
-                _cu: *const c_void,
-                _lp: *const c_void,
-                _up: *const c_void,
+                cu: Option<fmi3::ClockUpdate>,
+                lp: Option<$crate::clock::Preemption>,
+                up: Option<$crate::clock::Preemption>,
             ) -> Comp {
-                fmi3::instantiate_unsupported("fmi3InstantiateScheduledExecution", name, env, log)
+                fmi3::instantiate_scheduled_execution::<M>(
+                    name, tok, res, log_on, env, log, cu, lp, up,
+                )
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi3FreeInstance(c: Comp) {
@@ -918,14 +920,10 @@ macro_rules! export_fmu {
             #[no_mangle]
             pub unsafe extern "C" fn fmi3ActivateModelPartition(
                 c: Comp,
-                _clock: u32,
-                _t: f64,
+                clock: u32,
+                t: f64,
             ) -> c_int {
-                fmi3::unsupported::<M>(
-                    c,
-                    "fmi3ActivateModelPartition",
-                    "Scheduled Execution is not supported",
-                )
+                fmi3::activate_model_partition::<M>(c, clock, t)
             }
             // Model Exchange (an error unless the model opted in: `Model::MODEL_EXCHANGE`).
             #[no_mangle]

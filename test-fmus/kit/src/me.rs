@@ -66,11 +66,14 @@ impl<M: Model> Instance<M> {
 
     /// Errors if this instance was created for Model Exchange.
     pub(crate) fn expect_cs(&self, func: &str) -> Result<(), Status> {
-        if self.interface == Interface::ModelExchange {
+        if self.interface != Interface::CoSimulation {
             return Err(self.fail(
                 func,
-                "this is a Co-Simulation function, but the instance was instantiated for \
-                 Model Exchange",
+                format!(
+                    "this is a Co-Simulation function, but the instance was instantiated for \
+                     {:?}",
+                    self.interface
+                ),
             ));
         }
         Ok(())

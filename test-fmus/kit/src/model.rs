@@ -209,6 +209,12 @@ pub trait Model: Default + 'static {
     /// with event indicators must then name their variables in
     /// [`Model::EVENT_INDICATOR_VARIABLES`].
     const MODEL_EXCHANGE: bool = false;
+    /// Whether the FMU is an FMI 3.0 Scheduled Execution FMU instead of a Co-Simulation one:
+    /// each input clock is a model partition ([`Model::clock_tick`] with that clock alone
+    /// active) that the importer activates with `fmi3ActivateModelPartition`; the model
+    /// reports raised output clocks and scheduled countdowns through `clockUpdate`. The FMI
+    /// 2.0 archive of such a model has no clocks, so its partitions never run.
+    const SCHEDULED_EXECUTION: bool = false;
     /// The scalar Float64 variables whose values equal the event indicators, in indicator
     /// order (the FMI 3 `<EventIndicator>` elements of a Model Exchange FMU); one per
     /// [`Model::NUM_EVENT_INDICATORS`].

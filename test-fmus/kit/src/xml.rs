@@ -336,12 +336,20 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
             esc(M::NAME)
         );
     }
-    let _ = writeln!(
-        o,
-        "  <CoSimulation modelIdentifier=\"{}\" needsExecutionTool=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" canGetAndSetFMUState=\"true\" canSerializeFMUState=\"true\" providesDirectionalDerivatives=\"true\" providesAdjointDerivatives=\"true\" providesPerElementDependencies=\"false\" maxOutputDerivativeOrder=\"{}\" providesIntermediateUpdate=\"true\" mightReturnEarlyFromDoStep=\"{events}\" canReturnEarlyAfterIntermediateUpdate=\"false\" hasEventMode=\"{events}\" providesEvaluateDiscreteStates=\"false\" canHandleVariableCommunicationStepSize=\"true\"/>",
-        esc(M::NAME),
-        M::MAX_OUTPUT_DERIVATIVE_ORDER
-    );
+    if M::SCHEDULED_EXECUTION {
+        let _ = writeln!(
+            o,
+            "  <ScheduledExecution modelIdentifier=\"{}\" needsExecutionTool=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" canGetAndSetFMUState=\"false\" canSerializeFMUState=\"false\" providesDirectionalDerivatives=\"false\" providesAdjointDerivatives=\"false\" providesPerElementDependencies=\"false\"/>",
+            esc(M::NAME)
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "  <CoSimulation modelIdentifier=\"{}\" needsExecutionTool=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" canGetAndSetFMUState=\"true\" canSerializeFMUState=\"true\" providesDirectionalDerivatives=\"true\" providesAdjointDerivatives=\"true\" providesPerElementDependencies=\"false\" maxOutputDerivativeOrder=\"{}\" providesIntermediateUpdate=\"true\" mightReturnEarlyFromDoStep=\"{events}\" canReturnEarlyAfterIntermediateUpdate=\"false\" hasEventMode=\"{events}\" providesEvaluateDiscreteStates=\"false\" canHandleVariableCommunicationStepSize=\"true\"/>",
+            esc(M::NAME),
+            M::MAX_OUTPUT_DERIVATIVE_ORDER
+        );
+    }
     o.push_str(&units(table, false));
     o.push_str(&type_definitions(table, false));
     o.push_str(&log_categories());
@@ -412,6 +420,9 @@ pub fn fmi3<M: Model>(table: &Table) -> String {
         );
         if let Some(d) = &c.description {
             let _ = write!(o, " description=\"{}\"", esc(d));
+        }
+        if let Some(p) = c.priority {
+            let _ = write!(o, " priority=\"{p}\"");
         }
         if c.variability.is_periodic() {
             if let Some(i) = c.interval {
