@@ -1,0 +1,207 @@
+//! Connections between FMI 3 arrays sized by a structural parameter: two ResizableGains
+//! (`y[i] = k i u[i]`, `u` and `y` of `n` elements) chained `a.y -> b.u` at two sizes, with an
+//! input file of each size, under every algorithm that can carry them, in process and in
+//! worker processes, from a system file and from an SSP; and what stays refused (an array to a
+//! scalar, an element, an order that would need an array to follow a polynomial).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+const STEP: f64 = 0.1;
+const K_A: f64 = 1.5;
+const K_B: f64 = 2.0;
+
+/// Input element `i` (from 1) of `a.u` at time `t`: distinct per element, linear in time.
+fn input(i: usize, t: f64) -> f64 {
+    i as f64 + 0.5 * t
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(ToString::to_string).collect()
+}
+
+/// An input file for `a.u` with `n` elements in each cell, rows at t = 0 and 1.
+fn input_file(dir: &Path, n: usize) -> PathBuf {
+    let cell = |t: f64| {
+        (1..=n)
+            .map(|i| input(i, t).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let path = dir.join(format!("a.u{n}.csv"));
+    std::fs::write(
+        &path,
+        format!("time,a.u\n0,{}\n1,{}\n", cell(0.0), cell(1.0)),
+    )
+    .expect("writes the input file");
+    path
+}
+
+/// The chain `a.y -> b.u` of two ResizableGains of `n` elements, as a system file.
+fn chain(dir: &Path, n: usize, connection: &str) -> PathBuf {
+    let fmu = fmu("ResizableGain", 3).display().to_string();
+    let text = format!(
+        r#"{{ "components": [
+            {{ "name": "a", "fmu": {fmu:?}, "parameters": {{ "n": {n}, "k": {K_A} }} }},
+            {{ "name": "b", "fmu": {fmu:?}, "parameters": {{ "n": {n}, "k": {K_B} }} }}
+        ], "connections": [{connection}] }}"#
+    );
+    let path = dir.join(format!("chain{n}.json"));
+    std::fs::write(&path, text).expect("writes the system");
+    path
+}
+
+const CONNECTION: &str = r#"{ "from": "a.y", "to": "b.u" }"#;
+
+/// Run `system` (a file holding the chain at size `n`) with `extra` options and check every
+/// element of `a.y` and `b.y` against the models' formulas.
+///
+/// The input file's value is set at the start of each step and held, so the row at `t` shows
+/// `a.y[i] = k_a i u[i](t - h)` (at t = 0, the inputs at 0). `b.u` is set from `a.y` at each
+/// communication point and `b.y` feeds through from `b.u` (the kit evaluates on the read
+/// after a set): every algorithm records `b.y[i] = k_b i k_a i u[i](t - h)`, with no further
+/// step of delay, because the exchange sets `b.u` before the row is recorded.
+fn run_and_check(system: &Path, n: usize, extra: &[&str]) {
+    let dir = temp_dir();
+    let inputs = input_file(dir.path(), n);
+    let csv = dir.path().join("out.csv");
+    let mut args = strings(&["run", &system.display().to_string(), "--quiet"]);
+    args.extend(strings(&["--stop-time", "1", "--step-size", "0.1"]));
+    args.extend(strings(&["--input-file", &inputs.display().to_string()]));
+    args.extend(strings(extra));
+    for i in 1..=n {
+        args.extend(strings(&["--output-variable", &format!("a.y[{i}]")]));
+        args.extend(strings(&["--output-variable", &format!("b.y[{i}]")]));
+    }
+    args.extend(strings(&["-o", &csv.display().to_string()]));
+    cosimo_ok(&args);
+    let table = read_results(&csv);
+    let times = table.time();
+    assert_eq!(times.len(), 11, "{extra:?}: rows at 0, 0.1, ..., 1");
+    for i in 1..=n {
+        let a = table.values(table.column(&format!("a.y[{i}]")).expect("a.y column"));
+        let b = table.values(table.column(&format!("b.y[{i}]")).expect("b.y column"));
+        for ((&t, &ya), &yb) in times.iter().zip(a).zip(b) {
+            let u = input(i, (t - STEP).max(0.0));
+            let want_a = K_A * i as f64 * u;
+            let want_b = K_B * i as f64 * want_a;
+            assert!(
+                (ya - want_a).abs() < 1e-9,
+                "{extra:?}, n = {n}: a.y[{i}] at t = {t}: {ya}, want {want_a}"
+            );
+            assert!(
+                (yb - want_b).abs() < 1e-9,
+                "{extra:?}, n = {n}: b.y[{i}] at t = {t}: {yb}, want k_b i k_a i u[i] = {want_b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_chain_of_arrays_runs_at_two_sizes_under_jacobi_and_gauss_seidel() {
+    let dir = temp_dir();
+    for n in [2, 5] {
+        let system = chain(dir.path(), n, CONNECTION);
+        for algorithm in ["jacobi", "gauss-seidel"] {
+            run_and_check(&system, n, &["--algorithm", algorithm]);
+        }
+    }
+}
+
+#[test]
+fn a_chain_of_arrays_runs_under_the_implicit_algorithm() {
+    let dir = temp_dir();
+    for n in [2, 5] {
+        let system = chain(dir.path(), n, CONNECTION);
+        run_and_check(&system, n, &["--algorithm", "implicit"]);
+    }
+}
+
+#[test]
+fn a_chain_of_arrays_runs_in_worker_processes() {
+    let dir = temp_dir();
+    for n in [2, 5] {
+        let system = chain(dir.path(), n, CONNECTION);
+        run_and_check(&system, n, &["--isolate"]);
+        run_and_check(&system, n, &["--isolate", "--algorithm", "gauss-seidel"]);
+    }
+}
+
+/// Run cosimo expecting a refusal (exit code 2); its stderr.
+fn refused(args: &[String]) -> String {
+    let output = cosimo(args);
+    assert_eq!(output.status.code(), Some(2), "{}", show(&output));
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn an_array_to_a_scalar_or_an_element_is_refused_by_name() {
+    let dir = temp_dir();
+    let gain = fmu("ResizableGain", 3).display().to_string();
+    // The kit's Gain has a scalar input `u`.
+    let scalar = fmu("Gain", 3).display().to_string();
+    let system = |connection: &str| {
+        let text = format!(
+            r#"{{ "components": [
+                {{ "name": "a", "fmu": {gain:?}, "parameters": {{ "n": 2 }} }},
+                {{ "name": "g", "fmu": {scalar:?} }}
+            ], "connections": [{connection}] }}"#
+        );
+        let path = dir.path().join("system.json");
+        std::fs::write(&path, text).expect("writes the system");
+        path.display().to_string()
+    };
+    let stderr = refused(&strings(&[
+        "run",
+        &system(r#"{ "from": "a.y", "to": "g.u" }"#),
+    ]));
+    assert!(
+        stderr.contains("a.y is an array of 2 element(s) and g.u is a scalar"),
+        "{stderr}"
+    );
+    let stderr = refused(&strings(&[
+        "run",
+        &system(r#"{ "from": "a.y[2]", "to": "g.u" }"#),
+    ]));
+    assert!(
+        stderr.contains("a.y[2] names an element of array \"y\"")
+            && stderr.contains("connect a.y instead"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_array_connection_that_would_follow_a_polynomial_is_refused() {
+    let dir = temp_dir();
+    let system = chain(
+        dir.path(),
+        2,
+        r#"{ "from": "a.y", "to": "b.u", "extrapolationOrder": 1 }"#,
+    );
+    let stderr = refused(&strings(&["run", &system.display().to_string()]));
+    assert!(
+        stderr.contains("a.y -> b.u") && stderr.contains("\"extrapolationOrder\": 0"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_input_file_column_for_a_connected_array_is_refused() {
+    let dir = temp_dir();
+    let system = chain(dir.path(), 2, CONNECTION);
+    let inputs = dir.path().join("b.csv");
+    std::fs::write(&inputs, "time,b.u\n0,1 2\n1,1 2\n").expect("writes the inputs");
+    let stderr = refused(&strings(&[
+        "run",
+        &system.display().to_string(),
+        "--input-file",
+        &inputs.display().to_string(),
+    ]));
+    assert!(
+        stderr.contains("b.u drives an input that a connection drives already"),
+        "{stderr}"
+    );
+}
