@@ -205,3 +205,58 @@ fn an_input_file_column_for_a_connected_array_is_refused() {
         "{stderr}"
     );
 }
+
+/// The chain at size `n` as an unpacked SSP: connectors `u` and `y` of each ResizableGain,
+/// `n` and `k` from parameter bindings, the connection `a.y -> b.u`.
+fn chain_ssp(dir: &Path, n: usize) -> PathBuf {
+    let fmu = fmu("ResizableGain", 3).display().to_string();
+    let component = |name: &str, k: f64| {
+        format!(
+            r#"<ssd:Component name="{name}" type="application/x-fmu-sharedlibrary" source="{fmu}">
+  <ssd:Connectors>
+    <ssd:Connector name="u" kind="input"><ssc:Real/></ssd:Connector>
+    <ssd:Connector name="y" kind="output"><ssc:Real/></ssd:Connector>
+  </ssd:Connectors>
+  <ssd:ParameterBindings><ssd:ParameterBinding><ssd:ParameterValues>
+    <ssv:ParameterSet version="1.0" name="p"><ssv:Parameters>
+      <ssv:Parameter name="n"><ssv:Integer value="{n}"/></ssv:Parameter>
+      <ssv:Parameter name="k"><ssv:Real value="{k}"/></ssv:Parameter>
+    </ssv:Parameters></ssv:ParameterSet>
+  </ssd:ParameterValues></ssd:ParameterBinding></ssd:ParameterBindings>
+</ssd:Component>"#
+        )
+    };
+    let text = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription version="1.0" name="chain"
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
+    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues">
+<ssd:System name="root">
+<ssd:Elements>
+{}
+{}
+</ssd:Elements>
+<ssd:Connections>
+  <ssd:Connection startElement="a" startConnector="y" endElement="b" endConnector="u"/>
+</ssd:Connections>
+</ssd:System>
+</ssd:SystemStructureDescription>
+"#,
+        component("a", K_A),
+        component("b", K_B)
+    );
+    let root = dir.join(format!("chain{n}.ssp"));
+    std::fs::create_dir_all(&root).expect("creates the SSP folder");
+    std::fs::write(root.join("SystemStructure.ssd"), text).expect("writes the SSD");
+    root
+}
+
+#[test]
+fn a_chain_of_arrays_from_an_ssp_runs_at_two_sizes() {
+    let dir = temp_dir();
+    for n in [2, 5] {
+        let ssp = chain_ssp(dir.path(), n);
+        run_and_check(&ssp, n, &[]);
+    }
+}
