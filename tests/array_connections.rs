@@ -260,3 +260,45 @@ fn a_chain_of_arrays_from_an_ssp_runs_at_two_sizes() {
         run_and_check(&ssp, n, &[]);
     }
 }
+
+/// The FMI calls of a run of the chain at size `n` (`--log-fmi-calls`), without values.
+fn fmi_calls(dir: &Path, n: usize, algorithm: &str) -> Vec<String> {
+    let system = chain(dir, n, CONNECTION);
+    let output = cosimo_ok(strings(&[
+        "run",
+        &system.display().to_string(),
+        "--quiet",
+        "--stop-time",
+        "0.05",
+        "--step-size",
+        "0.01",
+        "--algorithm",
+        algorithm,
+        "--log-fmi-calls",
+        "-o",
+        &dir.join("calls.csv").display().to_string(),
+    ]));
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .filter(|l| l.contains(": fmi3"))
+        .map(|l| l.split('(').next().unwrap_or(l).to_string())
+        .collect()
+}
+
+#[test]
+fn an_array_moves_in_one_fmi_call_whatever_its_size() {
+    let dir = temp_dir();
+    for algorithm in ["jacobi", "gauss-seidel"] {
+        let two = fmi_calls(dir.path(), 2, algorithm);
+        let five = fmi_calls(dir.path(), 5, algorithm);
+        let sets = two
+            .iter()
+            .filter(|c| c.ends_with("b: fmi3SetFloat64"))
+            .count();
+        assert!(sets >= 5, "{algorithm}: b.u set at every step: {two:#?}");
+        assert_eq!(
+            two, five,
+            "{algorithm}: the same calls at 2 and at 5 elements"
+        );
+    }
+}

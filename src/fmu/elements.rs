@@ -4,11 +4,14 @@
 //! value reference above the FMU's own (consecutive from the first), so that every master
 //! algorithm reads and sets scalars as for any other connection. [`ArrayElements`] stands
 //! between the master and the slave and turns those references into whole-array FMI calls:
-//! a read of any number of elements reads each array once, a write of any number of elements
-//! writes each array once, with the elements no call has given yet as the FMU last had them
-//! (read before the array's first write). References of the FMU's own pass through unchanged,
-//! gathered into one call. Buffers grow to the largest call and are reused: the per-step path
-//! allocates nothing.
+//! elements are read from one read of their array, made again only after a call that may
+//! change the FMU's values (a write, a step, ...); written elements are kept and each
+//! array written once, with all its elements, before the next call that could see it (any
+//! other call of the slave): so the master may set the n elements one by one and the FMU still
+//! gets one call of n values, not n calls. The elements no call has given yet stay as the FMU
+//! had them (the array is read before its first write). References of the FMU's own pass
+//! through unchanged, gathered into one call. Buffers grow to the largest call and are reused:
+//! the per-step path allocates nothing.
 
 use std::sync::Arc;
 
@@ -23,10 +26,12 @@ use crate::{Error, Result};
 struct ConnectedArray {
     vr: ValueReference,
     values: Buffer,
-    /// The call (see [`ArrayElements::call`]) that last read the array or wrote an element.
-    touched: u64,
+    /// The epoch (see [`ArrayElements::epoch`]) in which the array was read.
+    read: u64,
     /// `values` holds what the FMU has (else read the array before writing some elements).
     known: bool,
+    /// Elements were written that the FMU has not been given yet.
+    pending: bool,
 }
 
 /// An array's values in its FMI type.
@@ -111,8 +116,12 @@ pub struct ArrayElements {
     /// Per element variable, from `first`: (index into `arrays`, flat index in the array).
     elements: Vec<(usize, usize)>,
     arrays: Vec<ConnectedArray>,
-    /// Counts calls, so that an array is read or written once per call.
-    call: u64,
+    /// Some array has `pending` elements.
+    pending: bool,
+    /// Counts the calls that may change the FMU's values (every call but a read): an array
+    /// read since the last such call is not read again (the master reads the n elements one
+    /// by one where it reads scalars one by one).
+    epoch: u64,
     scratch: Scratch,
 }
 
@@ -160,8 +169,9 @@ impl ArrayElements {
                         ConnectedArray {
                             vr: variable.value_reference,
                             values,
-                            touched: 0,
+                            read: 0,
                             known: false,
+                            pending: false,
                         },
                     ));
                     arrays.len() - 1
@@ -174,7 +184,8 @@ impl ArrayElements {
             first,
             elements: map,
             arrays: arrays.into_iter().map(|(_, a)| a).collect(),
-            call: 0,
+            pending: false,
+            epoch: 0,
             scratch: Scratch::default(),
         })
     }
@@ -201,6 +212,7 @@ impl ArrayElements {
         values: &mut [T],
         get: fn(&mut dyn Slave, &[ValueReference], &mut [T]) -> Result<()>,
     ) -> Result<()> {
+        self.flush()?;
         if !vrs.iter().any(|&vr| self.is_element(vr)) {
             return get(self.inner.as_mut(), vrs, values);
         }
@@ -212,7 +224,6 @@ impl ArrayElements {
                 vrs.len()
             )));
         }
-        self.call += 1;
         let own = T::own(&mut self.scratch);
         own.vrs.clear();
         own.positions.clear();
@@ -235,15 +246,15 @@ impl ArrayElements {
                 continue;
             }
             let (slot, index) = self.element(vr);
-            let call = self.call;
+            let epoch = self.epoch;
             let array = &mut self.arrays[slot];
             let array_vr = array.vr;
             let Some(buffer) = T::buffer(&mut array.values) else {
                 return Err(self.mismatch(vr));
             };
-            if array.touched != call {
+            if array.read != epoch {
                 get(self.inner.as_mut(), &[array_vr], buffer)?;
-                array.touched = call;
+                array.read = epoch;
                 array.known = true;
             }
             values[k] = buffer[index];
@@ -258,6 +269,7 @@ impl ArrayElements {
         get: fn(&mut dyn Slave, &[ValueReference], &mut [T]) -> Result<()>,
         set: fn(&mut dyn Slave, &[ValueReference], &[T]) -> Result<()>,
     ) -> Result<()> {
+        self.epoch += 1;
         if !vrs.iter().any(|&vr| self.is_element(vr)) {
             return set(self.inner.as_mut(), vrs, values);
         }
@@ -269,8 +281,6 @@ impl ArrayElements {
                 vrs.len()
             )));
         }
-        self.call += 1;
-        let call = self.call;
         let own = T::own(&mut self.scratch);
         own.vrs.clear();
         own.values.clear();
@@ -298,23 +308,44 @@ impl ArrayElements {
                 array.known = true;
             }
             buffer[index] = v;
-            array.touched = call;
+            array.pending = true;
+            self.pending = true;
         }
-        // Each array written once, with all its elements of this call.
-        for &vr in vrs {
-            if !self.is_element(vr) {
+        Ok(())
+    }
+
+    /// Before a call other than a read or a write: a new epoch, the written elements given.
+    fn before(&mut self) -> Result<()> {
+        self.epoch += 1;
+        self.flush()
+    }
+
+    /// Give the FMU the arrays whose elements were written since: before any other call.
+    fn flush(&mut self) -> Result<()> {
+        if !self.pending {
+            return Ok(());
+        }
+        self.pending = false;
+        for array in &mut self.arrays {
+            if !array.pending {
                 continue;
             }
-            let (slot, _) = self.element(vr);
-            let array = &mut self.arrays[slot];
-            if array.touched != call {
-                continue;
-            }
-            array.touched = 0;
-            let array_vr = array.vr;
-            if let Some(buffer) = T::buffer(&mut array.values) {
-                set(self.inner.as_mut(), &[array_vr], buffer)?;
-            }
+            array.pending = false;
+            let vrs = [array.vr];
+            let inner = self.inner.as_mut();
+            match &array.values {
+                Buffer::F64(v) => inner.set_float64(&vrs, v),
+                Buffer::F32(v) => inner.set_float32(&vrs, v),
+                Buffer::I8(v) => inner.set_int8(&vrs, v),
+                Buffer::U8(v) => inner.set_uint8(&vrs, v),
+                Buffer::I16(v) => inner.set_int16(&vrs, v),
+                Buffer::U16(v) => inner.set_uint16(&vrs, v),
+                Buffer::I32(v) => inner.set_int32(&vrs, v),
+                Buffer::U32(v) => inner.set_uint32(&vrs, v),
+                Buffer::I64(v) => inner.set_int64(&vrs, v),
+                Buffer::U64(v) => inner.set_uint64(&vrs, v),
+                Buffer::Bool(v) => inner.set_boolean(&vrs, v),
+            }?;
         }
         Ok(())
     }
@@ -354,8 +385,11 @@ impl ArrayElements {
 
     /// Forget the arrays' values (the FMU's state changed under them).
     fn forget(&mut self) {
+        self.epoch += 1;
+        self.pending = false;
         for array in &mut self.arrays {
             array.known = false;
+            array.pending = false;
         }
     }
 }
@@ -430,9 +464,11 @@ impl Slave for ArrayElements {
         self.inner.state()
     }
     fn enter_configuration_mode(&mut self) -> Result<()> {
+        self.before()?;
         self.inner.enter_configuration_mode()
     }
     fn exit_configuration_mode(&mut self) -> Result<()> {
+        self.before()?;
         self.inner.exit_configuration_mode()
     }
     fn enter_initialization_mode(
@@ -441,37 +477,47 @@ impl Slave for ArrayElements {
         start_time: f64,
         stop_time: Option<f64>,
     ) -> Result<()> {
+        self.before()?;
         self.inner
             .enter_initialization_mode(tolerance, start_time, stop_time)
     }
     fn exit_initialization_mode(&mut self) -> Result<()> {
+        self.before()?;
         self.inner.exit_initialization_mode()
     }
     fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult> {
+        self.before()?;
         self.inner.do_step(current_time, step_size)
     }
     fn steps_in_background(&self) -> bool {
         self.inner.steps_in_background()
     }
     fn start_step(&mut self, current_time: f64, step_size: f64) -> Result<()> {
+        self.before()?;
         self.inner.start_step(current_time, step_size)
     }
     fn finish_step(&mut self) -> Result<StepResult> {
+        self.before()?;
         self.inner.finish_step()
     }
     fn enter_event_mode(&mut self) -> Result<()> {
+        self.before()?;
         self.inner.enter_event_mode()
     }
     fn update_discrete_states(&mut self) -> Result<DiscreteStatesUpdate> {
+        self.before()?;
         self.inner.update_discrete_states()
     }
     fn enter_step_mode(&mut self) -> Result<()> {
+        self.before()?;
         self.inner.enter_step_mode()
     }
     fn get_clock(&mut self, vrs: &[ValueReference], active: &mut [bool]) -> Result<()> {
+        self.before()?;
         self.inner.get_clock(vrs, active)
     }
     fn set_clock(&mut self, vrs: &[ValueReference], active: &[bool]) -> Result<()> {
+        self.before()?;
         self.inner.set_clock(vrs, active)
     }
     fn get_interval_decimal(
@@ -480,47 +526,60 @@ impl Slave for ArrayElements {
         intervals: &mut [f64],
         qualifiers: &mut [IntervalQualifier],
     ) -> Result<()> {
+        self.before()?;
         self.inner.get_interval_decimal(vrs, intervals, qualifiers)
     }
     fn terminate(&mut self) -> Result<()> {
+        self.before()?;
         self.inner.terminate()
     }
     fn reset(&mut self) -> Result<()> {
+        // Writes before a reset are undone by it.
         self.forget();
         self.inner.reset()
     }
     fn get_string(&mut self, vrs: &[ValueReference]) -> Result<Vec<String>> {
+        self.before()?;
         self.inner.get_string(vrs)
     }
     fn set_string(&mut self, vrs: &[ValueReference], values: &[&str]) -> Result<()> {
+        self.before()?;
         self.inner.set_string(vrs, values)
     }
     fn get_binary(&mut self, vrs: &[ValueReference]) -> Result<Vec<Vec<u8>>> {
+        self.before()?;
         self.inner.get_binary(vrs)
     }
     fn set_binary(&mut self, vrs: &[ValueReference], values: &[&[u8]]) -> Result<()> {
+        self.before()?;
         self.inner.set_binary(vrs, values)
     }
     fn can_save_state(&self) -> bool {
         self.inner.can_save_state()
     }
     fn save_state(&mut self) -> Result<StateId> {
+        self.before()?;
         self.inner.save_state()
     }
     fn update_state(&mut self, state: StateId) -> Result<()> {
+        self.before()?;
         self.inner.update_state(state)
     }
     fn restore_state(&mut self, state: StateId) -> Result<()> {
+        // Writes before a restore are undone by it.
         self.forget();
         self.inner.restore_state(state)
     }
     fn free_state(&mut self, state: StateId) -> Result<()> {
+        self.before()?;
         self.inner.free_state(state)
     }
     fn serialize_state(&mut self, state: StateId) -> Result<Vec<u8>> {
+        self.before()?;
         self.inner.serialize_state(state)
     }
     fn deserialize_state(&mut self, bytes: &[u8]) -> Result<StateId> {
+        self.before()?;
         self.inner.deserialize_state(bytes)
     }
     fn provides_directional_derivatives(&self) -> bool {
@@ -533,6 +592,7 @@ impl Slave for ArrayElements {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> Result<()> {
+        self.before()?;
         let elements = |vrs: &[ValueReference]| vrs.iter().any(|&vr| self.is_element(vr));
         if !elements(unknowns) && !elements(knowns) {
             return self
@@ -563,6 +623,7 @@ impl Slave for ArrayElements {
         order: u32,
         values: &mut [f64],
     ) -> Result<()> {
+        self.before()?;
         if !vrs.iter().any(|&vr| self.is_element(vr)) {
             return self.inner.get_output_derivatives(vrs, order, values);
         }
@@ -581,6 +642,7 @@ impl Slave for ArrayElements {
         order: usize,
         taylor: &[f64],
     ) -> Result<PolynomialInputMode> {
+        self.before()?;
         if !vrs.iter().any(|&vr| self.is_element(vr)) {
             return self.inner.set_input_polynomial(vrs, order, taylor);
         }
@@ -593,6 +655,7 @@ impl Slave for ArrayElements {
         })
     }
     fn set_macro_step(&mut self, span: Option<(f64, f64)>) -> Result<()> {
+        self.before()?;
         self.inner.set_macro_step(span)
     }
     fn call_count(&self) -> u64 {
