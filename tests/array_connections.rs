@@ -302,3 +302,126 @@ fn an_array_moves_in_one_fmi_call_whatever_its_size() {
         );
     }
 }
+
+/// The rows of a run, every cell as text (arrays too).
+#[derive(Default)]
+struct Rows(Vec<String>);
+
+impl cosimo::master::run::Observer for Rows {
+    fn row(&mut self, row: &cosimo::master::record::Row) -> cosimo::Result<()> {
+        self.0.push(format!("{} {:?}", row.time, row.cells));
+        Ok(())
+    }
+}
+
+/// The rows of `system` run alone (`None`) or as one rank of `transport`.
+fn rows_on(
+    system: &Path,
+    transport: Option<std::sync::Arc<dyn cosimo::master::transport::Transport>>,
+) -> cosimo::Result<Vec<String>> {
+    let request = cosimo::request::RunRequest {
+        targets: vec![system.display().to_string()],
+        ..Default::default()
+    };
+    let mut prepared = cosimo::request::prepare_on_ranks(&request, transport, &mut |_| {})?;
+    let mut rows = Rows::default();
+    let mut observers: Vec<&mut dyn cosimo::master::run::Observer> = vec![&mut rows];
+    cosimo::master::run::run(&mut prepared.execution, &mut observers)?;
+    Ok(rows.0)
+}
+
+#[test]
+fn a_chain_of_arrays_split_over_two_ranks_gives_the_rows_of_one_process() {
+    let dir = temp_dir();
+    let fmu = fmu("ResizableGain", 3).display().to_string();
+    for n in [2, 5] {
+        let u: Vec<String> = (1..=n).map(|i| input(i, 0.0).to_string()).collect();
+        let text = format!(
+            r#"{{ "components": [
+                {{ "name": "a", "fmu": {fmu:?}, "rank": 0,
+                   "parameters": {{ "n": {n}, "k": {K_A}, "u": "{}" }} }},
+                {{ "name": "b", "fmu": {fmu:?}, "rank": 1, "parameters": {{ "n": {n}, "k": {K_B} }} }}
+            ], "connections": [{CONNECTION}] }}"#,
+            u.join(" ")
+        );
+        let system = dir.path().join(format!("ranks{n}.json"));
+        std::fs::write(&system, text).expect("writes the system");
+        let alone = rows_on(&system, None).expect("runs in one process");
+        // b.y[n] in the last row: k_b n k_a n u[n].
+        let want = K_B * (n * n) as f64 * K_A * input(n, 0.0);
+        let last = alone.last().expect("rows");
+        assert!(
+            last.contains(&format!("{want:?}")),
+            "n = {n}: {last}, want b.y[{n}] = {want}"
+        );
+        let ranks = cosimo::distribute::threads::in_process(2);
+        let outcomes: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ranks
+                .into_iter()
+                .map(|t| {
+                    let system = &system;
+                    scope.spawn(move || rows_on(system, Some(t)))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a rank ran"))
+                .collect()
+        });
+        for (rank, rows) in outcomes.into_iter().enumerate() {
+            let rows = rows.unwrap_or_else(|e| panic!("n = {n}, rank {rank}: {e}"));
+            assert_eq!(rows, alone, "n = {n}: rank {rank} saw other rows");
+        }
+    }
+}
+
+#[test]
+fn a_chain_of_arrays_exported_as_an_fmu_runs_like_the_system() {
+    let library =
+        Path::new(env!("CARGO_BIN_EXE_cosimo")).with_file_name(cosimo::export::library_file_name());
+    assert!(
+        library.is_file(),
+        "{} is missing: build it with `cargo build -p cosimo-container` (cargo xtask test does)",
+        library.display()
+    );
+    let dir = temp_dir();
+    let gain = fmu("ResizableGain", 3).display().to_string();
+    for n in [2, 5] {
+        // `a.u` is the exported FMU's input: its start value takes the configured size.
+        let text = format!(
+            r#"{{ "components": [
+                {{ "name": "a", "fmu": {gain:?}, "parameters": {{ "n": {n}, "k": {K_A}, "u": "{}" }} }},
+                {{ "name": "b", "fmu": {gain:?}, "parameters": {{ "n": {n}, "k": {K_B} }} }}
+            ], "connections": [{CONNECTION}] }}"#,
+            vec!["0"; n].join(" ")
+        );
+        let system = dir.path().join(format!("export{n}.json"));
+        std::fs::write(&system, text).expect("writes the system");
+        let exported = dir.path().join(format!("chain{n}.fmu"));
+        cosimo_ok(strings(&[
+            "export",
+            &system.display().to_string(),
+            "-o",
+            &exported.display().to_string(),
+            "--fmi-version",
+            "3",
+            "--container-library",
+            &library.display().to_string(),
+        ]));
+        let mut archive = zip::ZipArchive::new(std::fs::File::open(&exported).expect("the export"))
+            .expect("a zip");
+        let mut md = String::new();
+        std::io::Read::read_to_string(
+            &mut archive
+                .by_name("modelDescription.xml")
+                .expect("a model description"),
+            &mut md,
+        )
+        .expect("text");
+        assert!(
+            md.contains("name=\"a.u\"") && !md.contains("name=\"b.u\""),
+            "the connected array is no input of the export: {md}"
+        );
+        run_and_check(&exported, n, &[]);
+    }
+}
