@@ -387,13 +387,16 @@ fn a_chain_of_arrays_exported_as_an_fmu_runs_like_the_system() {
     let dir = temp_dir();
     let gain = fmu("ResizableGain", 3).display().to_string();
     for n in [2, 5] {
-        // `a.u` is the exported FMU's input: its start value takes the configured size.
+        // The inputs that stay inputs of the export take start values of the configured size.
+        let zeros = vec!["0"; n].join(" ");
+        let falses = vec!["false"; n].join(" ");
+        let inputs = format!(r#""m": "{zeros}", "p": "{falses}", "v": "{zeros}""#);
         let text = format!(
             r#"{{ "components": [
-                {{ "name": "a", "fmu": {gain:?}, "parameters": {{ "n": {n}, "k": {K_A}, "u": "{}" }} }},
-                {{ "name": "b", "fmu": {gain:?}, "parameters": {{ "n": {n}, "k": {K_B} }} }}
-            ], "connections": [{CONNECTION}] }}"#,
-            vec!["0"; n].join(" ")
+                {{ "name": "a", "fmu": {gain:?},
+                   "parameters": {{ "n": {n}, "k": {K_A}, "u": "{zeros}", {inputs} }} }},
+                {{ "name": "b", "fmu": {gain:?}, "parameters": {{ "n": {n}, "k": {K_B}, {inputs} }} }}
+            ], "connections": [{CONNECTION}] }}"#
         );
         let system = dir.path().join(format!("export{n}.json"));
         std::fs::write(&system, text).expect("writes the system");
@@ -423,5 +426,59 @@ fn a_chain_of_arrays_exported_as_an_fmu_runs_like_the_system() {
             "the connected array is no input of the export: {md}"
         );
         run_and_check(&exported, n, &[]);
+    }
+}
+
+#[test]
+fn int32_boolean_and_float32_arrays_connect_element_by_element() {
+    let dir = temp_dir();
+    let gain = fmu("ResizableGain", 3).display().to_string();
+    for n in [2, 5] {
+        let list = |f: &dyn Fn(usize) -> String| (1..=n).map(f).collect::<Vec<_>>().join(" ");
+        // m[i] = 10 + i, p[i] = true, v[i] = i / 4 (exact in Float32).
+        let (m, p, v) = (
+            list(&|i| (10 + i).to_string()),
+            list(&|_| "true".to_string()),
+            list(&|i| (i as f64 / 4.0).to_string()),
+        );
+        let text = format!(
+            r#"{{ "components": [
+                {{ "name": "a", "fmu": {gain:?},
+                   "parameters": {{ "n": {n}, "m": "{m}", "p": "{p}", "v": "{v}" }} }},
+                {{ "name": "b", "fmu": {gain:?}, "parameters": {{ "n": {n} }} }}
+            ], "connections": [
+                {{ "from": "a.j", "to": "b.m" }},
+                {{ "from": "a.q", "to": "b.p" }},
+                {{ "from": "a.w", "to": "b.v" }}
+            ] }}"#
+        );
+        let system = dir.path().join(format!("typed{n}.json"));
+        std::fs::write(&system, text).expect("writes the system");
+        let csv = dir.path().join("typed.csv");
+        let mut args = strings(&["run", &system.display().to_string(), "--quiet"]);
+        for i in 1..=n {
+            for name in ["b.j", "b.q", "b.w"] {
+                args.extend(strings(&["--output-variable", &format!("{name}[{i}]")]));
+            }
+        }
+        args.extend(strings(&["-o", &csv.display().to_string()]));
+        cosimo_ok(&args);
+        let table = read_results(&csv);
+        for i in 1..=n {
+            let last = |name: &str| {
+                let column = table
+                    .column(&format!("{name}[{i}]"))
+                    .unwrap_or_else(|| panic!("no column {name}[{i}]"));
+                *table.values(column).last().expect("rows")
+            };
+            let even = i % 2 == 0;
+            // j: i (i m[i]); q: (p[i] xor even) xor even = p[i]; w: i (i v[i]).
+            let want_j = (i * i * (10 + i)) as f64;
+            let want_q = 1.0;
+            let want_w = (i * i) as f64 * (i as f64 / 4.0);
+            assert_eq!(last("b.j"), want_j, "n = {n}: b.j[{i}]");
+            assert_eq!(last("b.q"), want_q, "n = {n}: b.q[{i}] (i even: {even})");
+            assert_eq!(last("b.w"), want_w, "n = {n}: b.w[{i}]");
+        }
     }
 }
