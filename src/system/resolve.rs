@@ -511,6 +511,20 @@ pub fn resolve(
             &mut connections
         };
         if let Some(n) = elements {
+            if system
+                .experiment
+                .algorithm
+                .control()
+                .is_some_and(|control| control.variable_order)
+            {
+                return fail(
+                    "the order controller may raise every connection's extrapolation order, but \
+                     the elements of an FMI 3 array input are held over each step (an array \
+                     cannot follow a polynomial); turn variable order off for systems with array \
+                     connections"
+                        .to_string(),
+                );
+            }
             if extrapolation_order > 0 {
                 return fail(format!(
                     "extrapolation order {extrapolation_order}: the elements of an FMI 3 array input \
