@@ -482,3 +482,30 @@ fn int32_boolean_and_float32_arrays_connect_element_by_element() {
         }
     }
 }
+
+#[test]
+fn a_scenario_cannot_change_a_connected_array() {
+    let dir = temp_dir();
+    let system = chain(dir.path(), 2, CONNECTION);
+    for variable in ["u", "y"] {
+        let model = if variable == "u" { "b" } else { "a" };
+        let scenario = dir.path().join("scenario.yaml");
+        std::fs::write(
+            &scenario,
+            format!(
+                "events:\n  - time: 0.2\n    model: {model}\n    variable: {variable}\n    action: override\n    value: 1.0\n"
+            ),
+        )
+        .expect("writes the scenario");
+        let stderr = refused(&strings(&[
+            "run",
+            &system.display().to_string(),
+            "--scenario",
+            &scenario.display().to_string(),
+        ]));
+        assert!(
+            stderr.contains("a connected array cannot be changed by a scenario"),
+            "{model}.{variable}: {stderr}"
+        );
+    }
+}
