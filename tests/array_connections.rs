@@ -509,3 +509,30 @@ fn a_scenario_cannot_change_a_connected_array() {
         );
     }
 }
+
+#[test]
+fn a_session_cannot_set_an_array_a_connection_drives() {
+    let dir = temp_dir();
+    let system = chain(dir.path(), 2, CONNECTION);
+    let request = cosimo::request::RunRequest {
+        targets: vec![system.display().to_string()],
+        ..Default::default()
+    };
+    let prepared =
+        cosimo::request::prepare_on_ranks(&request, None, &mut |_| {}).expect("prepares");
+    let mut simulation =
+        cosimo::master::simulation::Simulation::start(prepared.execution, &mut [] as &mut [Rows])
+            .expect("starts");
+    let error = simulation
+        .set(
+            "b.u",
+            &cosimo::fmu::description::StartValue::Float(vec![1.0, 2.0]),
+        )
+        .expect_err("b.u is driven by a.y");
+    assert!(
+        error
+            .to_string()
+            .contains("b.u is driven by the connection a.y[1] -> b.u[1]"),
+        "{error}"
+    );
+}
