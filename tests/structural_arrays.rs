@@ -1,5 +1,6 @@
 //! FMI 3 arrays sized by a structural parameter, through the CLI: ResizableGain (`y[i] =
-//! k i u[i]`, `u` and `y` of `n` elements, `n` structural with start 3) runs at its start size
+//! k i u[i]`, `u` and `y` of `n` elements, `n` structural with start 3; arrays of other types
+//! beside them) runs at its start size
 //! and at sizes the user sets (`--start-value`, system-file parameters), with input files,
 //! start values and result columns of the configured size; sizes that do not fit (an input
 //! file, a start value, the two ends of a connection) and hostile sizes are refused by name.
@@ -107,9 +108,14 @@ fn run_at(n: Option<usize>, extra: &[&str]) {
     cosimo_ok(&all);
     let text = std::fs::read_to_string(&whole).expect("results");
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("\"time\",\"y\""), "{text}");
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    assert_eq!(header.first(), Some(&"\"time\""), "{text}");
+    let at = header
+        .iter()
+        .position(|&h| h == "\"y\"")
+        .unwrap_or_else(|| panic!("one column \"y\": {text}"));
     let first = lines.next().expect("a row");
-    let cell = first.split(',').nth(1).expect("a y cell");
+    let cell = first.split(',').nth(at).expect("a y cell");
     let values: Vec<f64> = cell
         .split_whitespace()
         .map(|x| x.parse().expect("a number"))

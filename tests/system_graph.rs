@@ -490,10 +490,50 @@ fn connection_errors_are_precise() {
          Float, integers and enumerations with each other, Boolean with Boolean"
     );
     assert_eq!(
-        resolve_error(&c, &[("a.Float64_array_output", "b.Float64_array_input")]),
-        "connection a.Float64_array_output -> b.Float64_array_input: a.Float64_array_output is \
-         an array; arrays are not supported in connections yet"
+        resolve_error(
+            &c,
+            &[("a.Float64_array_output", "b.Float64_continuous_input")]
+        ),
+        "connection a.Float64_array_output -> b.Float64_continuous_input: a.Float64_array_output \
+         is an array of 6 element(s) and b.Float64_continuous_input is a scalar: a connection \
+         joins an array to an array of the same size (connections address no single element)"
     );
+    assert_eq!(
+        resolve_error(
+            &c,
+            &[("a.Float64_array_output[2]", "b.Float64_continuous_input")]
+        ),
+        "connection a.Float64_array_output[2] -> b.Float64_continuous_input: \
+         a.Float64_array_output[2] names an element of array \"Float64_array_output\": \
+         connections join whole arrays (element by element, to an array of the same size); \
+         connect a.Float64_array_output instead"
+    );
+    // Arrays connect element by element: one scalar connection per element, between element
+    // variables named by flat index, the output's elements depending on the input's.
+    let arrays = system(&c, &[("a.Float64_array_output", "b.Float64_array_input")]).unwrap();
+    assert_eq!(arrays.connections.len(), 6);
+    for (k, conn) in arrays.connections.iter().enumerate() {
+        let name = |component: usize, variable: usize| {
+            arrays.components[component].description.variables[variable]
+                .name
+                .clone()
+        };
+        assert_eq!(
+            (
+                name(conn.from_component, conn.from_variable),
+                name(conn.to_component, conn.to_variable)
+            ),
+            (
+                format!("Float64_array_output[{}]", k + 1),
+                format!("Float64_array_input[{}]", k + 1)
+            )
+        );
+        let b = &arrays.components[1];
+        assert_eq!(
+            b.declared_variable(conn.to_variable),
+            b.description.variable_index("Float64_array_input").unwrap()
+        );
+    }
     assert_eq!(
         resolve_error(
             &c,

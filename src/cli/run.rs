@@ -563,7 +563,11 @@ fn unconnected_inputs(execution: &Execution, driven: &[String]) -> Option<String
     let connected: std::collections::HashSet<(usize, usize)> = resolved
         .connections
         .iter()
-        .map(|k| (k.to_component, k.to_variable))
+        // An array connected element by element counts as the array.
+        .map(|k| {
+            let component = &resolved.components[k.to_component];
+            (k.to_component, component.declared_variable(k.to_variable))
+        })
         .collect();
     let driven: std::collections::HashSet<&str> = driven.iter().map(String::as_str).collect();
     let mut unconnected = Vec::new();

@@ -475,7 +475,11 @@ fn choose_variables(
     let driven: HashSet<(usize, usize)> = resolved
         .connections
         .iter()
-        .map(|c| (c.to_component, c.to_variable))
+        // An array connected element by element counts as the array.
+        .map(|c| {
+            let component = &resolved.components[c.to_component];
+            (c.to_component, component.declared_variable(c.to_variable))
+        })
         .collect();
     // Every candidate: (name, component, variable, role).
     let mut candidates = Vec::new();

@@ -8,6 +8,7 @@ pub mod archive;
 pub mod build;
 pub mod crash;
 pub mod description;
+pub mod elements;
 pub mod extract_dir;
 pub mod ffi;
 pub mod instance;

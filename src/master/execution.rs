@@ -635,6 +635,7 @@ impl Execution {
                     )
                     .map(|slave| Box::new(slave) as Box<dyn Slave>),
             }
+            .and_then(|slave| crate::system::resolve::with_elements(slave, &resolved.components[i]))
             .map_err(|e| in_component(name, e))
         };
         let count = resolved.components.len();
@@ -1966,7 +1967,8 @@ fn table_inputs(
     // An input has one source: a connection or the table, not both.
     for conn in &resolved.connections {
         let component = &resolved.components[conn.to_component];
-        let name = &component.description.variables[conn.to_variable].name;
+        let name =
+            &component.description.variables[component.declared_variable(conn.to_variable)].name;
         if columns[conn.to_component].iter().any(|(_, v)| v == name) {
             return Err(Error::Usage(format!(
                 "{}: column for {}.{name} drives an input that a connection drives already; remove the column or the connection",

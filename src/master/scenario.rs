@@ -393,6 +393,21 @@ fn target_of(
 ) -> std::result::Result<Target, String> {
     let connections = &exec.resolved.connections;
     let var = &exec.resolved.components[component].description.variables[variable];
+    // Connected element by element (resolve.rs): the connections name element variables.
+    if var.is_array() {
+        let resolved = &exec.resolved;
+        let declared = |c: usize, v: usize| resolved.components[c].declared_variable(v);
+        if connections.iter().any(|c| {
+            (c.to_component == component && declared(c.to_component, c.to_variable) == variable)
+                || (c.from_component == component
+                    && declared(c.from_component, c.from_variable) == variable)
+        }) {
+            return Err(
+                "a connected array cannot be changed by a scenario (its connection sets it at every step)"
+                    .into(),
+            );
+        }
+    }
     let into: Vec<(usize, f64, f64)> = connections
         .iter()
         .enumerate()

@@ -812,7 +812,11 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             .resolved
             .connections
             .iter()
-            .position(|c| c.to_component == component && c.to_variable == index)
+            // An array connected element by element: its elements' connections.
+            .position(|c| {
+                c.to_component == component
+                    && exec.resolved.components[component].declared_variable(c.to_variable) == index
+            })
         {
             let (from, to) = exec.connection_names(c);
             return Err(Error::Usage(format!(

@@ -8,9 +8,17 @@
 //! - the target is an input (FMI 3 tunable parameters as targets are not supported).
 //! - types: Float32/Float64 with each other; the integer types with each other and with
 //!   Enumeration; Enumeration with an Enumeration of the same declared type; Boolean with
-//!   Boolean. String, Binary and FMI 3 array connections are not supported yet (the master
-//!   exchanges numbers and Booleans): they are refused here, before anything runs. A factor or
-//!   offset other than 1 / 0 needs numeric types (Float or integer).
+//!   Boolean. String and Binary connections are not supported yet (the master exchanges
+//!   numbers and Booleans): they are refused here, before anything runs. A factor or offset
+//!   other than 1 / 0 needs numeric types (Float or integer).
+//! - FMI 3 arrays connect to arrays of the same configured size (structural parameters
+//!   counted), element by element: an array connection of n elements becomes n scalar
+//!   connections between *element variables* appended to the two components' descriptions
+//!   ([`ArrayElement`]; named `y[1]` .. `y[n]`, with value references above the FMU's own),
+//!   so every algorithm moves scalars as before and only the slave, wrapped in
+//!   [`crate::fmu::elements::ArrayElements`], turns them into whole-array FMI calls. An array
+//!   to a scalar, an element (`a.y[2]`), clocked arrays and arrays that follow a polynomial
+//!   (extrapolation order above 0) are refused.
 //! - FMI 3 clocks: an output clock drives an input clock ([`ClockConnection`]); a connection
 //!   from or to a clocked variable (FMI 3 `clocks`) is a [`ResolvedSystem::clocked`] one,
 //!   transferred by the master's clock handling only while the clocks tick, never by the
@@ -64,7 +72,64 @@ pub struct ResolvedComponent {
     /// (variable index, value), parsed and checked with check_start_value_allowed / parse_value
     pub start_values: Vec<(usize, StartValue)>,
     pub sub_steps: u32,
+    /// Element variables appended to `description` for array connections, in the order of
+    /// their value references (see the module documentation).
+    pub elements: Vec<ArrayElement>,
 }
+
+/// A scalar variable of a resolved description that stands for one element of an FMI 3 array
+/// in connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrayElement {
+    /// Index of the element variable into the description's `variables`.
+    pub variable: usize,
+    /// Index of the array it is an element of.
+    pub array: usize,
+    /// Flat index of the element in the array, from 0.
+    pub index: usize,
+}
+
+impl ResolvedComponent {
+    /// The array `variable` is an element variable of, else `variable` itself: what a user
+    /// named when the connection was written.
+    pub fn declared_variable(&self, variable: usize) -> usize {
+        // Element variables follow the FMU's own, in the order of `elements`.
+        let first = self.elements.first().map_or(usize::MAX, |e| e.variable);
+        variable
+            .checked_sub(first)
+            .and_then(|k| self.elements.get(k))
+            .map_or(variable, |e| e.array)
+    }
+}
+
+/// `slave` of `component`, seen through [`crate::fmu::elements::ArrayElements`] when
+/// connections use its array elements.
+pub fn with_elements(
+    slave: Box<dyn crate::fmu::Slave>,
+    component: &ResolvedComponent,
+) -> Result<Box<dyn crate::fmu::Slave>> {
+    if component.elements.is_empty() {
+        return Ok(slave);
+    }
+    let description = &component.description;
+    let elements: Vec<crate::fmu::elements::Element> = component
+        .elements
+        .iter()
+        .map(|e| crate::fmu::elements::Element {
+            value_reference: description.variables[e.variable].value_reference,
+            array: e.array,
+            index: e.index,
+        })
+        .collect();
+    Ok(Box::new(crate::fmu::elements::ArrayElements::new(
+        slave,
+        description,
+        &elements,
+    )?))
+}
+
+/// Elements in one array connection at most: each becomes a variable and a connection.
+pub const MAX_CONNECTED_ELEMENTS: usize = 1 << 20;
 
 /// A connection by indices, with its type and linear transformation.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,6 +226,7 @@ pub fn resolve(
             description,
             start_values,
             sub_steps: component.sub_steps,
+            elements: Vec::new(),
         });
     }
 
@@ -189,6 +255,8 @@ pub fn resolve(
     let mut clock_connections: Vec<ClockConnection> = Vec::new();
     // (component, variable) of every connected input -> the system connection that feeds it.
     let mut fed_by: HashMap<(usize, usize), usize> = HashMap::with_capacity(connections.capacity());
+    // (connection, element index) of each element of an array connection.
+    let mut element_ends: Vec<(usize, usize)> = Vec::new();
     for (k, c) in system.connections.iter().enumerate() {
         let at = format!("connection {} -> {}", c.from, c.to);
         let fc = component_index(&c.from.component, &at)?;
@@ -199,16 +267,8 @@ pub fn resolve(
             other => other,
         };
         let fmu_of = |i: usize| system.components[i].fmu.as_path();
-        let fv = find_variable(
-            &c.from.component,
-            fmu_of(fc),
-            fmd,
-            &c.from.variable,
-            "variable",
-        )
-        .map_err(in_connection)?;
-        let tv = find_variable(&c.to.component, fmu_of(tc), tmd, &c.to.variable, "variable")
-            .map_err(in_connection)?;
+        let fv = find_end(&c.from, fmu_of(fc), fmd).map_err(in_connection)?;
+        let tv = find_end(&c.to, fmu_of(tc), tmd).map_err(in_connection)?;
         let (from, to) = (&fmd.variables[fv], &tmd.variables[tv]);
         let fail = |m: String| Err(Error::Usage(format!("{at}: {m}")));
 
@@ -245,28 +305,53 @@ pub fn resolve(
                 )
             });
         }
-        if from.is_array() || to.is_array() {
-            // Sizes as configured (a structural parameter may size either end): a mismatch is
-            // named before the general refusal below.
+        // Arrays: the size as configured (a structural parameter may size either end).
+        let elements = if from.is_array() || to.is_array() {
             let (n_from, n_to) = (
                 element_count(fmd, from).map_err(in_connection)?,
                 element_count(tmd, to).map_err(in_connection)?,
             );
-            if n_from != n_to || from.is_array() != to.is_array() {
+            if from.is_array() != to.is_array() {
+                let (array, n, scalar) = if from.is_array() {
+                    (&c.from, n_from, &c.to)
+                } else {
+                    (&c.to, n_to, &c.from)
+                };
+                return fail(format!(
+                    "{array} is an array of {n} element(s) and {scalar} is a scalar: a connection \
+                     joins an array to an array of the same size (connections address no single \
+                     element)"
+                ));
+            }
+            if n_from != n_to {
                 return fail(format!(
                     "{} has {n_from} element(s) and {} has {n_to}: an array connection needs \
                      the same size at both ends (check the structural parameters that size them)",
                     c.from, c.to
                 ));
             }
-        }
-        for (e, v) in [(&c.from, from), (&c.to, to)] {
-            if v.is_array() {
+            if n_from > MAX_CONNECTED_ELEMENTS {
                 return fail(format!(
-                    "{e} is an array; arrays are not supported in connections yet"
+                    "{} has {n_from} elements; cosimo connects arrays of at most \
+                     {MAX_CONNECTED_ELEMENTS} elements",
+                    c.from
                 ));
             }
-        }
+            if !from.clocks.is_empty() || !to.clocks.is_empty() {
+                return fail(
+                    "clocked arrays cannot be connected yet (clocked scalars can)".to_string(),
+                );
+            }
+            if c.source_integral.is_some() {
+                return fail(
+                    "sourceIntegral names one scalar integral, but this connection joins arrays; remove it"
+                        .to_string(),
+                );
+            }
+            Some(n_from)
+        } else {
+            None
+        };
         if from.var_type == VariableType::Clock || to.var_type == VariableType::Clock {
             if from.var_type != to.var_type {
                 return fail(format!(
@@ -425,6 +510,47 @@ pub fn resolve(
         } else {
             &mut connections
         };
+        if let Some(n) = elements {
+            if system
+                .experiment
+                .algorithm
+                .control()
+                .is_some_and(|control| control.variable_order)
+            {
+                return fail(
+                    "the order controller may raise every connection's extrapolation order, but \
+                     the elements of an FMI 3 array input are held over each step (an array \
+                     cannot follow a polynomial); turn variable order off for systems with array \
+                     connections"
+                        .to_string(),
+                );
+            }
+            if extrapolation_order > 0 {
+                return fail(format!(
+                    "extrapolation order {extrapolation_order}: the elements of an FMI 3 array input \
+                     are held over each step (an array cannot follow a polynomial); give this \
+                     connection \"extrapolationOrder\": 0"
+                ));
+            }
+            // Resolved to element variables once the loop has seen every connection.
+            for index in 0..n {
+                element_ends.push((connections.len(), index));
+                connections.push(ResolvedConnection {
+                    from_component: fc,
+                    from_variable: fv,
+                    to_component: tc,
+                    to_variable: tv,
+                    var_type: from.var_type,
+                    scale,
+                    shift,
+                    extrapolation_order,
+                    value_map: value_map.clone(),
+                    half_step: c.half_step,
+                    source_integral: None,
+                });
+            }
+            continue;
+        }
         list.push(ResolvedConnection {
             from_component: fc,
             from_variable: fv,
@@ -439,12 +565,177 @@ pub fn resolve(
             source_integral,
         });
     }
+    add_element_variables(&mut components, &mut connections, &element_ends)?;
     Ok(ResolvedSystem {
         system: system.clone(),
         components,
         connections,
         clocked,
         clock_connections,
+    })
+}
+
+/// Give every array end of `element_ends` (connection, element index) its element variables
+/// and point the connection at them: arrays of one component that several connections use
+/// share their element variables.
+fn add_element_variables(
+    components: &mut [ResolvedComponent],
+    connections: &mut [ResolvedConnection],
+    element_ends: &[(usize, usize)],
+) -> Result<()> {
+    if element_ends.is_empty() {
+        return Ok(());
+    }
+    // (component, array) -> index of its first element variable.
+    let mut first: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut element_variable =
+        |components: &mut [ResolvedComponent], component: usize, array: usize, index: usize| {
+            let start = match first.get(&(component, array)) {
+                Some(&start) => start,
+                None => {
+                    let start = append_elements(&mut components[component], array)?;
+                    first.insert((component, array), start);
+                    start
+                }
+            };
+            Ok::<usize, Error>(start + index)
+        };
+    for &(c, index) in element_ends {
+        let conn = &connections[c];
+        let (fc, fv, tc, tv) = (
+            conn.from_component,
+            conn.from_variable,
+            conn.to_component,
+            conn.to_variable,
+        );
+        let from = element_variable(components, fc, fv, index)?;
+        let to = element_variable(components, tc, tv, index)?;
+        connections[c].from_variable = from;
+        connections[c].to_variable = to;
+    }
+    for component in components.iter_mut() {
+        if !component.elements.is_empty() {
+            add_element_dependencies(component);
+        }
+    }
+    Ok(())
+}
+
+/// Append the element variables of `array` to the component's description; the index of the
+/// first.
+fn append_elements(component: &mut ResolvedComponent, array: usize) -> Result<usize> {
+    let description = Arc::make_mut(&mut component.description);
+    let variable = &description.variables[array];
+    let n = element_count(description, variable)?;
+    // Above every value reference of the FMU (and of elements added before), consecutive.
+    let next = description
+        .variables
+        .iter()
+        .map(|v| v.value_reference)
+        .max()
+        .map_or(Some(0), |vr| vr.checked_add(1));
+    let last = next.and_then(|vr| vr.checked_add(u32::try_from(n).ok()?));
+    let (Some(next), Some(_)) = (next, last) else {
+        return Err(Error::Usage(format!(
+            "component \"{}\": array \"{}\" cannot be connected: its {n} elements need value references beyond the FMU's highest, and none are left",
+            component.name, variable.name
+        )));
+    };
+    let start = description.variables.len();
+    let template = crate::fmu::description::Variable {
+        // Connections read and set elements; nothing else lists them (results, the exported
+        // FMU and unconnected-input warnings go by the array).
+        causality: Causality::Local,
+        dimensions: Vec::new(),
+        start: None,
+        aliases: Vec::new(),
+        derivative: None,
+        previous: None,
+        alias: None,
+        ..variable.clone()
+    };
+    let name = variable.name.clone();
+    description.variables.reserve(n);
+    for index in 0..n {
+        description
+            .variables
+            .push(crate::fmu::description::Variable {
+                name: format!("{name}[{}]", index + 1),
+                value_reference: next + index as u32,
+                ..template.clone()
+            });
+        component.elements.push(ArrayElement {
+            variable: start + index,
+            array,
+            index,
+        });
+    }
+    Ok(start)
+}
+
+/// Dependencies in the model structure for element variables: an output that depends on a
+/// connected array input depends on each of its elements, and an element of a connected array
+/// output depends on what the array depends on.
+fn add_element_dependencies(component: &mut ResolvedComponent) {
+    let mut elements_of: HashMap<usize, Vec<usize>> = HashMap::new();
+    for e in &component.elements {
+        elements_of.entry(e.array).or_default().push(e.variable);
+    }
+    let structure = &mut Arc::make_mut(&mut component.description).model_structure;
+    for unknown in &mut structure.outputs {
+        let Some(deps) = &mut unknown.dependencies else {
+            continue;
+        };
+        let mut added_kinds = Vec::new();
+        for (k, d) in deps.clone().into_iter().enumerate() {
+            if let Some(elements) = elements_of.get(&d) {
+                deps.extend(elements);
+                if let Some(kinds) = &unknown.dependencies_kind {
+                    if let Some(&kind) = kinds.get(k) {
+                        added_kinds.extend(std::iter::repeat_n(kind, elements.len()));
+                    }
+                }
+            }
+        }
+        if let Some(kinds) = &mut unknown.dependencies_kind {
+            kinds.extend(added_kinds);
+        }
+    }
+    let mut added = Vec::new();
+    for unknown in &structure.outputs {
+        if let Some(elements) = elements_of.get(&unknown.variable) {
+            for &e in elements {
+                added.push(crate::fmu::description::Unknown {
+                    variable: e,
+                    ..unknown.clone()
+                });
+            }
+        }
+    }
+    structure.outputs.extend(added);
+}
+
+/// Index of the variable a connection end names; an element of an array (`a.y[2]`) is
+/// refused by name (connections join whole arrays).
+fn find_end(
+    end: &super::Endpoint,
+    fmu: &std::path::Path,
+    description: &ModelDescription,
+) -> Result<usize> {
+    let name = &end.variable;
+    find_variable(&end.component, fmu, description, name, "variable").map_err(|e| {
+        let base = name
+            .strip_suffix(']')
+            .and_then(|n| n.rsplit_once('['))
+            .map(|(base, _)| base);
+        match base.and_then(|b| description.variable(b)) {
+            Some(array) if array.is_array() => Error::Usage(format!(
+                "{end} names an element of array \"{}\": connections join whole arrays \
+                 (element by element, to an array of the same size); connect {}.{} instead",
+                array.name, end.component, array.name
+            )),
+            _ => e,
+        }
     })
 }
 
