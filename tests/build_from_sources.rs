@@ -319,6 +319,87 @@ fn sources_only_runs_like_the_binary_and_the_second_run_does_not_compile() {
     }
 }
 
+/// The lag's sources with every FMI function named `SourceLag_fmiX…`, as source-code FMUs
+/// built with `FMI2_FUNCTION_PREFIX` / `FMI3_FUNCTION_PREFIX` export them (the Reference
+/// FMUs' sources do, unless `DISABLE_PREFIX` is defined).
+fn prefixed(files: &mut [(String, Vec<u8>)], version: u8) {
+    let api = format!("sources/fmi{version}_api.c");
+    let export = format!("FMI{version}_EXPORT ");
+    let (_, bytes) = files
+        .iter_mut()
+        .find(|(name, _)| *name == api)
+        .expect("the API file is in the FMU");
+    let text = String::from_utf8(bytes.clone()).expect("text");
+    let mut out = String::new();
+    let mut renamed = 0;
+    for line in text.lines() {
+        // `FMI3_EXPORT fmi3Status fmi3DoStep(…`: the name is the word before the parenthesis.
+        let name_at = line.find('(').and_then(|open| {
+            let before = &line[..open];
+            before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map(|space| space + 1)
+        });
+        match name_at {
+            Some(at)
+                if line.starts_with(&export)
+                    && line[at..].starts_with(&format!("fmi{version}")) =>
+            {
+                out.push_str(&line[..at]);
+                out.push_str("SourceLag_");
+                out.push_str(&line[at..]);
+                renamed += 1;
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    assert!(renamed > 10, "FMI {version}: {renamed} functions renamed");
+    *bytes = out.into_bytes();
+}
+
+/// An FMU shipped with sources whose functions carry the model identifier as a prefix: cosimo
+/// finds the prefixed names in the library it builds, and runs it like the binary FMU;
+/// `cosimo validate` of a binary FMU with prefixed names says why they do not do for a binary.
+#[test]
+fn sources_with_prefixed_function_names_run_like_the_binary() {
+    if compiler().is_none() {
+        return;
+    }
+    for version in [2, 3] {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let cosimo = Cosimo::new(dir.path());
+        let binary = with_binary(dir.path(), version);
+        let expected = dir.path().join("expected.csv");
+        let ran = cosimo.run(&["run", s(&binary), "-o", s(&expected)]);
+        assert!(ran.status.success(), "{}", show(&ran));
+        let mut files = lag_files(version);
+        prefixed(&mut files, version);
+        let fmu = dir.path().join("prefixed.fmu");
+        pack(&fmu, &files);
+        let out = dir.path().join("prefixed.csv");
+        let ran = cosimo.run(&["run", s(&fmu), "-o", s(&out)]);
+        assert!(ran.status.success(), "FMI {version}: {}", show(&ran));
+        assert_eq!(
+            text(&out),
+            text(&expected),
+            "FMI {version}: the same results"
+        );
+        // `cosimo build` puts the prefixed library into binaries/: not a conforming binary FMU.
+        let built = dir.path().join("built.fmu");
+        let ran = cosimo.run(&["build", s(&fmu), "-o", s(&built)]);
+        assert!(ran.status.success(), "FMI {version}: {}", show(&ran));
+        let checked = cosimo.run(&["validate", s(&built)]);
+        let said = show(&checked);
+        assert!(
+            !checked.status.success()
+                && said.contains(&format!("SourceLag_fmi{version}"))
+                && said.contains("prefix"),
+            "FMI {version}: {said}"
+        );
+    }
+}
+
 #[test]
 fn fmi2_source_files_alone_build_with_sources_as_include_directory() {
     if compiler().is_none() {

@@ -1985,15 +1985,23 @@ fn check_exports(root: &Node, archive: &FmuArchive) -> Vec<Finding> {
             return f.finish();
         }
     };
+    // SAFETY: symbols are only looked up, never called.
+    let exports = |name: &str| unsafe { library.get::<*const ()>(name.as_bytes()) }.is_ok();
     for (name, reason) in required_functions(cs, version, interface) {
-        // SAFETY: the symbol is only looked up, never called.
-        let found = unsafe { library.get::<*const ()>(name.as_bytes()) }.is_ok();
-        if !found {
+        if !exports(name) {
+            let prefixed = format!("{identifier}_{name}");
+            let prefix_note = if exports(&prefixed) {
+                format!(
+                    " (it exports {prefixed}: a source-code FMU's prefix, which a binary FMU must not carry; build the library with the prefix disabled, e.g. DISABLE_PREFIX for the Reference FMUs' sources)"
+                )
+            } else {
+                String::new()
+            };
             f.error(
                 "exports",
                 cs.line,
                 format!(
-                    "the binary does not export {name}{}",
+                    "the binary does not export {name}{}{prefix_note}",
                     if reason == interface {
                         format!(", which every {interface} FMU must")
                     } else {

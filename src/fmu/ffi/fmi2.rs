@@ -344,7 +344,14 @@ impl Fmi2Functions {
         description: &ModelDescription,
         interface: Interface,
     ) -> Result<Self> {
-        let functions = Self::resolve(library, path)?;
+        let identifier = description
+            .co_simulation
+            .as_ref()
+            .map_or(description.model_name.as_str(), |cs| {
+                cs.model_identifier.as_str()
+            });
+        let prefix = super::symbol_prefix(library, identifier, "fmi2GetVersion");
+        let functions = Self::resolve(library, path, &prefix)?;
         let interface_functions: &[(bool, &str)] = match interface {
             Interface::CoSimulation => &[(functions.do_step.is_some(), "fmi2DoStep")],
             // FMI 2 has no Scheduled Execution (the model description cannot offer it).

@@ -650,7 +650,14 @@ impl Fmi3Functions {
         description: &ModelDescription,
         interface: Interface,
     ) -> Result<Self> {
-        let f = Self::resolve(library, path)?;
+        let identifier = description
+            .co_simulation
+            .as_ref()
+            .map_or(description.model_name.as_str(), |cs| {
+                cs.model_identifier.as_str()
+            });
+        let prefix = super::symbol_prefix(library, identifier, "fmi3GetVersion");
+        let f = Self::resolve(library, path, &prefix)?;
         match interface {
             Interface::CoSimulation => require_interface(
                 path,

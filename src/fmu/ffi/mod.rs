@@ -22,6 +22,26 @@ extern "C" {
     pub fn free(obj: *mut c_void);
 }
 
+/// What the FMI functions of `library` are named after: nothing, as a binary FMU exports them,
+/// or `MODELIDENTIFIER_` where the library was built from a source-code FMU whose sources
+/// prefix them (FMI 2 `FMI2_FUNCTION_PREFIX`, FMI 3 `FMI3_FUNCTION_PREFIX`: the Reference FMUs'
+/// sources do unless `DISABLE_PREFIX` is defined). `probe` is a function every FMU exports
+/// (`fmi2GetVersion`, `fmi3GetVersion`).
+pub(crate) fn symbol_prefix(
+    library: &libloading::Library,
+    model_identifier: &str,
+    probe: &str,
+) -> String {
+    let prefixed = format!("{model_identifier}_");
+    // SAFETY: only whether the symbol exists is asked; the pointer is not used.
+    let exports = |name: &str| unsafe { library.get::<*const c_void>(name.as_bytes()) }.is_ok();
+    if !exports(probe) && exports(&format!("{prefixed}{probe}")) {
+        prefixed
+    } else {
+        String::new()
+    }
+}
+
 /// Resolve a function the FMU must export.
 ///
 /// # Safety
@@ -99,16 +119,25 @@ macro_rules! function_table {
         }
 
         impl $name {
-            /// Resolve every function of the table from `library` (loaded from `path`).
+            /// Resolve every function of the table from `library` (loaded from `path`), each
+            /// name after `prefix` ([`symbol_prefix`]).
             fn resolve(
                 library: &libloading::Library,
                 path: &std::path::Path,
+                prefix: &str,
             ) -> $crate::error::Result<Self> {
                 // SAFETY: each field's type is the C declaration of the symbol it is loaded from.
                 unsafe {
                     Ok(Self {
-                        $( $rfield: $crate::fmu::ffi::required::<$rty>(library, path, $rsym)?, )*
-                        $( $ofield: $crate::fmu::ffi::optional::<$oty>(library, $osym), )*
+                        $( $rfield: $crate::fmu::ffi::required::<$rty>(
+                            library,
+                            path,
+                            &format!("{prefix}{}", $rsym),
+                        )?, )*
+                        $( $ofield: $crate::fmu::ffi::optional::<$oty>(
+                            library,
+                            &format!("{prefix}{}", $osym),
+                        ), )*
                     })
                 }
             }
