@@ -13,12 +13,9 @@
 //! through unchanged, gathered into one call. Buffers grow to the largest call and are reused:
 //! the per-step path allocates nothing.
 
-use std::sync::Arc;
-
 use super::description::{ModelDescription, ValueReference, VariableType};
 use super::slave::{
-    DiscreteStatesUpdate, IntervalQualifier, PolynomialInputMode, Slave, SlaveState, StateId,
-    StepResult,
+    DiscreteStatesUpdate, IntervalQualifier, PolynomialInputMode, Slave, StateId, StepResult,
 };
 use crate::{Error, Result};
 
@@ -440,6 +437,10 @@ macro_rules! typed {
 }
 
 impl Slave for ArrayElements {
+    crate::fmu::slave::forward_slave!(inner:
+        name, description, state, steps_in_background, can_save_state, provides_directional_derivatives, max_output_derivative_order, call_count,
+    );
+
     typed! {
         get_float64, set_float64, f64;
         get_float32, set_float32, f32;
@@ -454,15 +455,6 @@ impl Slave for ArrayElements {
         get_boolean, set_boolean, bool;
     }
 
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn description(&self) -> &Arc<ModelDescription> {
-        self.inner.description()
-    }
-    fn state(&self) -> SlaveState {
-        self.inner.state()
-    }
     fn enter_configuration_mode(&mut self) -> Result<()> {
         self.before()?;
         self.inner.enter_configuration_mode()
@@ -488,9 +480,6 @@ impl Slave for ArrayElements {
     fn do_step(&mut self, current_time: f64, step_size: f64) -> Result<StepResult> {
         self.before()?;
         self.inner.do_step(current_time, step_size)
-    }
-    fn steps_in_background(&self) -> bool {
-        self.inner.steps_in_background()
     }
     fn start_step(&mut self, current_time: f64, step_size: f64) -> Result<()> {
         self.before()?;
@@ -554,9 +543,6 @@ impl Slave for ArrayElements {
         self.before()?;
         self.inner.set_binary(vrs, values)
     }
-    fn can_save_state(&self) -> bool {
-        self.inner.can_save_state()
-    }
     fn save_state(&mut self) -> Result<StateId> {
         self.before()?;
         self.inner.save_state()
@@ -581,9 +567,6 @@ impl Slave for ArrayElements {
     fn deserialize_state(&mut self, bytes: &[u8]) -> Result<StateId> {
         self.before()?;
         self.inner.deserialize_state(bytes)
-    }
-    fn provides_directional_derivatives(&self) -> bool {
-        self.inner.provides_directional_derivatives()
     }
     fn directional_derivative(
         &mut self,
@@ -613,9 +596,6 @@ impl Slave for ArrayElements {
             *out = full[at];
         }
         Ok(())
-    }
-    fn max_output_derivative_order(&self) -> u32 {
-        self.inner.max_output_derivative_order()
     }
     fn get_output_derivatives(
         &mut self,
@@ -657,9 +637,6 @@ impl Slave for ArrayElements {
     fn set_macro_step(&mut self, span: Option<(f64, f64)>) -> Result<()> {
         self.before()?;
         self.inner.set_macro_step(span)
-    }
-    fn call_count(&self) -> u64 {
-        self.inner.call_count()
     }
     fn integrator_statistics(&self) -> Option<crate::fmu::model_exchange::Statistics> {
         self.inner.integrator_statistics()

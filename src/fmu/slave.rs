@@ -318,3 +318,142 @@ fn no_clocks(name: &str, call: &str) -> crate::Error {
         message: format!("{call}: this slave has no FMI 3 Co-Simulation clocks"),
     }
 }
+
+/// Methods of [`Slave`] that a wrapping slave (`self.$inner: Box<dyn Slave>` or any `Slave`)
+/// passes on unchanged, by name, inside its `impl Slave`:
+/// `forward_slave!(inner: name, description, state, call_count);`. The wrappers (the master's
+/// call recorder, array elements, the Scheduled Execution scheduler) then spell out only the
+/// calls they change.
+macro_rules! forward_slave {
+    ($inner:ident: $($method:ident),* $(,)?) => {
+        $( $crate::fmu::slave::forward_slave!(@ $inner $method); )*
+    };
+    (@ $i:ident name) => {
+        fn name(&self) -> &str {
+            self.$i.name()
+        }
+    };
+    (@ $i:ident description) => {
+        fn description(&self) -> &std::sync::Arc<$crate::fmu::description::ModelDescription> {
+            self.$i.description()
+        }
+    };
+    (@ $i:ident state) => {
+        fn state(&self) -> $crate::fmu::slave::SlaveState {
+            self.$i.state()
+        }
+    };
+    (@ $i:ident steps_in_background) => {
+        fn steps_in_background(&self) -> bool {
+            self.$i.steps_in_background()
+        }
+    };
+    (@ $i:ident finish_step) => {
+        fn finish_step(&mut self) -> $crate::Result<$crate::fmu::slave::StepResult> {
+            self.$i.finish_step()
+        }
+    };
+    (@ $i:ident get_clock) => {
+        fn get_clock(
+            &mut self,
+            vrs: &[$crate::fmu::description::ValueReference],
+            active: &mut [bool],
+        ) -> $crate::Result<()> {
+            self.$i.get_clock(vrs, active)
+        }
+    };
+    (@ $i:ident get_interval_decimal) => {
+        fn get_interval_decimal(
+            &mut self,
+            vrs: &[$crate::fmu::description::ValueReference],
+            intervals: &mut [f64],
+            qualifiers: &mut [$crate::fmu::slave::IntervalQualifier],
+        ) -> $crate::Result<()> {
+            self.$i.get_interval_decimal(vrs, intervals, qualifiers)
+        }
+    };
+    (@ $i:ident get_string) => {
+        fn get_string(
+            &mut self,
+            vrs: &[$crate::fmu::description::ValueReference],
+        ) -> $crate::Result<Vec<String>> {
+            self.$i.get_string(vrs)
+        }
+    };
+    (@ $i:ident get_binary) => {
+        fn get_binary(
+            &mut self,
+            vrs: &[$crate::fmu::description::ValueReference],
+        ) -> $crate::Result<Vec<Vec<u8>>> {
+            self.$i.get_binary(vrs)
+        }
+    };
+    (@ $i:ident can_save_state) => {
+        fn can_save_state(&self) -> bool {
+            self.$i.can_save_state()
+        }
+    };
+    (@ $i:ident free_state) => {
+        fn free_state(&mut self, state: $crate::fmu::slave::StateId) -> $crate::Result<()> {
+            self.$i.free_state(state)
+        }
+    };
+    (@ $i:ident serialize_state) => {
+        fn serialize_state(
+            &mut self,
+            state: $crate::fmu::slave::StateId,
+        ) -> $crate::Result<Vec<u8>> {
+            self.$i.serialize_state(state)
+        }
+    };
+    (@ $i:ident deserialize_state) => {
+        fn deserialize_state(
+            &mut self,
+            bytes: &[u8],
+        ) -> $crate::Result<$crate::fmu::slave::StateId> {
+            self.$i.deserialize_state(bytes)
+        }
+    };
+    (@ $i:ident provides_directional_derivatives) => {
+        fn provides_directional_derivatives(&self) -> bool {
+            self.$i.provides_directional_derivatives()
+        }
+    };
+    (@ $i:ident directional_derivative) => {
+        fn directional_derivative(
+            &mut self,
+            unknowns: &[$crate::fmu::description::ValueReference],
+            knowns: &[$crate::fmu::description::ValueReference],
+            seed: &[f64],
+            sensitivity: &mut [f64],
+        ) -> $crate::Result<()> {
+            self.$i.directional_derivative(unknowns, knowns, seed, sensitivity)
+        }
+    };
+    (@ $i:ident max_output_derivative_order) => {
+        fn max_output_derivative_order(&self) -> u32 {
+            self.$i.max_output_derivative_order()
+        }
+    };
+    (@ $i:ident get_output_derivatives) => {
+        fn get_output_derivatives(
+            &mut self,
+            vrs: &[$crate::fmu::description::ValueReference],
+            order: u32,
+            values: &mut [f64],
+        ) -> $crate::Result<()> {
+            self.$i.get_output_derivatives(vrs, order, values)
+        }
+    };
+    (@ $i:ident call_count) => {
+        fn call_count(&self) -> u64 {
+            self.$i.call_count()
+        }
+    };
+    (@ $i:ident integrator_statistics) => {
+        fn integrator_statistics(&self) -> Option<$crate::fmu::model_exchange::Statistics> {
+            self.$i.integrator_statistics()
+        }
+    };
+}
+pub(crate) use forward_slave;

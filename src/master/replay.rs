@@ -18,15 +18,13 @@
 //! log, a restore to one saved during it cuts the log back to where that state was saved.
 
 use std::any::Any;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::polynomial::shift_taylor;
-use crate::fmu::description::{ModelDescription, ValueReference};
+use crate::fmu::description::ValueReference;
 use crate::fmu::slave::{
-    DiscreteStatesUpdate, IntervalQualifier, PolynomialInputMode, Slave, SlaveState, StateId,
-    StepResult,
+    forward_slave, DiscreteStatesUpdate, PolynomialInputMode, Slave, StateId, StepResult,
 };
 use crate::{Error, Result};
 
@@ -154,15 +152,13 @@ macro_rules! recorded_values {
 }
 
 impl Slave for Recorder {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn description(&self) -> &Arc<ModelDescription> {
-        self.inner.description()
-    }
-    fn state(&self) -> SlaveState {
-        self.inner.state()
-    }
+    forward_slave!(inner:
+        name, description, state, steps_in_background, finish_step, get_clock,
+        get_interval_decimal, get_string, get_binary, can_save_state, free_state,
+        serialize_state, deserialize_state, provides_directional_derivatives,
+        directional_derivative, max_output_derivative_order, get_output_derivatives,
+        call_count, integrator_statistics,
+    );
     fn enter_configuration_mode(&mut self) -> Result<()> {
         self.record(|| Entry::Unreplayable("fmi3EnterConfigurationMode".into()));
         self.inner.enter_configuration_mode()
@@ -192,18 +188,12 @@ impl Slave for Recorder {
         });
         self.inner.do_step(current_time, step_size)
     }
-    fn steps_in_background(&self) -> bool {
-        self.inner.steps_in_background()
-    }
     fn start_step(&mut self, current_time: f64, step_size: f64) -> Result<()> {
         self.record(|| Entry::Step {
             time: current_time,
             size: step_size,
         });
         self.inner.start_step(current_time, step_size)
-    }
-    fn finish_step(&mut self) -> Result<StepResult> {
-        self.inner.finish_step()
     }
     fn enter_event_mode(&mut self) -> Result<()> {
         self.record(|| Entry::EnterEventMode);
@@ -217,21 +207,10 @@ impl Slave for Recorder {
         self.record(|| Entry::EnterStepMode);
         self.inner.enter_step_mode()
     }
-    fn get_clock(&mut self, vrs: &[ValueReference], active: &mut [bool]) -> Result<()> {
-        self.inner.get_clock(vrs, active)
-    }
     fn set_clock(&mut self, vrs: &[ValueReference], active: &[bool]) -> Result<()> {
         self.inner.set_clock(vrs, active)?;
         self.record(|| Entry::Clock(vrs.to_vec(), active.to_vec()));
         Ok(())
-    }
-    fn get_interval_decimal(
-        &mut self,
-        vrs: &[ValueReference],
-        intervals: &mut [f64],
-        qualifiers: &mut [IntervalQualifier],
-    ) -> Result<()> {
-        self.inner.get_interval_decimal(vrs, intervals, qualifiers)
     }
     fn terminate(&mut self) -> Result<()> {
         self.record(|| Entry::Unreplayable("Terminate".into()));
@@ -256,9 +235,6 @@ impl Slave for Recorder {
         get_boolean, set_boolean, bool, Boolean;
     }
 
-    fn get_string(&mut self, vrs: &[ValueReference]) -> Result<Vec<String>> {
-        self.inner.get_string(vrs)
-    }
     fn set_string(&mut self, vrs: &[ValueReference], values: &[&str]) -> Result<()> {
         self.inner.set_string(vrs, values)?;
         self.record(|| {
@@ -269,16 +245,10 @@ impl Slave for Recorder {
         });
         Ok(())
     }
-    fn get_binary(&mut self, vrs: &[ValueReference]) -> Result<Vec<Vec<u8>>> {
-        self.inner.get_binary(vrs)
-    }
     fn set_binary(&mut self, vrs: &[ValueReference], values: &[&[u8]]) -> Result<()> {
         self.inner.set_binary(vrs, values)?;
         self.record(|| Entry::Binary(vrs.to_vec(), values.iter().map(|b| b.to_vec()).collect()));
         Ok(())
-    }
-    fn can_save_state(&self) -> bool {
-        self.inner.can_save_state()
     }
     fn save_state(&mut self) -> Result<StateId> {
         let id = self.inner.save_state()?;
@@ -294,39 +264,6 @@ impl Slave for Recorder {
         self.inner.restore_state(state)?;
         self.restored(state);
         Ok(())
-    }
-    fn free_state(&mut self, state: StateId) -> Result<()> {
-        self.inner.free_state(state)
-    }
-    fn serialize_state(&mut self, state: StateId) -> Result<Vec<u8>> {
-        self.inner.serialize_state(state)
-    }
-    fn deserialize_state(&mut self, bytes: &[u8]) -> Result<StateId> {
-        self.inner.deserialize_state(bytes)
-    }
-    fn provides_directional_derivatives(&self) -> bool {
-        self.inner.provides_directional_derivatives()
-    }
-    fn directional_derivative(
-        &mut self,
-        unknowns: &[ValueReference],
-        knowns: &[ValueReference],
-        seed: &[f64],
-        sensitivity: &mut [f64],
-    ) -> Result<()> {
-        self.inner
-            .directional_derivative(unknowns, knowns, seed, sensitivity)
-    }
-    fn max_output_derivative_order(&self) -> u32 {
-        self.inner.max_output_derivative_order()
-    }
-    fn get_output_derivatives(
-        &mut self,
-        vrs: &[ValueReference],
-        order: u32,
-        values: &mut [f64],
-    ) -> Result<()> {
-        self.inner.get_output_derivatives(vrs, order, values)
     }
     fn set_input_polynomial(
         &mut self,
@@ -346,12 +283,6 @@ impl Slave for Recorder {
         self.inner.set_macro_step(span)?;
         self.record(|| Entry::MacroStep(span));
         Ok(())
-    }
-    fn call_count(&self) -> u64 {
-        self.inner.call_count()
-    }
-    fn integrator_statistics(&self) -> Option<crate::fmu::model_exchange::Statistics> {
-        self.inner.integrator_statistics()
     }
     fn call_recorder(&mut self) -> Option<&mut dyn Any> {
         Some(self)
@@ -491,6 +422,8 @@ fn apply(slave: &mut dyn Slave, entry: &Entry) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::master::stand_in::StandIn;
 

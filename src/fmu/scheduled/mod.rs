@@ -24,7 +24,7 @@ pub mod schedule;
 
 use std::sync::Arc;
 
-use super::description::{ModelDescription, ValueReference, VariableType};
+use super::description::{ValueReference, VariableType};
 use super::instance::Fmi3Instance;
 use super::slave::{
     DiscreteStatesUpdate, IntervalQualifier, PolynomialInputMode, Slave, SlaveState, StateId,
@@ -217,12 +217,10 @@ macro_rules! delegate {
 }
 
 impl Slave for ScheduledSlave {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn description(&self) -> &Arc<ModelDescription> {
-        self.inner.description()
-    }
+    crate::fmu::slave::forward_slave!(inner:
+        name, description, get_interval_decimal, get_string, get_binary,
+    );
+
     fn state(&self) -> SlaveState {
         match self.inner.state() {
             SlaveState::StepMode if self.event_mode => SlaveState::EventMode,
@@ -322,14 +320,6 @@ impl Slave for ScheduledSlave {
         }
         Ok(())
     }
-    fn get_interval_decimal(
-        &mut self,
-        vrs: &[ValueReference],
-        intervals: &mut [f64],
-        qualifiers: &mut [IntervalQualifier],
-    ) -> Result<()> {
-        self.inner.get_interval_decimal(vrs, intervals, qualifiers)
-    }
     fn terminate(&mut self) -> Result<()> {
         self.inner.terminate()
     }
@@ -357,14 +347,8 @@ impl Slave for ScheduledSlave {
         get_uint64, set_uint64, u64;
         get_boolean, set_boolean, bool;
     }
-    fn get_string(&mut self, vrs: &[ValueReference]) -> Result<Vec<String>> {
-        self.inner.get_string(vrs)
-    }
     fn set_string(&mut self, vrs: &[ValueReference], values: &[&str]) -> Result<()> {
         self.inner.set_string(vrs, values)
-    }
-    fn get_binary(&mut self, vrs: &[ValueReference]) -> Result<Vec<Vec<u8>>> {
-        self.inner.get_binary(vrs)
     }
     fn set_binary(&mut self, vrs: &[ValueReference], values: &[&[u8]]) -> Result<()> {
         self.inner.set_binary(vrs, values)
