@@ -39,6 +39,26 @@
 //! (defaults -1e-2 N, 5e5 1/m) on masses `contact_mass`, `contact_mass + contact_stride`, …
 //! (stride 0: that mass only).
 //!
+//! Random impulses and contacts (the paper's Example 2; default off: both fractions 0):
+//! `impulse_fraction` f_I puts an impulse of the shape above (same δ, Δt, t0, period) on
+//! `round(f_I·n)` masses, each with its own amplitude ΔF_j = ±[`impulse_dF_min`,
+//! `impulse_dF_max`] (defaults 1e6, 5e6 N); `contact_fraction` f_C puts the contact force above
+//! on `round(f_C·n)` masses. Both add to `impulse_mass` and `contact_mass` (a mass with both
+//! kinds of contact feels it once). The draws, reproducible from `seed`:
+//! - impulses: SplitMix64 seeded with `s + 2³²` (s: `seed` as an unsigned 32-bit number); a
+//!   partial Fisher–Yates shuffle of the list 1..=n picks them: for j = 0, 1, …, count - 1,
+//!   swap entry j with entry `j + next() mod (n - j)`, the mass now at entry j is chosen, and
+//!   the next draw u (uniform in [-1, 1), as above) gives ΔF_j = sign(u)·(min + (max - min)·|u|)
+//!   (u < 0: negative);
+//! - contacts: SplitMix64 seeded with `s + 2·2³²`, the same shuffle without amplitudes;
+//! - a mass with a random contact starts at `-|x_i|`: its wall is at x ≈ 0, and a start inside
+//!   it (x = 1e-3 m) would meet a force of 1e-2·e⁵⁰⁰ N.
+//!
+//! The selection is shown after initialization as the calculated parameters `impulse_count`,
+//! `contact_count`, `impulse_dF_sum` (Σ ΔF_j of the random impulses) and, in FMI 3, the arrays
+//! `impulse_dF_of` (ΔF on each mass, 0 without a random impulse) and `contact_on` (1 where a
+//! random contact acts).
+//!
 //! Integration: the kit's adaptive Dormand–Prince 5(4) with `rtol` (1e-8) and `atol` (1e-10,
 //! in m and m/s), landing exactly on each communication point; with an impulse on, the step is
 //! limited to Δt/4 so a pulse cannot be stepped over. Analytic directional derivatives of the
@@ -125,6 +145,24 @@ pub const V_PROBE: u32 = 34;
 pub const MOMENTUM: u32 = 35;
 /// Energy.
 pub const ENERGY: u32 = 36;
+/// Fraction of the masses with a random impulse.
+pub const IMP_FRACTION: u32 = 44;
+/// Smallest |ΔF| of a random impulse.
+pub const IMP_DF_MIN: u32 = 45;
+/// Largest |ΔF| of a random impulse.
+pub const IMP_DF_MAX: u32 = 46;
+/// Fraction of the masses with a random contact.
+pub const CON_FRACTION: u32 = 47;
+/// Number of random impulses (calculated).
+pub const IMP_COUNT: u32 = 48;
+/// Number of random contacts (calculated).
+pub const CON_COUNT: u32 = 49;
+/// Sum of the random impulses' ΔF (calculated).
+pub const IMP_DF_SUM: u32 = 50;
+/// ΔF of the random impulse on each mass (calculated array; 0: none).
+pub const IMP_DF_OF: u32 = 51;
+/// 1 on each mass with a random contact (calculated array).
+pub const CON_ON: u32 = 52;
 /// Positions (state array).
 pub const X: u32 = 40;
 /// Velocities (state array).
@@ -186,14 +224,75 @@ impl SplitMix64 {
     fn symmetric(&mut self) -> f64 {
         2.0 * ((self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)) - 1.0
     }
+
+    /// The generator of stream `stream` (1: impulses, 2: contacts) of `seed`.
+    fn stream(seed: i32, stream: u64) -> SplitMix64 {
+        SplitMix64((seed as u32 as u64).wrapping_add(stream << 32))
+    }
+
+    /// Picks the next of `count` masses out of `order` (0-based) by a partial Fisher–Yates
+    /// shuffle: entry `j` is swapped with a random later one and returned.
+    fn pick(&mut self, order: &mut [usize], j: usize) -> usize {
+        let k = j + (self.next() % (order.len() - j) as u64) as usize;
+        order.swap(j, k);
+        order[j]
+    }
 }
 
-/// The impulse force at time `t` (0 when off).
-fn impulse(v: &Values, t: f64) -> Result<f64, String> {
-    let df = v.f64(IMP_DF);
-    if df == 0.0 {
-        return Ok(0.0);
+/// How many of `n` masses a fraction `f` (checked to lie in [0, 1]) selects: round(f·n).
+fn selected(v: &Values, vr: u32, n: usize, name: &str) -> Result<usize, String> {
+    let f = v.f64(vr);
+    if !(0.0..=1.0).contains(&f) {
+        return Err(format!("{name} = {f} must be in [0, 1]"));
     }
+    Ok((f * n as f64).round() as usize)
+}
+
+/// Draws the random impulses and contacts of the model documentation into `impulse_dF_of`,
+/// `contact_on` and the counts, and moves the masses with a random contact out of their walls.
+fn draw_impulses_and_contacts(v: &mut Values, n: usize) -> Result<(), String> {
+    let seed = index(v, SEED);
+    let impulses = selected(v, IMP_FRACTION, n, "impulse_fraction")?;
+    let contacts = selected(v, CON_FRACTION, n, "contact_fraction")?;
+    let (lo, hi) = (v.f64(IMP_DF_MIN), v.f64(IMP_DF_MAX));
+    if impulses > 0 && !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
+        return Err(format!(
+            "impulse_dF_min = {lo} and impulse_dF_max = {hi} must satisfy 0 <= min <= max < inf"
+        ));
+    }
+    let mut amplitude = vec![0.0; N_MAX];
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = SplitMix64::stream(seed, 1);
+    let mut sum = 0.0;
+    for j in 0..impulses {
+        let mass = rng.pick(&mut order, j);
+        let u = rng.symmetric();
+        let df = (lo + (hi - lo) * u.abs()).copysign(u);
+        amplitude[mass] = df;
+        sum += df;
+    }
+    let mut contact = vec![0; N_MAX];
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = SplitMix64::stream(seed, 2);
+    for j in 0..contacts {
+        contact[rng.pick(&mut order, j)] = 1;
+    }
+    let x = v.get_mut::<f64>(X);
+    for (xi, &on) in x.iter_mut().zip(&contact) {
+        if on == 1 {
+            *xi = -xi.abs();
+        }
+    }
+    v.get_mut::<f64>(IMP_DF_OF).copy_from_slice(&amplitude);
+    v.get_mut::<i32>(CON_ON).copy_from_slice(&contact);
+    v.set_i32(IMP_COUNT, impulses as i32);
+    v.set_i32(CON_COUNT, contacts as i32);
+    v.set_f64(IMP_DF_SUM, sum);
+    Ok(())
+}
+
+/// The pulse train at time `t` per newton of amplitude: `F_Imp / ΔF`.
+fn pulse(v: &Values, t: f64) -> Result<f64, String> {
     let (delta, dt, t0, period) = (
         v.f64(IMP_DELTA),
         v.f64(IMP_DT),
@@ -221,7 +320,8 @@ fn impulse(v: &Values, t: f64) -> Result<f64, String> {
         sum += ((t - tk) / delta).tanh() - ((t - tk - dt) / delta).tanh();
         k += 1.0;
     }
-    Ok(0.5 * df * sum)
+    // Halving is exact, so ΔF·pulse gives the bits of ½ ΔF Σ.
+    Ok(0.5 * sum)
 }
 
 /// A 1-based mass index parameter, checked against n (`allow_zero`: 0 means off).
@@ -429,6 +529,57 @@ impl Model for OscillatorChain {
             Variable::float64(ENERGY, "E")
                 .unit("J")
                 .description("Kinetic plus elastic energy of the chain"),
+            real(
+                IMP_FRACTION,
+                "impulse_fraction",
+                0.0,
+                "1",
+                "Fraction of the masses with a random impulse (0..=1; seeded by `seed`)",
+            )
+            .min(0.0)
+            .max(1.0),
+            real(
+                IMP_DF_MIN,
+                "impulse_dF_min",
+                1e6,
+                "N",
+                "Smallest |dF| of a random impulse",
+            ),
+            real(
+                IMP_DF_MAX,
+                "impulse_dF_max",
+                5e6,
+                "N",
+                "Largest |dF| of a random impulse",
+            ),
+            real(
+                CON_FRACTION,
+                "contact_fraction",
+                0.0,
+                "1",
+                "Fraction of the masses with a random contact (0..=1; seeded by `seed`)",
+            )
+            .min(0.0)
+            .max(1.0),
+            Variable::int32(IMP_COUNT, "impulse_count")
+                .calculated_parameter()
+                .description("Number of masses with a random impulse"),
+            Variable::int32(CON_COUNT, "contact_count")
+                .calculated_parameter()
+                .description("Number of masses with a random contact"),
+            Variable::float64(IMP_DF_SUM, "impulse_dF_sum")
+                .calculated_parameter()
+                .unit("N")
+                .description("Sum of the random impulses' amplitudes dF"),
+            Variable::float64(IMP_DF_OF, "impulse_dF_of")
+                .calculated_parameter()
+                .dims(&[N_MAX])
+                .unit("N")
+                .description("Amplitude dF of the random impulse on each mass (0: none)"),
+            Variable::int32(CON_ON, "contact_on")
+                .calculated_parameter()
+                .dims(&[N_MAX])
+                .description("1 on each mass with a random contact"),
             Variable::float64(X, "x")
                 .dims(&[N_MAX])
                 .unit("m")
@@ -470,7 +621,7 @@ impl Model for OscillatorChain {
         }
         v.get_mut::<f64>(X).copy_from_slice(&xi);
         v.get_mut::<f64>(V).copy_from_slice(&vi);
-        Ok(())
+        draw_impulses_and_contacts(v, p.n)
     }
 
     fn evaluate(&self, v: &mut Values, time: f64) -> Result<(), String> {
@@ -498,16 +649,36 @@ impl Model for OscillatorChain {
         }
         f[0] += v.f64(F_LEFT);
         f[n - 1] += v.f64(F_RIGHT);
-        f[imp_mass - 1] += impulse(v, time)?;
+        let df = v.f64(IMP_DF);
+        let random_impulses = index(v, IMP_COUNT) > 0;
+        if df != 0.0 || random_impulses {
+            let shape = pulse(v, time)?;
+            if df != 0.0 {
+                f[imp_mass - 1] += df * shape;
+            }
+            if random_impulses {
+                for (fi, &dfi) in f.iter_mut().zip(v.get::<f64>(IMP_DF_OF)) {
+                    if dfi != 0.0 {
+                        *fi += dfi * shape;
+                    }
+                }
+            }
+        }
+        let (ca, cb) = (v.f64(CON_A), v.f64(CON_B));
+        let mut contact = v.get::<i32>(CON_ON)[..n].to_vec();
         if con_mass > 0 {
-            let (ca, cb) = (v.f64(CON_A), v.f64(CON_B));
             let mut i = con_mass - 1;
             while i < n {
-                f[i] += ca * (cb * x[i]).exp();
+                contact[i] = 1;
                 if stride == 0 {
                     break;
                 }
                 i += stride;
+            }
+        }
+        for ((fi, &on), &xi) in f.iter_mut().zip(&contact).zip(&x) {
+            if on == 1 {
+                *fi += ca * (cb * xi).exp();
             }
         }
         let mut momentum = 0.0;
@@ -532,7 +703,8 @@ impl Model for OscillatorChain {
     }
 
     fn integrator(&self, v: &Values) -> Integrator {
-        let max_step = if v.f64(IMP_DF) != 0.0 && v.f64(IMP_DT) > 0.0 {
+        let impulses = v.f64(IMP_DF) != 0.0 || v.i32(IMP_COUNT) > 0;
+        let max_step = if impulses && v.f64(IMP_DT) > 0.0 {
             v.f64(IMP_DT) / 4.0
         } else {
             f64::INFINITY

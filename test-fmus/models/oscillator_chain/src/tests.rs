@@ -293,3 +293,177 @@ fn a_bad_size_is_refused() {
         fmi2FreeInstance(c);
     }
 }
+
+/// The values after `initialize` of a chain of `n` with the given parameters (set directly).
+fn initialized(n: i32, seed: i32, params: &[(u32, f64)]) -> fmu_kit::Values {
+    let mut v = fmu_kit::Values::new(std::sync::Arc::new(table()));
+    v.set_i32(N, n);
+    v.set_i32(SEED, seed);
+    for &(vr, x) in params {
+        v.set_f64(vr, x);
+    }
+    let cx = fmu_kit::Context {
+        instance_name: "chain".into(),
+        fmi_version: 3,
+        resource_dir: None,
+        start_time: 0.0,
+    };
+    OscillatorChain
+        .initialize(&mut v, &cx)
+        .expect("the chain initializes");
+    v
+}
+
+/// The model documentation's recipe, written out again: (mass, ΔF) of the random impulses and
+/// the masses of the random contacts, 0-based.
+fn documented_draws(n: usize, seed: i32, fi: f64, fc: f64) -> (Vec<(usize, f64)>, Vec<usize>) {
+    let mut state: u64;
+    let mut next = |s: &mut u64| {
+        *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let s = seed as u32 as u64;
+    let shuffle = |state: &mut u64, count: usize, next: &mut dyn FnMut(&mut u64) -> u64| {
+        let mut list: Vec<usize> = (0..n).collect();
+        let mut out = Vec::new();
+        for j in 0..count {
+            let k = j + (next(state) % (n - j) as u64) as usize;
+            list.swap(j, k);
+            let u = 2.0 * ((next(state) >> 11) as f64 / 2f64.powi(53)) - 1.0;
+            out.push((list[j], u));
+        }
+        out
+    };
+    state = s + (1 << 32);
+    let impulses = shuffle(&mut state, (fi * n as f64).round() as usize, &mut next)
+        .into_iter()
+        .map(|(mass, u)| (mass, (1e6 + 4e6 * u.abs()).copysign(u)))
+        .collect();
+    // The contact stream draws no amplitudes: one draw per pick.
+    state = s + (2 << 32);
+    let mut list: Vec<usize> = (0..n).collect();
+    let mut contacts = Vec::new();
+    for j in 0..(fc * n as f64).round() as usize {
+        let k = j + (next(&mut state) % (n - j) as u64) as usize;
+        list.swap(j, k);
+        contacts.push(list[j]);
+    }
+    (impulses, contacts)
+}
+
+#[test]
+fn random_impulses_and_contacts_follow_the_documented_draws() {
+    for (n, seed) in [(1, 1), (10, 3), (52, 17), (53, -5), (1000, 2026)] {
+        let (fi, fc) = (0.3, 0.1);
+        let params = [
+            (IMP_FRACTION, fi),
+            (CON_FRACTION, fc),
+            (X0_SPREAD, 1e-3),
+            (V0_SPREAD, 10.0),
+        ];
+        let v = initialized(n, seed, &params);
+        let n = n as usize;
+        let (impulses, contacts) = documented_draws(n, seed, fi, fc);
+        assert_eq!(v.i32(IMP_COUNT) as usize, (0.3 * n as f64).round() as usize);
+        assert_eq!(v.i32(IMP_COUNT) as usize, impulses.len());
+        assert_eq!(v.i32(CON_COUNT) as usize, contacts.len());
+        let amplitude = v.get::<f64>(IMP_DF_OF);
+        let on = v.get::<i32>(CON_ON);
+        // Distinct masses, within the chain, with the documented amplitudes.
+        assert_eq!(
+            amplitude.iter().filter(|a| **a != 0.0).count(),
+            impulses.len(),
+            "n = {n}: every impulse on a mass of its own"
+        );
+        for &(mass, df) in &impulses {
+            assert_eq!(amplitude[mass], df, "n = {n}, mass {}", mass + 1);
+            assert!((1e6..=5e6).contains(&df.abs()), "{df}");
+        }
+        let sum: f64 = impulses.iter().map(|(_, df)| df).sum();
+        assert_eq!(v.f64(IMP_DF_SUM), sum);
+        assert_eq!(on.iter().filter(|c| **c == 1).count(), contacts.len());
+        let free = initialized(n as i32, seed, &params[2..]);
+        let xs = v.get::<f64>(X).iter().zip(free.get::<f64>(X));
+        for (i, ((&x, &x_free), &on)) in xs.zip(on).enumerate() {
+            if contacts.contains(&i) {
+                assert_eq!(on, 1);
+                assert_eq!(x, -x_free.abs(), "a contact mass starts out of its wall");
+            } else {
+                assert_eq!(on, 0);
+                assert_eq!(x, x_free, "mass {}", i + 1);
+            }
+        }
+        if n == 1000 {
+            let negative = impulses.iter().filter(|(_, df)| *df < 0.0).count();
+            assert!(
+                (100..200).contains(&negative),
+                "{negative} of 300 impulses pull"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_draws_depend_on_the_seed_alone() {
+    let params = [(IMP_FRACTION, 0.3), (CON_FRACTION, 0.1)];
+    let a = initialized(200, 11, &params);
+    let b = initialized(200, 11, &params);
+    let c = initialized(200, 12, &params);
+    assert!(a == b, "the same seed draws the same");
+    assert!(
+        a.get::<f64>(IMP_DF_OF) != c.get::<f64>(IMP_DF_OF),
+        "another seed draws other impulses"
+    );
+    assert!(a.get::<i32>(CON_ON) != c.get::<i32>(CON_ON));
+}
+
+#[test]
+fn random_impulses_transfer_the_sum_of_df_times_dt() {
+    // Amplitudes of ±[1, 5] N keep the chain soft enough for a quick test.
+    let dt = 2.5e-3;
+    let params = [
+        (IMP_FRACTION, 0.3),
+        (IMP_DF_MIN, 1.0),
+        (IMP_DF_MAX, 5.0),
+        (IMP_T0, 1e-3),
+        (IMP_PERIOD, 0.0),
+        (IMP_DT, dt),
+    ];
+    let fmu = Fmu::new(&params, &[(N, 10), (SEED, 4)]);
+    let mut count = 0;
+    unsafe {
+        assert_eq!(
+            fmi2GetInteger(fmu.0, [IMP_COUNT].as_ptr(), 1, &mut count),
+            OK
+        );
+    }
+    assert_eq!(count, 3);
+    let sum = fmu.get(&[IMP_DF_SUM])[0];
+    assert!(sum != 0.0);
+    run(&fmu, 0.0, 1e-3, 10);
+    let p = fmu.get(&[MOMENTUM])[0];
+    eprintln!(
+        "momentum after the impulses: {p} N s (expected {})",
+        sum * dt
+    );
+    assert!((p - sum * dt).abs() < 1e-9, "{p} vs {}", sum * dt);
+}
+
+#[test]
+fn a_fraction_outside_zero_to_one_is_refused() {
+    for vr in [IMP_FRACTION, CON_FRACTION] {
+        let mut v = fmu_kit::Values::new(std::sync::Arc::new(table()));
+        v.set_f64(vr, 1.5);
+        let cx = fmu_kit::Context {
+            instance_name: "chain".into(),
+            fmi_version: 2,
+            resource_dir: None,
+            start_time: 0.0,
+        };
+        let e = OscillatorChain.initialize(&mut v, &cx).unwrap_err();
+        assert!(e.contains("must be in [0, 1]"), "{e}");
+    }
+}
