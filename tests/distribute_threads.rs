@@ -1,5 +1,6 @@
 //! One system over ranks that are threads of this process (`distribute::threads`): the rows
-//! rank 0 sees equal one process' bit for bit, for Jacobi and Gauss-Seidel, along the coupling
+//! rank 0 sees equal one process' bit for bit, for Jacobi, Gauss-Seidel and the implicit
+//! algorithm (fixed steps and macro-step control with every estimator), along the coupling
 //! order and as the system file, an SSP's annotations or `--partition FILE` split it; the
 //! split by measured step cost gives an expensive component a rank of its own; what cannot
 //! spread and partitions that do not fit are refused before anything is loaded. The same run
@@ -187,6 +188,65 @@ fn step_and_order_control_with_the_explicit_estimators_gives_one_process_bits() 
     }
 }
 
+/// The implicit algorithm with each interface Jacobian the kit FMUs support (repeated system
+/// steps; component steps with the spring's directional derivatives, fresh or reused): the
+/// owners repeat their components' steps and share the Jacobian's entries, every rank solves
+/// the same interface system, so rank 0's rows are one process' bits, on 2 and 3 ranks.
+#[test]
+fn the_implicit_algorithm_gives_one_process_bits() {
+    let dir = temp_dir();
+    for (jacobian, reuse) in [
+        ("system", false),
+        ("components", false),
+        ("components", true),
+    ] {
+        let label = format!("two-mass-implicit-{jacobian}-reuse-{reuse}");
+        let set = |x: &mut Value| {
+            x["experiment"]["algorithm"] = json!("implicit");
+            x["experiment"]["extrapolationOrder"] = json!(2);
+            x["experiment"]["stopTime"] = json!(0.3);
+            x["experiment"]["corrector"] = json!({"jacobian": jacobian, "reuseJacobian": reuse});
+        };
+        let path = system(dir.path(), "two-mass-force-force.json", &label, set);
+        same_rows_on(&path, 2, &label);
+        same_rows_on(&path, 3, &label);
+        let given = system(dir.path(), "two-mass-force-force.json", "given", |x| {
+            set(x);
+            for (c, rank) in [1, 0, 1].iter().enumerate() {
+                x["components"][c]["rank"] = json!(rank);
+            }
+        });
+        same_rows_on(&given, 2, &format!("{label}, split by the file"));
+    }
+    // The extended coupling: the source FMUs' output derivatives (D) and integrals (I) are
+    // read by their owners and shared.
+    for extension in ["derivative", "integral"] {
+        let label = format!("two-mass-extended-{extension}");
+        let path = system(dir.path(), "two-mass-extended.json", &label, |x| {
+            x["experiment"]["stopTime"] = json!(0.3);
+            x["experiment"]["corrector"]["extension"] = json!(extension);
+        });
+        same_rows_on(&path, 2, &label);
+        same_rows_on(&path, 3, &label);
+    }
+}
+
+/// Macro-step size and order control with the implicit estimators (ImSLocal on the coupling
+/// values, ImMilne on the states the owners read): one process' bits on 2 and 3 ranks.
+#[test]
+fn step_and_order_control_with_the_implicit_estimators_gives_one_process_bits() {
+    let dir = temp_dir();
+    for estimator in ["ImSLocal", "ImMilne"] {
+        let label = format!("two-mass-implicit-adaptive-{estimator}");
+        let path = system(dir.path(), "two-mass-implicit-adaptive.json", &label, |x| {
+            x["experiment"]["stopTime"] = json!(0.3);
+            x["experiment"]["stepControl"]["estimator"] = json!(estimator);
+        });
+        same_rows_on(&path, 2, &label);
+        same_rows_on(&path, 3, &label);
+    }
+}
+
 #[test]
 fn what_cannot_spread_is_refused_on_every_rank_before_loading() {
     let dir = temp_dir();
@@ -202,14 +262,17 @@ fn what_cannot_spread_is_refused_on_every_rank_before_loading() {
             }
         }
     };
-    let implicit = system(dir.path(), "two-mass-force-force.json", "implicit", |x| {
-        missing(x);
-        x["experiment"]["algorithm"] = json!("implicit");
-    });
+    let constraint = system(dir.path(), "rigid-link.json", "constraint", missing);
     refused(
-        &implicit,
+        &constraint,
         2,
-        "the implicit algorithm does not run over 2 MPI ranks yet",
+        "constraint coupling does not run over 2 MPI ranks yet",
+    );
+    let rim = system(dir.path(), "crane-single.json", "rim", missing);
+    refused(
+        &rim,
+        2,
+        "the reduced interface model (rim) does not run over 2 MPI ranks yet",
     );
     let parallel = system(dir.path(), "two-mass-force-force.json", "parallel", |x| {
         missing(x);

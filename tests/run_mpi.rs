@@ -1,6 +1,7 @@
 //! `cosimo run` of one system under `mpirun -n 2` and `-n 3` (feature `mpi`, Open MPI's mpirun
 //! on localhost): the components spread over the ranks, rank 0 writes the results, byte for
-//! byte those of one process, for Jacobi and Gauss-Seidel and two partitions each, and as
+//! byte those of one process, for Jacobi and Gauss-Seidel and two partitions each, for the
+//! implicit algorithm (fixed steps and ImSLocal control), and as
 //! `--partition FILE` and an SSP's annotations split them; the split by measured step cost
 //! gives an expensive component a rank of its own; what does not run over ranks yet and
 //! partitions that do not fit are refused before anything is loaded.
@@ -164,22 +165,47 @@ fn a_chain_gives_the_same_bits_on_two_and_three_ranks() {
     }
 }
 
+/// The implicit algorithm under mpirun: fixed steps with the Jacobian from component steps and
+/// directional derivatives, and macro-step size and order control with ImSLocal: the owners
+/// share the Jacobian's entries, every rank solves the same interface system.
+#[test]
+fn the_implicit_algorithm_gives_the_same_bits_on_two_and_three_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let mut fixed = with_algorithm(example("two-mass-force-force.json"), "implicit", 2);
+    fixed["experiment"]["corrector"] = json!({"jacobian": "components"});
+    fixed["experiment"]["stopTime"] = json!(0.3);
+    let path = write_system(dir.path(), "implicit.json", fixed.clone());
+    same_results(&path, 2, "implicit");
+    let given3 = write_system(
+        dir.path(),
+        "implicit-given3.json",
+        with_ranks(fixed, &[2, 0, 1]),
+    );
+    same_results(&given3, 3, "implicit-given3");
+    let mut adaptive = example("two-mass-implicit-adaptive.json");
+    adaptive["experiment"]["stopTime"] = json!(0.3);
+    let path = write_system(dir.path(), "implicit-adaptive.json", adaptive);
+    same_results(&path, 3, "implicit-adaptive");
+}
+
 #[test]
 fn what_does_not_spread_is_refused_before_loading() {
     if !have_mpirun() {
         return;
     }
     let dir = temp_dir();
-    let mut implicit = example("two-mass-force-force.json");
-    implicit["experiment"]["algorithm"] = json!("implicit");
+    let mut constraint = example("rigid-link.json");
     // An FMU that does not exist: the refusal comes before anything is loaded.
-    implicit["components"][0]["fmu"] = json!("missing.fmu");
-    let path = write_system(dir.path(), "implicit.json", implicit);
+    constraint["components"][0]["fmu"] = json!("missing.fmu");
+    let path = write_system(dir.path(), "constraint.json", constraint);
     let output = mpirun(2, &["run", &path.display().to_string()]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(
-        stderr.contains("the implicit algorithm does not run over 2 MPI ranks yet"),
+        stderr.contains("constraint coupling does not run over 2 MPI ranks yet"),
         "{}",
         show(&output)
     );

@@ -4,8 +4,10 @@
 //!
 //! The run itself is the one-process run with a transport (`master::transport`): every rank
 //! walks the same loop, steps only the components it owns and holds stand-ins for the others.
-//! This first version spreads Jacobi and Gauss-Seidel (hold or extrapolation, fixed steps);
-//! the other algorithms are refused by name before anything is loaded.
+//! Jacobi, Gauss-Seidel and the implicit algorithm spread (fixed steps or macro-step control
+//! with any estimator, the extended coupling included; the implicit interface system is
+//! gathered and solved on every rank); constraint coupling and RIM are refused by name before
+//! anything is loaded.
 //!
 //! The partition, first found wins: `--partition FILE` (`partition_file`), the ranks the
 //! system gives its components (`"rank"` in a system file, `rank="N"` in an SSP's
@@ -241,16 +243,10 @@ fn plural(n: usize) -> &'static str {
 fn refuse_unsupported(experiment: &Experiment, ranks: usize) -> Result<()> {
     let refuse = |what: &str, why: &str| {
         Err(Error::Usage(format!(
-            "{what} does not run over {ranks} MPI ranks yet: {why}. Run it in one process (without mpirun), or choose jacobi or gauss-seidel"
+            "{what} does not run over {ranks} MPI ranks yet: {why}. Run it in one process (without mpirun), or choose jacobi, gauss-seidel or implicit"
         )))
     };
     match &experiment.algorithm {
-        Algorithm::Implicit(_) => {
-            return refuse(
-                "the implicit algorithm",
-                "its corrector solves the coupling equations of all components at once, and the gathering of that interface system over ranks is not built",
-            )
-        }
         Algorithm::Constraint(_) => {
             return refuse(
                 "constraint coupling",
@@ -263,7 +259,7 @@ fn refuse_unsupported(experiment: &Experiment, ranks: usize) -> Result<()> {
                 "its interface model is integrated beside the multibody component and is not split over ranks yet",
             )
         }
-        Algorithm::Jacobi(_) | Algorithm::GaussSeidel(_) => {}
+        Algorithm::Jacobi(_) | Algorithm::GaussSeidel(_) | Algorithm::Implicit(_) => {}
     }
     if experiment.parallel {
         return refuse(

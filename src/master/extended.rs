@@ -149,10 +149,33 @@ impl Execution {
         }
         let mut integrals_at_start = vec![f64::NAN; coupled.len()];
         if extension == Extension::Integral {
-            for (j, &c) in coupled.iter().enumerate() {
-                if let Some(value) = self.source_integral_value(c)? {
-                    integrals_at_start[j] = value;
+            // Read by each source's owner; shared in one collective under mpirun.
+            let named: Vec<usize> = (0..coupled.len())
+                .filter(|&j| {
+                    self.resolved.connections[coupled[j]]
+                        .source_integral
+                        .is_some()
+                })
+                .collect();
+            let sources: Vec<usize> = named
+                .iter()
+                .map(|&j| self.resolved.connections[coupled[j]].from_component)
+                .collect();
+            let mut values = vec![0.0; named.len()];
+            let mut read = Ok(());
+            for (k, &j) in named.iter().enumerate() {
+                if !self.steps_here(sources[k]) || read.is_err() {
+                    continue;
                 }
+                match self.source_integral_value(coupled[j]) {
+                    Ok(value) => values[k] = value.unwrap_or(f64::NAN),
+                    Err(error) if self.ranks.is_some() => read = Err(error),
+                    Err(error) => return Err(error),
+                }
+            }
+            self.share_by_owner(&sources, &mut values, read)?;
+            for (&j, value) in named.iter().zip(values) {
+                integrals_at_start[j] = value;
             }
         }
         Ok(Layout {
@@ -332,9 +355,28 @@ impl Execution {
                 break;
             }
         }
+        // Each source's own part from its owner; shared in one collective under mpirun.
+        let wanted: Vec<usize> = (0..nc).filter(|&j| needed[j]).collect();
+        let sources: Vec<usize> = wanted
+            .iter()
+            .map(|&j| self.resolved.connections[layout.coupled[j]].from_component)
+            .collect();
+        let mut parts = vec![0.0; wanted.len()];
+        let mut asked = Ok(());
+        for (k, &j) in wanted.iter().enumerate() {
+            if !self.steps_here(sources[k]) || asked.is_err() {
+                continue;
+            }
+            match own(self, j) {
+                Ok(part) => parts[k] = part,
+                Err(error) if self.ranks.is_some() => asked = Err(error),
+                Err(error) => return Err(error),
+            }
+        }
+        self.share_by_owner(&sources, &mut parts, asked)?;
         let mut own_part = vec![f64::NAN; nc];
-        for j in (0..nc).filter(|&j| needed[j]) {
-            own_part[j] = own(self, j)?;
+        for (&j, part) in wanted.iter().zip(parts) {
+            own_part[j] = part;
         }
         let mut truth = vec![f64::NAN; nc];
         for block in &self.graph.blocks {

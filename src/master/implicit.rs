@@ -477,6 +477,7 @@ impl Execution {
             at_end[c] = u[j];
         }
         let deltas: Vec<f64> = u.iter().map(|&x| perturbation(x)).collect();
+        // Per component (trials run in parallel): its entries, inputs times outputs in order.
         let entries = Mutex::new(Vec::new());
         let names: Vec<String> = self
             .resolved
@@ -484,10 +485,16 @@ impl Execution {
             .iter()
             .map(|c| c.name.clone())
             .collect();
+        // Under mpirun each rank repeats only its own components' steps (a stand-in has no
+        // state to perturb); the entries travel in one collective below.
+        let here: Vec<bool> = (0..trials.len()).map(|i| self.steps_here(i)).collect();
         let connections = self.resolved.connections.clone();
         self.time = t_start;
-        self.run_step_trials(t_end, &|i, unit, step| {
+        let tried = self.run_step_trials(t_end, &|i, unit, step| {
             let trial = &trials[i];
+            if !here[i] {
+                return Ok(());
+            }
             let mut perturbed = at_end.clone();
             let mut found = Vec::with_capacity(trial.inputs.len() * trial.outputs.len());
             for &(col, c) in &trial.inputs {
@@ -511,7 +518,7 @@ impl Execution {
                 for out in &trial.outputs {
                     let y = get_scalar(unit.slave.as_mut(), out.vr, out.var_type, out.fmi3)?;
                     let y = connections[out.connection].transform(y);
-                    found.push((out.row, col, (y - out.value) / deltas[col]));
+                    found.push((y - out.value) / deltas[col]);
                 }
             }
             entries
@@ -522,20 +529,44 @@ impl Execution {
                             .to_string(),
                     )
                 })?
-                .extend(found);
+                .push((i, found));
             Ok(())
-        })?;
+        });
+        let tried = match tried {
+            // Under mpirun told when every rank has tried its own (see `share_by_owner`).
+            Err(error) if self.ranks.is_none() => return Err(error),
+            tried => tried,
+        };
         let component_steps: usize = trials.iter().map(|t| t.inputs.len()).sum();
         report.jacobian_component_steps += component_steps as u32;
         report.jacobian_steps += component_steps.div_ceil(trials.len().max(1)) as u32;
 
-        let mut step_part = DMatrix::zeros(n, n);
-        for (row, col, value) in entries.into_inner().map_err(|_| {
+        let mut found = vec![Vec::new(); trials.len()];
+        for (i, values) in entries.into_inner().map_err(|_| {
             Error::Numerics(
                 "a worker of the component Jacobian panicked while holding its results".to_string(),
             )
         })? {
-            step_part[(row, col)] = value;
+            found[i] = values;
+        }
+        // Every entry's place, component by component, known on every rank.
+        let mut owners = Vec::new();
+        let mut places = Vec::new();
+        let mut values = Vec::new();
+        for (i, trial) in trials.iter().enumerate() {
+            let mut own = found[i].iter().copied();
+            for &(col, _) in &trial.inputs {
+                for out in &trial.outputs {
+                    owners.push(i);
+                    places.push((out.row, col));
+                    values.push(own.next().unwrap_or(0.0));
+                }
+            }
+        }
+        self.share_by_owner(&owners, &mut values, tried)?;
+        let mut step_part = DMatrix::zeros(n, n);
+        for (place, value) in places.into_iter().zip(values) {
+            step_part[place] = value;
         }
         // Compose in evaluation order: every fed-through value comes before its users.
         let mut dphi = DMatrix::zeros(n, n);
@@ -565,7 +596,12 @@ impl Execution {
         coupled: &[usize],
         row_of: &[usize],
     ) -> Result<Vec<(usize, usize, f64)>> {
-        let mut partials = Vec::new();
+        // Where each partial goes (rows, scale) and which component gives it; under mpirun
+        // each rank asks its own components, and the partials travel in one collective.
+        let mut places = Vec::new();
+        let mut sources = Vec::new();
+        let mut derivatives = Vec::new();
+        let mut asked = Ok(());
         for &c in coupled {
             if !self.fresh_read[c] {
                 continue;
@@ -586,6 +622,12 @@ impl Execution {
                 }
                 let input = &description.variables[into.to_variable];
                 let (in_vr, in_type) = (input.value_reference, input.var_type);
+                places.push((row_of[c], row_of[p], scale));
+                sources.push(source);
+                if !self.steps_here(source) || asked.is_err() {
+                    derivatives.push(0.0);
+                    continue;
+                }
                 let value = self.values[p];
                 let delta = perturbation(value);
                 let derivative = self.placement.run_one(source, move |unit| {
@@ -608,11 +650,24 @@ impl Execution {
                     let y1 = get_scalar(slave, out_vr, out_type, fmi3)?;
                     set_scalar(slave, in_vr, in_type, fmi3, value)?;
                     Ok((y1 - y0) / delta)
-                })?;
-                partials.push((row_of[c], row_of[p], scale * derivative));
+                });
+                match derivative {
+                    Ok(derivative) => derivatives.push(derivative),
+                    // Told when every rank has asked its own (see `share_by_owner`).
+                    Err(error) if self.ranks.is_some() => {
+                        asked = Err(error);
+                        derivatives.push(0.0);
+                    }
+                    Err(error) => return Err(error),
+                }
             }
         }
-        Ok(partials)
+        self.share_by_owner(&sources, &mut derivatives, asked)?;
+        Ok(places
+            .into_iter()
+            .zip(derivatives)
+            .map(|((row, p, scale), derivative)| (row, p, scale * derivative))
+            .collect())
     }
 
     /// What each component's Jacobian trials perturb, hold and read.

@@ -335,18 +335,31 @@ impl Execution {
     /// The estimator's probes (`values`, in probe order, this rank's read by it): each
     /// rank's own to every rank, in one collective.
     pub(crate) fn share_probes(&self, values: &mut [f64], result: Result<()>) -> Result<()> {
+        let owners: Vec<usize> = self.probes.iter().map(|&(i, _)| i).collect();
+        self.share_by_owner(&owners, values, result)
+    }
+
+    /// Values that each component's owner computed (`values[j]` belongs to component
+    /// `components[j]`; this rank filled its own, `result` says how that went): every value on
+    /// every rank, in one collective whose lengths every rank knows, or the first failure.
+    pub(crate) fn share_by_owner(
+        &self,
+        components: &[usize],
+        values: &mut [f64],
+        result: Result<()>,
+    ) -> Result<()> {
         let Some(ranks) = &self.ranks else {
             return result;
         };
         let me = ranks.rank();
         let mut lengths = vec![1; ranks.transport.size()];
-        for &(i, _) in &self.probes {
+        for &i in components {
             lengths[ranks.owner[i]] += 8;
         }
         let mut bytes = vec![0u8; lengths[me]];
         bytes[0] = u8::from(result.is_err());
-        let mine = self.probes.iter().zip(values.iter());
-        let mine = mine.filter(|((i, _), _)| ranks.owner[*i] == me);
+        let mine = components.iter().zip(values.iter());
+        let mine = mine.filter(|(i, _)| ranks.owner[**i] == me);
         for ((_, x), word) in mine.zip(bytes[1..].chunks_exact_mut(8)) {
             word.copy_from_slice(&x.to_le_bytes());
         }
@@ -362,7 +375,7 @@ impl Execution {
             return Err(failure_of(ranks.transport.as_ref(), me, result));
         }
         next.iter_mut().for_each(|at| *at += 1);
-        for (&(i, _), x) in self.probes.iter().zip(values.iter_mut()) {
+        for (&i, x) in components.iter().zip(values.iter_mut()) {
             let at = &mut next[ranks.owner[i]];
             let word = all
                 .get(*at..*at + 8)
@@ -372,6 +385,11 @@ impl Execution {
             *at += 8;
         }
         Ok(())
+    }
+
+    /// Whether this process steps component `i` (every component in one process).
+    pub(crate) fn steps_here(&self, i: usize) -> bool {
+        self.ranks.as_ref().is_none_or(|ranks| ranks.owns(i))
     }
 
     /// Gauss-Seidel: after component `i` stepped on its owner, its sources to every rank.
