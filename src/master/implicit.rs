@@ -10,6 +10,10 @@
 //! one Newton iteration). It may be reused across iterations and steps.
 //!
 //! The coupling variables are the connections into Float64 inputs. Other connections are held.
+//!
+//! Under mpirun every rank walks this loop: owners save, restore and repeat their own
+//! components' steps, what they compute for the interface system is shared in one collective
+//! per phase (`transport.rs`), and every rank solves the same Newton step.
 
 use nalgebra::{DMatrix, DVector};
 

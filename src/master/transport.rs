@@ -14,6 +14,10 @@
 //! - messages whose length every rank knows (statuses, sources, fresh reads) go in one
 //!   collective (`all_gather_known`, `broadcast_known`); a rank that failed says so in its
 //!   status byte, and its text follows in a second round;
+//! - values that owners compute for every rank (estimator probes; in the implicit corrector the
+//!   component Jacobian's entries, the feedthrough partials, and the extended coupling's output
+//!   derivatives and integrals): one all-gather per phase (`share_by_owner`), after which
+//!   every rank solves the same interface system;
 //! - at an output point, one all-gather of the recorded cells each rank owns, so that every
 //!   rank holds (and checks) the whole row and rank 0 writes it;
 //! - after every other phase in which an FMU can fail, one all-gather of the status.
