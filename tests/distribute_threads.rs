@@ -231,6 +231,31 @@ fn the_implicit_algorithm_gives_one_process_bits() {
     }
 }
 
+/// Constraint coupling (the rigid link between two masses, the double pendulum): the
+/// interface values and the accelerations' partials are read by their owners and shared, and
+/// every rank solves for the same multipliers: one process' bits on 2 ranks (the examples
+/// have two components).
+#[test]
+fn constraint_coupling_gives_one_process_bits() {
+    let dir = temp_dir();
+    for (name, method) in [
+        ("rigid-link.json", "index1"),
+        ("rigid-link.json", "baumgarte"),
+        ("double-pendulum.json", "index1"),
+    ] {
+        let label = format!("{name}-{method}");
+        let path = system(dir.path(), name, &label, |x| {
+            x["experiment"]["stopTime"] = json!(0.2);
+            let constraints = &mut x["experiment"]["constraints"];
+            constraints["method"] = json!(method);
+            if method == "baumgarte" {
+                constraints.as_object_mut().map(|c| c.remove("order"));
+            }
+        });
+        same_rows_on(&path, 2, &label);
+    }
+}
+
 /// Macro-step size and order control with the implicit estimators (ImSLocal on the coupling
 /// values, ImMilne on the states the owners read): one process' bits on 2 and 3 ranks.
 #[test]
@@ -262,12 +287,6 @@ fn what_cannot_spread_is_refused_on_every_rank_before_loading() {
             }
         }
     };
-    let constraint = system(dir.path(), "rigid-link.json", "constraint", missing);
-    refused(
-        &constraint,
-        2,
-        "constraint coupling does not run over 2 MPI ranks yet",
-    );
     let rim = system(dir.path(), "crane-single.json", "rim", missing);
     refused(
         &rim,

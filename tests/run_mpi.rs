@@ -197,15 +197,15 @@ fn what_does_not_spread_is_refused_before_loading() {
         return;
     }
     let dir = temp_dir();
-    let mut constraint = example("rigid-link.json");
+    let mut rim = example("crane-single.json");
     // An FMU that does not exist: the refusal comes before anything is loaded.
-    constraint["components"][0]["fmu"] = json!("missing.fmu");
-    let path = write_system(dir.path(), "constraint.json", constraint);
+    rim["components"][0]["fmu"] = json!("missing.fmu");
+    let path = write_system(dir.path(), "rim.json", rim);
     let output = mpirun(2, &["run", &path.display().to_string()]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(
-        stderr.contains("constraint coupling does not run over 2 MPI ranks yet"),
+        stderr.contains("the reduced interface model (rim) does not run over 2 MPI ranks yet"),
         "{}",
         show(&output)
     );

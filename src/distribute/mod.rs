@@ -4,10 +4,10 @@
 //!
 //! The run itself is the one-process run with a transport (`master::transport`): every rank
 //! walks the same loop, steps only the components it owns and holds stand-ins for the others.
-//! Jacobi, Gauss-Seidel and the implicit algorithm spread (fixed steps or macro-step control
-//! with any estimator, the extended coupling included; the implicit interface system is
-//! gathered and solved on every rank); constraint coupling and RIM are refused by name before
-//! anything is loaded.
+//! Jacobi, Gauss-Seidel, the implicit algorithm (fixed steps or macro-step control with any
+//! estimator, the extended coupling included) and constraint coupling spread: what owners
+//! compute for an interface system is gathered and the system solved on every rank. RIM is
+//! refused by name before anything is loaded.
 //!
 //! The partition, first found wins: `--partition FILE` (`partition_file`), the ranks the
 //! system gives its components (`"rank"` in a system file, `rank="N"` in an SSP's
@@ -247,19 +247,16 @@ fn refuse_unsupported(experiment: &Experiment, ranks: usize) -> Result<()> {
         )))
     };
     match &experiment.algorithm {
-        Algorithm::Constraint(_) => {
-            return refuse(
-                "constraint coupling",
-                "its multipliers are solved from every constrained component's interface at once, which is not gathered over ranks yet",
-            )
-        }
         Algorithm::Rim(_) => {
             return refuse(
                 "the reduced interface model (rim)",
                 "its interface model is integrated beside the multibody component and is not split over ranks yet",
             )
         }
-        Algorithm::Jacobi(_) | Algorithm::GaussSeidel(_) | Algorithm::Implicit(_) => {}
+        Algorithm::Jacobi(_)
+        | Algorithm::GaussSeidel(_)
+        | Algorithm::Implicit(_)
+        | Algorithm::Constraint(_) => {}
     }
     if experiment.parallel {
         return refuse(

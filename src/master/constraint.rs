@@ -156,21 +156,30 @@ impl Execution {
         Ok(ResolvedConstraints { points, forces })
     }
 
-    /// Interface outputs [position, velocity, acceleration] per point, now.
+    /// Interface outputs [position, velocity, acceleration] per point, now (under mpirun read
+    /// by their owners and shared in one collective).
     fn interface_values(&mut self, r: &ResolvedConstraints) -> Result<Vec<[f64; 3]>> {
-        let mut values = Vec::with_capacity(r.points.len());
-        for point in &r.points {
-            let mut v = [0.0; 3];
-            for (level, &(component, vr)) in point.iter().enumerate() {
-                v[level] = self.placement.run_one(component, move |unit| {
-                    let mut x = [0.0];
-                    unit.slave.get_float64(&[vr], &mut x)?;
-                    Ok(x[0])
-                })?;
+        let ports: Vec<(usize, ValueReference)> = r.points.iter().flatten().copied().collect();
+        let owners: Vec<usize> = ports.iter().map(|&(component, _)| component).collect();
+        let mut flat = vec![0.0; ports.len()];
+        let mut read = Ok(());
+        for (k, &(component, vr)) in ports.iter().enumerate() {
+            if !self.steps_here(component) || read.is_err() {
+                continue;
             }
-            values.push(v);
+            let value = self.placement.run_one(component, move |unit| {
+                let mut x = [0.0];
+                unit.slave.get_float64(&[vr], &mut x)?;
+                Ok(x[0])
+            });
+            match value {
+                Ok(x) => flat[k] = x,
+                Err(error) if self.ranks.is_some() => read = Err(error),
+                Err(error) => return Err(error),
+            }
         }
-        Ok(values)
+        self.share_by_owner(&owners, &mut flat, read)?;
+        Ok(flat.chunks_exact(3).map(|v| [v[0], v[1], v[2]]).collect())
     }
 
     /// Residuals per equation and level [g, g', g''] from interface values.
@@ -197,6 +206,8 @@ impl Execution {
         polys: &[[f64; 4]],
         h: f64,
     ) -> Result<()> {
+        // Under mpirun each owner sets its own; a failure is told on every rank.
+        let mut set = Ok(());
         for (component, vr, terms) in &r.forces {
             let mut taylor = [0.0; MAX_DEGREE + 1];
             for &(coef, j) in terms {
@@ -210,25 +221,31 @@ impl Execution {
                 }
             }
             let (vr, taylor) = (*vr, taylor);
-            self.placement.run_one(*component, move |unit| {
-                unit.slave
-                    .set_input_polynomial(&[vr], 3, &taylor[..4])
-                    .map(|_| ())
-            })?;
+            set = set.and_then(|()| {
+                self.placement.run_one(*component, move |unit| {
+                    unit.slave
+                        .set_input_polynomial(&[vr], 3, &taylor[..4])
+                        .map(|_| ())
+                })
+            });
         }
-        Ok(())
+        self.agree(set)
     }
 
     /// Set the force inputs to constant values (the multipliers at a point).
     fn set_forces(&mut self, r: &ResolvedConstraints, lambda: &[f64]) -> Result<()> {
+        // Under mpirun each owner sets its own; a failure is told on every rank.
+        let mut set = Ok(());
         for (component, vr, terms) in &r.forces {
             let value: f64 = terms.iter().map(|&(coef, j)| coef * lambda[j]).sum();
             let vr = *vr;
-            self.placement.run_one(*component, move |unit| {
-                unit.slave.set_float64(&[vr], &[value])
-            })?;
+            set = set.and_then(|()| {
+                self.placement.run_one(*component, move |unit| {
+                    unit.slave.set_float64(&[vr], &[value])
+                })
+            });
         }
-        Ok(())
+        self.agree(set)
     }
 
     /// One macro step with the multipliers following `polys`, from the saved states; returns
@@ -277,20 +294,40 @@ impl Execution {
         involved.extend(r.forces.iter().map(|f| f.0));
         involved.sort_unstable();
         involved.dedup();
-        for &component in &involved {
-            let provides = self.placement.run_one(component, |unit| {
-                Ok(unit.slave.provides_directional_derivatives())
-            })?;
-            if !provides {
-                return Ok(None);
-            }
+        // Asked of each owner (a stand-in provides none), shared in one collective.
+        let mut provides: Vec<f64> = involved
+            .iter()
+            .map(|&component| {
+                let here = self.steps_here(component)
+                    && self
+                        .placement
+                        .run_one(component, |unit| {
+                            Ok(unit.slave.provides_directional_derivatives())
+                        })
+                        .unwrap_or(false);
+                f64::from(u8::from(here))
+            })
+            .collect();
+        self.share_by_owner(&involved, &mut provides, Ok(()))?;
+        if provides.contains(&0.0) {
+            return Ok(None);
         }
         // d acceleration_i / d lambda_j through the forces on the point's own component.
-        let mut acceleration = DMatrix::<f64>::zeros(r.points.len(), m);
+        // The partials asked of each owner, shared in one collective.
+        let mut wanted = Vec::new();
+        let mut owners = Vec::new();
+        let mut partials = Vec::new();
+        let mut asked = Ok(());
         for (i, point) in r.points.iter().enumerate() {
             let (component, acceleration_vr) = point[2];
-            for (force_component, force_vr, terms) in &r.forces {
+            for (f, (force_component, force_vr, _)) in r.forces.iter().enumerate() {
                 if *force_component != component {
+                    continue;
+                }
+                wanted.push((i, f));
+                owners.push(component);
+                if !self.steps_here(component) || asked.is_err() {
+                    partials.push(0.0);
                     continue;
                 }
                 let force_vr = *force_vr;
@@ -303,10 +340,22 @@ impl Execution {
                         &mut sensitivity,
                     )?;
                     Ok(sensitivity[0])
-                })?;
-                for &(coefficient, j) in terms {
-                    acceleration[(i, j)] += coefficient * partial;
+                });
+                match partial {
+                    Ok(partial) => partials.push(partial),
+                    Err(error) if self.ranks.is_some() => {
+                        asked = Err(error);
+                        partials.push(0.0);
+                    }
+                    Err(error) => return Err(error),
                 }
+            }
+        }
+        self.share_by_owner(&owners, &mut partials, asked)?;
+        let mut acceleration = DMatrix::<f64>::zeros(r.points.len(), m);
+        for (&(i, f), partial) in wanted.iter().zip(partials) {
+            for &(coefficient, j) in &r.forces[f].2 {
+                acceleration[(i, j)] += coefficient * partial;
             }
         }
         let mut jacobian = DMatrix::zeros(m, m);

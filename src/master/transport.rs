@@ -16,8 +16,9 @@
 //!   status byte, and its text follows in a second round;
 //! - values that owners compute for every rank (estimator probes; in the implicit corrector the
 //!   component Jacobian's entries, the feedthrough partials, and the extended coupling's output
-//!   derivatives and integrals): one all-gather per phase (`share_by_owner`), after which
-//!   every rank solves the same interface system;
+//!   derivatives and integrals; in constraint coupling the interface values and the
+//!   accelerations' partials): one all-gather per phase (`share_by_owner`), after which every
+//!   rank solves the same interface system;
 //! - at an output point, one all-gather of the recorded cells each rank owns, so that every
 //!   rank holds (and checks) the whole row and rank 0 writes it;
 //! - after every other phase in which an FMU can fail, one all-gather of the status.
