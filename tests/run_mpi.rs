@@ -1,7 +1,7 @@
 //! `cosimo run` of one system under `mpirun -n 2` and `-n 3` (feature `mpi`, Open MPI's mpirun
 //! on localhost): the components spread over the ranks, rank 0 writes the results, byte for
 //! byte those of one process, for Jacobi and Gauss-Seidel and two partitions each, for the
-//! implicit algorithm (fixed steps and ImSLocal control), and as
+//! implicit algorithm (fixed steps and ImSLocal control) and constraint coupling, and as
 //! `--partition FILE` and an SSP's annotations split them; the split by measured step cost
 //! gives an expensive component a rank of its own; what does not run over ranks yet and
 //! partitions that do not fit are refused before anything is loaded.
@@ -189,6 +189,17 @@ fn the_implicit_algorithm_gives_the_same_bits_on_two_and_three_ranks() {
     adaptive["experiment"]["stopTime"] = json!(0.3);
     let path = write_system(dir.path(), "implicit-adaptive.json", adaptive);
     same_results(&path, 3, "implicit-adaptive");
+}
+
+/// Constraint coupling under mpirun: the rigid link between two masses on two ranks.
+#[test]
+fn constraint_coupling_gives_the_same_bits_on_two_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let path = write_system(dir.path(), "rigid-link.json", example("rigid-link.json"));
+    same_results(&path, 2, "rigid-link");
 }
 
 #[test]
