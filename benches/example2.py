@@ -33,23 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / "target" / "peers" / "example2"
 GENERATOR = ROOT / "fmus" / "oscillator-chain-example2.py"
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
-}
-
-
-def target_dir():
-    return Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-
-
-def build():
-    cargo = os.environ.get("CARGO", "cargo")
-    subprocess.run([cargo, "build", "--release", "--quiet", "--features", "mpi", "--bin", "cosimo"],
-                   cwd=ROOT, check=True)
-    subprocess.run([cargo, "run", "--release", "--quiet", "-p", "fmu-pack"], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL)
+# The MPI environment, the target folder and the release build with the feature mpi are
+# those of the distributed benchmark beside this script.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from distributed import MPI_ENV, build, target_dir  # noqa: E402
 
 
 def generate(args, estimator):
