@@ -552,3 +552,82 @@ fn the_split_by_measured_cost_gives_an_expensive_component_a_rank_of_its_own() {
         );
     }
 }
+
+/// Every example of `fmus/` (system files and SSPs) whose algorithm runs over ranks, cut to
+/// 200 macro steps: rank 0's rows are one process' bits on 2 and 3 ranks (where it has the
+/// components), split along the coupling order by measured cost and by a partition file that
+/// deals the components out in reverse. RIM is refused by name.
+#[test]
+fn every_example_gives_one_process_bits_over_ranks_for_two_partitions() {
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let dir = temp_dir();
+    let fmus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus");
+    let mut examples: Vec<PathBuf> = std::fs::read_dir(&fmus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name.ends_with(".json") && !name.contains("study")) || name.ends_with(".ssp")
+        })
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 15, "{examples:?}");
+    let mut checked = 0;
+    for example in &examples {
+        let label = example.file_name().unwrap().to_string_lossy().into_owned();
+        let alone_request = request(example, None);
+        let prepared = cosimo::request::prepare(&alone_request, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let experiment = &prepared.system.experiment;
+        let stop = experiment
+            .stop
+            .min(experiment.start + 200.0 * experiment.step);
+        let names: Vec<String> = prepared
+            .system
+            .components
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let rim = matches!(experiment.algorithm, cosimo::settings::Algorithm::Rim(_));
+        drop(prepared);
+        let cut = |partition: Option<&Path>| {
+            let mut r = request(example, partition);
+            r.overrides.stop = Some(stop);
+            r
+        };
+        let alone = run_split(&cut(None), None)
+            .unwrap_or_else(|e| panic!("{label}: {e}"))
+            .0;
+        for size in (2..=3).filter(|&k| k <= names.len()) {
+            let reversed = dir.path().join(format!("{label}-{size}.partition"));
+            let lines: Vec<String> = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| format!("{name} {}", (names.len() - 1 - i) * size / names.len()))
+                .collect();
+            std::fs::write(&reversed, lines.join("\n")).unwrap();
+            for partition in [None, Some(reversed.as_path())] {
+                for (rank, outcome) in split_on_threads(&cut(partition), size)
+                    .into_iter()
+                    .enumerate()
+                {
+                    match outcome {
+                        Err(Error::Usage(message)) if rim => {
+                            assert!(message.contains("rim"), "{label}: {message}")
+                        }
+                        Ok((rows, _)) if !rim => assert!(
+                            rows == alone,
+                            "{label}, rank {rank} of {size}, {partition:?}: other rows than one process"
+                        ),
+                        other => panic!(
+                            "{label}, rank {rank} of {size}, {partition:?}: {:?}",
+                            other.err()
+                        ),
+                    }
+                }
+                checked += usize::from(!rim);
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked} runs over ranks compared");
+}
