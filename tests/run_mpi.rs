@@ -639,3 +639,99 @@ fn the_summary_splits_each_ranks_time() {
         );
     }
 }
+
+/// Every example of `fmus/` (system files and SSPs), cut to 200 macro steps, under mpirun with
+/// K = 2, 3 and 4 ranks (as many as it has components), split by measured cost and by a
+/// partition file that deals the components out in reverse: the same result file, byte for
+/// byte, as one process. RIM is refused by name.
+#[test]
+fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions() {
+    if !have_mpirun() {
+        return;
+    }
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let dir = temp_dir();
+    let fmus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus");
+    let mut examples: Vec<PathBuf> = std::fs::read_dir(&fmus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name.ends_with(".json") && !name.contains("study")) || name.ends_with(".ssp")
+        })
+        .collect();
+    examples.sort();
+    let mut compared = 0;
+    for (e, example) in examples.iter().enumerate() {
+        let label = example.file_name().unwrap().to_string_lossy().into_owned();
+        let request = cosimo::request::RunRequest {
+            targets: vec![example.display().to_string()],
+            ..Default::default()
+        };
+        let prepared = cosimo::request::prepare(&request, &mut |_| {})
+            .unwrap_or_else(|error| panic!("{label}: {error}"));
+        let experiment = &prepared.system.experiment;
+        let stop = experiment
+            .stop
+            .min(experiment.start + 200.0 * experiment.step)
+            .to_string();
+        let names: Vec<String> = prepared
+            .system
+            .components
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let rim = matches!(experiment.algorithm, cosimo::settings::Algorithm::Rim(_));
+        drop(prepared);
+        let target = example.display().to_string();
+        let one = dir.path().join(format!("one-{e}.csv"));
+        let alone = cosimo([
+            "run",
+            &target,
+            "--stop-time",
+            &stop,
+            "-o",
+            &one.display().to_string(),
+        ]);
+        assert!(alone.status.success(), "{label}: {}", show(&alone));
+        for size in (2..=4).filter(|&k| k <= names.len()) {
+            let reversed = dir.path().join(format!("{e}-{size}.partition"));
+            let lines: Vec<String> = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| format!("{name} {}", (names.len() - 1 - i) * size / names.len()))
+                .collect();
+            std::fs::write(&reversed, lines.join("\n")).unwrap();
+            let reversed = reversed.display().to_string();
+            for partition in [None, Some(reversed.as_str())] {
+                let many = dir.path().join(format!("many-{e}-{size}.csv"));
+                let many_text = many.display().to_string();
+                let mut args = vec!["run", &target, "--stop-time", &stop, "-o", &many_text];
+                if let Some(file) = partition {
+                    args.extend(["--partition", file]);
+                }
+                let spread = mpirun(size, &args);
+                if rim {
+                    let said = String::from_utf8_lossy(&spread.stderr);
+                    assert!(
+                        !spread.status.success() && said.contains("rim"),
+                        "{label}: {}",
+                        show(&spread)
+                    );
+                    continue;
+                }
+                assert!(
+                    spread.status.success(),
+                    "{label}, {size} ranks, {partition:?}: {}",
+                    show(&spread)
+                );
+                assert!(
+                    std::fs::read(&one).unwrap() == std::fs::read(&many).unwrap(),
+                    "{label}, {size} ranks, {partition:?}: another result file than one process'"
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 25, "{compared} runs under mpirun compared");
+}
