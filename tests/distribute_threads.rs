@@ -559,19 +559,8 @@ fn the_split_by_measured_cost_gives_an_expensive_component_a_rank_of_its_own() {
 /// deals the components out in reverse. RIM is refused by name.
 #[test]
 fn every_example_gives_one_process_bits_over_ranks_for_two_partitions() {
-    fmu_pack::packed_fmus().expect("the test FMUs pack");
     let dir = temp_dir();
-    let fmus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus");
-    let mut examples: Vec<PathBuf> = std::fs::read_dir(&fmus)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name.ends_with(".json") && !name.contains("study")) || name.ends_with(".ssp")
-        })
-        .collect();
-    examples.sort();
-    assert!(examples.len() >= 15, "{examples:?}");
+    let examples = common::example_systems();
     let mut checked = 0;
     for example in &examples {
         let label = example.file_name().unwrap().to_string_lossy().into_owned();
@@ -600,12 +589,7 @@ fn every_example_gives_one_process_bits_over_ranks_for_two_partitions() {
             .0;
         for size in (2..=3).filter(|&k| k <= names.len()) {
             let reversed = dir.path().join(format!("{label}-{size}.partition"));
-            let lines: Vec<String> = names
-                .iter()
-                .enumerate()
-                .map(|(i, name)| format!("{name} {}", (names.len() - 1 - i) * size / names.len()))
-                .collect();
-            std::fs::write(&reversed, lines.join("\n")).unwrap();
+            std::fs::write(&reversed, common::reversed_partition(&names, size)).unwrap();
             for partition in [None, Some(reversed.as_path())] {
                 for (rank, outcome) in split_on_threads(&cut(partition), size)
                     .into_iter()

@@ -649,18 +649,8 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
     if !have_mpirun() {
         return;
     }
-    fmu_pack::packed_fmus().expect("the test FMUs pack");
     let dir = temp_dir();
-    let fmus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus");
-    let mut examples: Vec<PathBuf> = std::fs::read_dir(&fmus)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name.ends_with(".json") && !name.contains("study")) || name.ends_with(".ssp")
-        })
-        .collect();
-    examples.sort();
+    let examples = common::example_systems();
     let mut compared = 0;
     for (e, example) in examples.iter().enumerate() {
         let label = example.file_name().unwrap().to_string_lossy().into_owned();
@@ -696,12 +686,7 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
         assert!(alone.status.success(), "{label}: {}", show(&alone));
         for size in (2..=4).filter(|&k| k <= names.len()) {
             let reversed = dir.path().join(format!("{e}-{size}.partition"));
-            let lines: Vec<String> = names
-                .iter()
-                .enumerate()
-                .map(|(i, name)| format!("{name} {}", (names.len() - 1 - i) * size / names.len()))
-                .collect();
-            std::fs::write(&reversed, lines.join("\n")).unwrap();
+            std::fs::write(&reversed, common::reversed_partition(&names, size)).unwrap();
             let reversed = reversed.display().to_string();
             for partition in [None, Some(reversed.as_str())] {
                 let many = dir.path().join(format!("many-{e}-{size}.csv"));

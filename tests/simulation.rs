@@ -38,17 +38,7 @@ impl Observer for Rows {
 }
 
 fn examples() -> Vec<PathBuf> {
-    fmu_pack::packed_fmus().expect("the FMUs pack");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus");
-    let mut examples: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("fmus/ lists")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "ssp")))
-        .filter(|p| !p.to_string_lossy().contains("study"))
-        .collect();
-    examples.sort();
-    assert!(examples.len() >= 16, "the examples are found: {examples:?}");
-    examples
+    common::example_systems()
 }
 
 fn prepared(target: &Path, overrides: &Overrides) -> PreparedRun {

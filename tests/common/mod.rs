@@ -69,6 +69,34 @@ pub fn unpacked_with_edit(model: &str, fmi_version: u8, from: &str, to: &str) ->
     dir
 }
 
+/// Every example system of `fmus/` (system files and SSPs, not the studies), sorted, with the
+/// project's FMUs packed.
+pub fn example_systems() -> Vec<PathBuf> {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fmus");
+    let mut examples: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("fmus/ lists")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "ssp")))
+        .filter(|p| !p.to_string_lossy().contains("study"))
+        .collect();
+    examples.sort();
+    assert!(examples.len() >= 16, "the examples are found: {examples:?}");
+    examples
+}
+
+/// A partition file's text that deals `names` out over `ranks` ranks in reverse (the last
+/// components on rank 0), every rank used when there are as many components.
+pub fn reversed_partition(names: &[String], ranks: usize) -> String {
+    let n = names.len();
+    let lines: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| format!("{name} {}", (n - 1 - i) * ranks / n))
+        .collect();
+    lines.join("\n")
+}
+
 /// A fresh temporary folder for one test.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary folder")
