@@ -293,11 +293,6 @@ fn what_cannot_spread_is_refused_on_every_rank_before_loading() {
         2,
         "the reduced interface model (rim) does not run over 2 MPI ranks yet",
     );
-    let parallel = system(dir.path(), "two-mass-force-force.json", "parallel", |x| {
-        missing(x);
-        x["experiment"]["parallel"] = json!(true);
-    });
-    refused(&parallel, 2, "--parallel does not run over 2 MPI ranks");
     let many = system(dir.path(), "two-mass-force-force.json", "many", missing);
     refused(&many, 4, "can use at most 3 MPI ranks, not 4");
     let idle = system(dir.path(), "two-mass-force-force.json", "idle", |x| {
@@ -614,4 +609,87 @@ fn every_example_gives_one_process_bits_over_ranks_for_two_partitions() {
         }
     }
     assert!(checked >= 20, "{checked} runs over ranks compared");
+}
+
+/// Threads inside a rank: `--parallel` places each rank's own components on threads, with
+/// `--threads N` evenly and without it by the step costs the balancing trial measured and the
+/// cores the rank has to itself, and the rows stay one process' bits.
+#[test]
+fn parallel_puts_each_ranks_own_components_on_threads() {
+    let dir = temp_dir();
+    let gain = common::fmu("Gain", 2).display().to_string();
+    let chain = |label: &str, cost: f64| -> PathBuf {
+        let names = ["g0", "g1", "g2", "g3"];
+        let components: Vec<Value> = names
+            .iter()
+            .map(|name| json!({"name": name, "fmu": gain, "parameters": {"k": 0.5, "cost": cost}}))
+            .collect();
+        let connections: Vec<Value> = names
+            .windows(2)
+            .map(|w| json!({"from": format!("{}.y", w[0]), "to": format!("{}.u", w[1])}))
+            .collect();
+        let system = json!({
+            "components": components,
+            "connections": connections,
+            "experiment": {"stopTime": 0.1, "stepSize": 1e-3, "parallel": true},
+        });
+        let path = dir.path().join(format!("{label}.json"));
+        std::fs::write(&path, system.to_string()).unwrap();
+        path
+    };
+    // Each rank's threads, after checking its rows against one process'.
+    let threads_of = |path: &Path, threads: usize, label: &str| -> Vec<(usize, String)> {
+        let request = RunRequest {
+            threads,
+            ..request(path, None)
+        };
+        let alone = run_split(&request, None)
+            .unwrap_or_else(|e| panic!("{label}: {e}"))
+            .0;
+        let ranks = in_process(2);
+        let outcomes: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ranks
+                .into_iter()
+                .map(|t| {
+                    let request = &request;
+                    scope.spawn(move || -> Result<_, Error> {
+                        let mut prepared = prepare_on_ranks(request, Some(t), &mut |_| {})?;
+                        let mut rows = Rows::default();
+                        run_loop::run(&mut prepared.execution, &mut [&mut rows])?;
+                        let placement = prepared.execution.parallel.clone();
+                        Ok((rows.0, placement.expect("--parallel places the run")))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        outcomes
+            .into_iter()
+            .enumerate()
+            .map(|(rank, outcome)| {
+                let (rows, placement) =
+                    outcome.unwrap_or_else(|e| panic!("{label}, rank {rank}: {e}"));
+                assert!(rows == alone, "{label}: rank {rank} saw other rows");
+                (placement.threads, placement.to_string())
+            })
+            .collect()
+    };
+    // --threads 2: each rank's two Gains on two threads, no trial.
+    let chain = chain("chain", 3e-4);
+    for (threads, said) in threads_of(&chain, 2, "--threads 2") {
+        assert_eq!(threads, 2, "{said}");
+        assert!(said.contains("2 threads of 2 allowed"), "{said}");
+    }
+    // Without --threads a rank takes the cores it has to itself: here the two ranks share the
+    // host's cores, so on a machine of fewer than 4 each stays on one thread and says why
+    // (where the threads pay is `parallel::tests`, the prediction).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (threads, said) in threads_of(&chain, 0, "measured") {
+        if cores < 4 {
+            assert_eq!(threads, 1, "{said}");
+            assert!(said.contains("2 rank(s) share this host"), "{said}");
+        } else {
+            assert!(said.contains("predicted"), "{said}");
+        }
+    }
 }

@@ -640,6 +640,47 @@ fn the_summary_splits_each_ranks_time() {
     }
 }
 
+/// `--parallel --threads 2` under mpirun: each rank's own components on two threads (the
+/// summary says so per rank), the same result file as one process.
+#[test]
+fn parallel_puts_each_ranks_components_on_threads() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let system = with_algorithm(example("conformance-chain.json"), "jacobi", 0);
+    // Two components per rank, so that each has something to put beside the other.
+    let path = write_system(
+        dir.path(),
+        "threads.json",
+        with_ranks(system, &[0, 0, 1, 1]),
+    );
+    let summary = dir.path().join("summary.json");
+    let shown = summary.display().to_string();
+    let extra = ["--parallel", "--threads", "2", "--json-file", &shown];
+    let output = same_results_with(&path, 2, "threads", &extra);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for rank in 0..2 {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("MPI rank {rank}: ")));
+        assert!(
+            line.is_some_and(|l| l.contains("(its FMUs on 2 threads)")),
+            "rank {rank}'s line: {}",
+            show(&output)
+        );
+    }
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).expect("the summary")).unwrap();
+    let threads: Vec<&Value> = summary["ranks"]
+        .as_array()
+        .expect("ranks in the summary")
+        .iter()
+        .map(|r| &r["threads"])
+        .collect();
+    assert_eq!(threads, [&json!(2), &json!(2)], "{summary}");
+}
+
 /// Every example of `fmus/` (system files and SSPs), cut to 200 macro steps, under mpirun with
 /// K = 2, 3 and 4 ranks (as many as it has components), split by measured cost and by a
 /// partition file that deals the components out in reverse: the same result file, byte for

@@ -705,8 +705,12 @@ fn print_summary(
         say!("{}", shortened_note(experiment, stats.shortened_for_output));
     }
     for r in &stats.ranks {
+        let threads = match r.threads {
+            1 => String::new(),
+            n => format!(" (its FMUs on {n} threads)"),
+        };
         say!(
-            "MPI rank {}: {:.3} s stepping its FMUs, {:.3} s saving and restoring FMU states, {:.3} s interface computations, {:.3} s communication and waiting",
+            "MPI rank {}: {:.3} s stepping its FMUs{threads}, {:.3} s saving and restoring FMU states, {:.3} s interface computations, {:.3} s communication and waiting",
             r.rank,
             r.integration,
             r.states,
@@ -845,6 +849,7 @@ fn summary_json(
                             "state_seconds": r.states,
                             "interface_seconds": r.interface,
                             "communication_seconds": r.communication,
+                            "threads": r.threads,
                         })
                     })
                     .collect();

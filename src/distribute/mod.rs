@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::master::execution::{Execution, RunOptions};
+use crate::master::parallel::{self, ParallelPlacement};
 use crate::master::pool::Layout;
 use crate::master::transport::{agree, Ranks, Transport};
 use crate::settings::{Algorithm, Experiment};
@@ -168,10 +169,10 @@ pub fn instantiate(
 ) -> Result<(Execution, Partition)> {
     let together = transport.as_ref();
     let fmus = all_or_none(together, Execution::open_fmus(system, options), in_file)?;
+    let order = all_or_none(together, balance::coupling_order(system, &fmus), in_file)?;
     let partition = match given {
         Some(partition) => partition,
         None => {
-            let order = all_or_none(together, balance::coupling_order(system, &fmus), in_file)?;
             let size = transport.size();
             let by_count = balance::by_count(&order, size);
             match balance::measure(system, options, &fmus, transport, by_count.clone())? {
@@ -188,12 +189,46 @@ pub fn instantiate(
             }
         }
     };
+    let (layout, placement) = match system.experiment.parallel {
+        true => threads_on_rank(system, options, &fmus, transport, &order, &partition)?,
+        false => (Layout::Caller, None),
+    };
+    let ranks = Ranks::new(transport.clone(), partition.owner.clone());
+    ranks
+        .clock
+        .set_threads(placement.as_ref().map_or(1, |p| p.threads));
     let options = RunOptions {
-        ranks: Some(Ranks::new(transport.clone(), partition.owner.clone())),
+        ranks: Some(ranks),
         ..options.clone()
     };
-    let execution = Execution::instantiate_on(system, &options, &fmus, &Layout::Caller);
-    Ok((all_or_none(together, execution, in_file)?, partition))
+    let execution = Execution::instantiate_on(system, &options, &fmus, &layout);
+    let mut execution = all_or_none(together, execution, in_file)?;
+    execution.parallel = placement;
+    Ok((execution, partition))
+}
+
+/// `--parallel` under `mpirun`: the threads of this rank's components, from the step costs
+/// the balancing trial measured (or a trial over the given partition), or `--threads N`.
+fn threads_on_rank(
+    system: &System,
+    options: &RunOptions,
+    fmus: &[Arc<crate::fmu::Fmu>],
+    transport: &Arc<dyn Transport>,
+    order: &[usize],
+    partition: &Partition,
+) -> Result<(Layout, Option<ParallelPlacement>)> {
+    let measured = match (&partition.costs, options.threads) {
+        (_, n) if n > 0 => Ok(Vec::new()),
+        (Some(costs), _) => Ok(costs.clone()),
+        (None, _) => balance::measure(system, options, fmus, transport, partition.owner.clone())?,
+    };
+    let me = transport.rank();
+    let owned: Vec<bool> = partition.owner.iter().map(|&r| r == me).collect();
+    let costs = measured.as_deref().map_err(String::as_str);
+    let here = transport.ranks_on_host();
+    let chosen = parallel::rank_layout(system, options, fmus, (order, &owned), costs, here);
+    let (layout, placement) = all_or_none(transport.as_ref(), chosen, &|e| e)?;
+    Ok((layout, Some(placement)))
 }
 
 /// `result` where every rank succeeded, else the first failing rank's error on every rank
@@ -257,12 +292,6 @@ fn refuse_unsupported(experiment: &Experiment, ranks: usize) -> Result<()> {
         | Algorithm::GaussSeidel(_)
         | Algorithm::Implicit(_)
         | Algorithm::Constraint(_) => {}
-    }
-    if experiment.parallel {
-        return refuse(
-            "--parallel",
-            "its trial of the components' step costs would load every component on every rank",
-        );
     }
     Ok(())
 }

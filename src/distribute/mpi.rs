@@ -13,6 +13,8 @@ use crate::{Error, Result};
 /// The MPI world of this process; MPI is finalised when it is dropped.
 pub struct MpiTransport {
     world: SimpleCommunicator,
+    /// The ranks on this rank's host (those that share its memory).
+    on_host: usize,
     // Declared last: dropped (MPI_Finalize) after the communicator.
     _universe: Universe,
 }
@@ -32,8 +34,10 @@ impl MpiTransport {
         if world.size() < 2 {
             return Ok(None);
         }
+        let on_host = world.split_shared(world.rank()).size() as usize;
         Ok(Some(MpiTransport {
             world,
+            on_host,
             _universe: universe,
         }))
     }
@@ -46,6 +50,10 @@ impl Transport for MpiTransport {
 
     fn size(&self) -> usize {
         self.world.size() as usize
+    }
+
+    fn ranks_on_host(&self) -> usize {
+        self.on_host
     }
 
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {

@@ -52,6 +52,10 @@ impl Transport for ThreadRank {
         self.slots().len()
     }
 
+    fn ranks_on_host(&self) -> usize {
+        self.size()
+    }
+
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         self.slots()[self.rank] = mine.to_vec();
         self.shared.barrier.wait();

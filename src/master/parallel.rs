@@ -101,6 +101,8 @@ impl std::fmt::Display for ParallelPlacement {
                 )?;
                 if let Some(speedup) = self.measured_speedup {
                     write!(f, ", {speedup:.2}x faster than one in a trial")?;
+                } else if let Some(speedup) = self.predicted_speedup {
+                    write!(f, ", predicted {speedup:.2}x faster than one")?;
                 }
                 if !measured.is_empty() {
                     write!(f, " ({measured})")?;
@@ -214,17 +216,7 @@ fn choose(
     placement.step_work = Some(Duration::from_nanos(work as u64));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let most = allowed.min(cores).min(count);
-    let best = |hand_over: f64| {
-        let mut best: Option<(f64, usize, Vec<usize>)> = None;
-        for threads in 2..=most {
-            let thread_of = split(&trial.order, &trial.costs, threads);
-            let predicted = predict(&trial, &thread_of, threads, hand_over);
-            if best.as_ref().is_none_or(|(time, ..)| predicted < *time) {
-                best = Some((predicted, threads, thread_of));
-            }
-        }
-        best
-    };
+    let best = |hand_over: f64| best_split(&trial, most, hand_over);
     // Where free hand-overs would not pay either, timing them is not worth its time.
     let best = match best(0.0) {
         Some((predicted, ..)) if trial.macro_step / predicted < PAYS => best(0.0),
@@ -264,6 +256,127 @@ fn choose(
     }
     placement.threads = threads;
     Ok((layout, placement))
+}
+
+/// The split of `trial`'s components over 2 to `most` threads whose predicted macro step
+/// (`predict`, with a hand-over costing `hand_over` ns) is shortest: its time, its threads
+/// and each component's thread.
+fn best_split(trial: &Trial, most: usize, hand_over: f64) -> Option<(f64, usize, Vec<usize>)> {
+    let mut best: Option<(f64, usize, Vec<usize>)> = None;
+    for threads in 2..=most {
+        let thread_of = split(&trial.order, &trial.costs, threads);
+        let predicted = predict(trial, &thread_of, threads, hand_over);
+        if best.as_ref().is_none_or(|(time, ..)| predicted < *time) {
+            best = Some((predicted, threads, thread_of));
+        }
+    }
+    best
+}
+
+/// Under `mpirun`: the threads of this rank's own components (`owned`; the stand-ins of the
+/// others stay on the calling thread), from the step costs the ranks measured together
+/// (`costs`: per component, ns per macro step, or why there are none); `ranks_here` ranks
+/// share this host's cores. `--threads N` spreads them evenly over N threads without costs.
+/// Threads change no bits, so each rank chooses for itself, from the prediction alone: a
+/// confirming trial on threads (as one process runs) would be one more run over every rank.
+pub fn rank_layout(
+    system: &System,
+    options: &RunOptions,
+    fmus: &[Arc<crate::fmu::Fmu>],
+    (order, owned): (&[usize], &[bool]),
+    costs: std::result::Result<&[f64], &str>,
+    ranks_here: usize,
+) -> Result<(Layout, ParallelPlacement)> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = (cores / ranks_here.max(1)).max(1);
+    let allowed = match options.threads {
+        0 => cores,
+        n => n,
+    };
+    let mut placement = ParallelPlacement::sequential(allowed);
+    let mine: Vec<usize> = order.iter().copied().filter(|&i| owned[i]).collect();
+    let why = if mine.len() < 2 {
+        Some("this rank steps one component, which has nothing to step beside it".into())
+    } else if allowed < 2 {
+        Some(format!(
+            "one thread is allowed (--threads, or the cores there are: {ranks_here} rank(s) share this host)"
+        ))
+    } else if Execution::hosts_any(system, fmus, options)? {
+        Some("components in worker processes step side by side already".into())
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        placement.sequential_because = Some(why);
+        return Ok((Layout::Caller, placement));
+    }
+    let own = |cost: &dyn Fn(usize) -> f64| -> Vec<f64> {
+        (0..owned.len())
+            .map(|i| if owned[i] { cost(i) } else { 0.0 })
+            .collect()
+    };
+    if options.threads > 0 {
+        // The user chose the threads: split this rank's coupling order evenly.
+        let threads = allowed.min(mine.len());
+        let thread_of = split(&mine, &own(&|_| 1.0), threads);
+        placement.threads = threads;
+        return Ok((Layout::Threads { threads, thread_of }, placement));
+    }
+    let costs = match costs {
+        Ok(costs) if costs.len() == owned.len() => own(&|i| costs[i]),
+        Ok(_) => {
+            return Err(crate::Error::Internal(
+                "step costs of another system".into(),
+            ))
+        }
+        Err(why) => {
+            placement.sequential_because = Some(why.to_string());
+            return Ok((Layout::Caller, placement));
+        }
+    };
+    let hand_over = hand_over_cost();
+    let most = allowed.min(cores).min(mine.len());
+    Ok(split_if_it_pays(placement, &mine, costs, most, hand_over))
+}
+
+/// This rank's components `mine` (in coupling order; `costs` per component, ns per macro
+/// step, 0 for the others) on up to `most` threads where the busiest thread and the
+/// hand-overs are predicted at least [`PAYS`] times faster than one thread, else on one.
+fn split_if_it_pays(
+    mut placement: ParallelPlacement,
+    mine: &[usize],
+    costs: Vec<f64>,
+    most: usize,
+    hand_over: Duration,
+) -> (Layout, ParallelPlacement) {
+    let work: f64 = costs.iter().sum();
+    placement.step_work = Some(Duration::from_nanos(work as u64));
+    placement.hand_over = Some(hand_over);
+    let trial = Trial {
+        costs,
+        macro_step: work,
+        rows_per_step: 0.0,
+        order: mine.to_vec(),
+        exchange: mine.iter().copied().map(Some).collect(),
+    };
+    let Some((predicted, threads, thread_of)) =
+        best_split(&trial, most, hand_over.as_secs_f64() * 1e9)
+    else {
+        placement.sequential_because = Some(format!(
+            "{most} core(s) for this rank leave no second thread"
+        ));
+        return (Layout::Caller, placement);
+    };
+    let predicted = work / predicted;
+    placement.predicted_speedup = Some(predicted);
+    if predicted < PAYS {
+        placement.sequential_because = Some(format!(
+            "this rank's components' steps are too short for threads to pay (predicted {predicted:.2}x)"
+        ));
+        return (Layout::Caller, placement);
+    }
+    placement.threads = threads;
+    (Layout::Threads { threads, thread_of }, placement)
 }
 
 /// The predicted wall time of a macro step (ns) with component `i` on thread `thread_of[i]`:
@@ -521,6 +634,38 @@ mod tests {
             rows_per_step: 0.0,
             exchange,
         }
+    }
+
+    #[test]
+    fn a_rank_takes_threads_where_its_own_components_pay_for_them() {
+        let mine = [1, 2, 3];
+        // Component 0 is another rank's (cost 0); 1 ms steps, a hand-over of 10 µs.
+        let costs = vec![0.0, 1e6, 1e6, 1e6];
+        let hand_over = Duration::from_micros(10);
+        let sequential = ParallelPlacement::sequential(2);
+        let (layout, placed) = split_if_it_pays(sequential.clone(), &mine, costs, 2, hand_over);
+        assert_eq!(placed.threads, 2);
+        // 3 ms on one thread against 2 ms plus two hand-overs on the busier of two.
+        let predicted = placed.predicted_speedup.expect("predicted");
+        assert!((predicted - 3.0 / 2.02).abs() < 1e-9, "{predicted}");
+        match layout {
+            Layout::Threads { threads, thread_of } => {
+                assert_eq!(threads, 2);
+                assert_eq!(thread_of, vec![0, 0, 0, 1]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // 10 µs steps do not pay for 10 µs hand-overs.
+        let cheap = vec![0.0, 1e4, 1e4, 1e4];
+        let (layout, placed) = split_if_it_pays(sequential.clone(), &mine, cheap, 2, hand_over);
+        assert!(matches!(layout, Layout::Caller));
+        assert_eq!(placed.threads, 1);
+        assert!(placed.to_string().contains("too short"), "{placed}");
+        // One core for the rank: nothing to split.
+        let costs = vec![0.0, 1e6, 1e6, 1e6];
+        let (layout, placed) = split_if_it_pays(sequential, &mine, costs, 1, hand_over);
+        assert!(matches!(layout, Layout::Caller));
+        assert!(placed.to_string().contains("1 core(s)"), "{placed}");
     }
 
     #[test]

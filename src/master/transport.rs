@@ -40,6 +40,10 @@ pub trait Transport: Send + Sync {
     fn rank(&self) -> usize;
     /// The number of ranks.
     fn size(&self) -> usize;
+    /// The ranks that share this rank's host (and its cores), itself included.
+    fn ranks_on_host(&self) -> usize {
+        1
+    }
     /// Every rank's `mine`, in rank order.
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
     /// The bytes of rank `root` (the others pass anything, e.g. nothing).
@@ -76,6 +80,8 @@ pub struct RankClock {
     integration: AtomicU64,
     states: AtomicU64,
     communication: AtomicU64,
+    /// The threads this rank's components live on (`--parallel`).
+    threads: AtomicU64,
 }
 
 impl RankClock {
@@ -87,6 +93,11 @@ impl RankClock {
     /// Time spent saving and restoring FMU states.
     pub fn saving_states(&self, since: Instant) {
         add(&self.states, since);
+    }
+
+    /// The threads this rank's components live on.
+    pub fn set_threads(&self, threads: usize) {
+        self.threads.store(threads as u64, Ordering::Relaxed);
     }
 }
 
@@ -105,6 +116,8 @@ pub struct RankTimes {
     pub states: f64,
     pub interface: f64,
     pub communication: f64,
+    /// The threads its components lived on (more than one with `--parallel`).
+    pub threads: usize,
 }
 
 /// A transport that counts the time spent in it.
@@ -119,6 +132,9 @@ impl Transport for Timed {
     }
     fn size(&self) -> usize {
         self.inner.size()
+    }
+    fn ranks_on_host(&self) -> usize {
+        self.inner.ranks_on_host()
     }
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         let since = Instant::now();
@@ -169,6 +185,7 @@ impl Ranks {
             seconds(&self.clock.states),
             seconds(&self.clock.communication),
             total.as_secs_f64(),
+            self.clock.threads.load(Ordering::Relaxed).max(1) as f64,
         ];
         let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
         self.transport
@@ -180,9 +197,9 @@ impl Ranks {
                     .chunks_exact(8)
                     .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()))
                     .collect();
-                let (integration, states, communication, total) = match x[..] {
-                    [a, b, c, d] => (a, b, c, d),
-                    _ => (0.0, 0.0, 0.0, 0.0),
+                let (integration, states, communication, total, threads) = match x[..] {
+                    [a, b, c, d, e] => (a, b, c, d, e),
+                    _ => (0.0, 0.0, 0.0, 0.0, 1.0),
                 };
                 RankTimes {
                     rank,
@@ -190,6 +207,7 @@ impl Ranks {
                     states,
                     interface: (total - integration - states - communication).max(0.0),
                     communication,
+                    threads: threads as usize,
                 }
             })
             .collect()
