@@ -693,3 +693,40 @@ fn parallel_puts_each_ranks_own_components_on_threads() {
         }
     }
 }
+
+/// A scenario over ranks: every rank plays it, the owners apply its sets (a connected input
+/// biased and reset, a parameter overridden and undone at the end), and rank 0's rows are one
+/// process' bits on 2 and 3 ranks.
+#[test]
+fn a_scenario_gives_one_process_bits_over_ranks() {
+    use cosimo::master::scenario::ScenarioPlayer;
+    use cosimo::settings::scenario::Scenario;
+    let dir = temp_dir();
+    let path = system(dir.path(), "two-mass-force-force.json", "scenario", |_| {});
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fmus/scenarios/two-mass-scenario.json");
+    let scenario = Arc::new(Scenario::read(&file).expect("the example scenario reads"));
+    let played = |transport: Option<Arc<dyn Transport>>| -> Result<Vec<Vec<String>>, Error> {
+        let mut prepared = prepare_on_ranks(&request(&path, None), transport, &mut |_| {})?;
+        let start = prepared.system.experiment.start;
+        let player = ScenarioPlayer::new(&prepared.execution, scenario.clone(), start)?;
+        let mut rows = Rows::default();
+        run_loop::run_with_scenario(&mut prepared.execution, Some(player), &mut [&mut rows])?;
+        Ok(rows.0)
+    };
+    let alone = played(None).expect("one process");
+    let plain = run(&path, None).expect("without the scenario");
+    assert!(alone != plain, "the scenario changes the run");
+    for size in [2, 3] {
+        let outcomes: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = in_process(size)
+                .into_iter()
+                .map(|t| scope.spawn(|| played(Some(t))))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (rank, outcome) in outcomes.into_iter().enumerate() {
+            let rows = outcome.unwrap_or_else(|e| panic!("rank {rank} of {size}: {e}"));
+            assert!(rows == alone, "rank {rank} of {size} saw other rows");
+        }
+    }
+}

@@ -681,6 +681,47 @@ fn parallel_puts_each_ranks_components_on_threads() {
     assert_eq!(threads, [&json!(2), &json!(2)], "{summary}");
 }
 
+/// `--scenario` under mpirun: every rank plays it, the owners apply it, and the result file
+/// is one process' on 2 and 3 ranks; rank 0 lists the events that took effect.
+#[test]
+fn a_scenario_gives_the_same_bits_on_two_and_three_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let path = write_system(
+        dir.path(),
+        "scenario.json",
+        example("two-mass-force-force.json"),
+    );
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fmus/scenarios/two-mass-scenario.yaml")
+        .display()
+        .to_string();
+    let path = path.display().to_string();
+    let one = dir.path().join("one.csv").display().to_string();
+    let alone = cosimo(["run", &path, "--scenario", &scenario, "-o", &one]);
+    assert!(alone.status.success(), "{}", show(&alone));
+    for ranks in [2, 3] {
+        let many = dir
+            .path()
+            .join(format!("{ranks}.csv"))
+            .display()
+            .to_string();
+        let spread = mpirun(ranks, &["run", &path, "--scenario", &scenario, "-o", &many]);
+        assert!(spread.status.success(), "{ranks} ranks: {}", show(&spread));
+        assert!(
+            String::from_utf8_lossy(&spread.stderr).contains("scenario: 3 event(s) took effect"),
+            "{}",
+            show(&spread)
+        );
+        assert!(
+            std::fs::read(&one).unwrap() == std::fs::read(&many).unwrap(),
+            "the results on {ranks} ranks differ from one process'"
+        );
+    }
+}
+
 /// Every example of `fmus/` (system files and SSPs), cut to 200 macro steps, under mpirun with
 /// K = 2, 3 and 4 ranks (as many as it has components), split by measured cost and by a
 /// partition file that deals the components out in reverse: the same result file, byte for

@@ -304,11 +304,16 @@ fn start_transport() -> Result<Option<Arc<dyn Transport>>, Error> {
 /// and without a word (rank 0 prints it), once MPI is finalised.
 fn follow(args: &RunArgs, transport: Arc<dyn Transport>) -> Result<Ended, Error> {
     let result = (|| {
-        refuse_on_ranks(args)?;
+        let scenario = read_scenario(args)?;
         let request = request(args)?;
         let mut prepared = prepare_on_ranks(&request, Some(transport.clone()), &mut |_| {})?;
+        // Every rank plays the scenario (control is replicated); owners apply its sets.
+        let start = prepared.system.experiment.start;
+        let player = scenario
+            .map(|s| ScenarioPlayer::new(&prepared.execution, Arc::new(s), start))
+            .transpose()?;
         let mut observers: Vec<&mut dyn Observer> = Vec::new();
-        run_loop::run_with_scenario(&mut prepared.execution, None, &mut observers)
+        run_loop::run_with_scenario(&mut prepared.execution, player, &mut observers)
     })();
     // The last handle: MPI is finalised here.
     drop(transport);
@@ -324,30 +329,20 @@ fn follow(args: &RunArgs, transport: Arc<dyn Transport>) -> Result<Ended, Error>
     }
 }
 
-/// What a run over several ranks does not take yet, refused on every rank before anything is
-/// loaded.
-fn refuse_on_ranks(args: &RunArgs) -> Result<(), Error> {
-    if args.scenario.is_some() {
-        return Err(Error::Usage(
-            "--scenario does not run under mpirun yet: its events are applied by one process to the whole system; run without mpirun".into(),
-        ));
-    }
-    Ok(())
+/// The scenario of `--scenario`, read (every rank reads the same file).
+fn read_scenario(args: &RunArgs) -> Result<Option<Scenario>, Error> {
+    args.scenario
+        .as_deref()
+        .map(|path| Scenario::read(path).map_err(Error::Usage))
+        .transpose()
 }
 
 /// The run in one process, or rank 0 of a run under `mpirun` (`transport`): it writes the
 /// results and the summary.
 fn lead(args: &RunArgs, transport: Option<Arc<dyn Transport>>) -> Result<Ended, Error> {
-    if transport.is_some() {
-        refuse_on_ranks(args)?;
-    }
     let signals = stop_on_signals()?;
     let quiet = args.quiet;
-    let scenario = args
-        .scenario
-        .as_deref()
-        .map(|path| Scenario::read(path).map_err(Error::Usage))
-        .transpose()?;
+    let scenario = read_scenario(args)?;
     let request = request(args)?;
     let prepared = prepare_on_ranks(&request, transport, &mut |warning| {
         if !quiet {

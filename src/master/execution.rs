@@ -1448,7 +1448,9 @@ impl Execution {
         }
         self.values[c] = value;
         self.after_step[c].store(value.to_bits(), Ordering::Relaxed);
-        self.set_target(c, value)
+        // Over ranks only the target's owner sets it: every rank learns how that went.
+        let set = self.set_target(c, value);
+        self.agree(set)
     }
 
     /// Whether component `i` can save and restore its FMU state.

@@ -299,10 +299,20 @@ impl ScenarioPlayer {
                 let count = element_count(&description, &var)?;
                 if self.state.originals[k].is_none() {
                     let read = var.clone();
-                    self.state.originals[k] =
-                        Some(exec.placement.run_one(component, move |unit| {
-                            get_value(unit.slave.as_mut(), &read, count)
-                        })?);
+                    let original = exec.placement.run_one(component, move |unit| {
+                        get_value(unit.slave.as_mut(), &read, count)
+                    });
+                    // Only the owner reads the FMU's (and only the owner sets it back); every
+                    // rank learns whether that read failed.
+                    if let Some(ranks) = &exec.ranks {
+                        let read = original.as_ref().map(|_| ()).map_err(|e| Error::OnRank {
+                            rank: ranks.rank(),
+                            code: e.exit_code(),
+                            message: e.to_string(),
+                        });
+                        exec.agree(read)?;
+                    }
+                    self.state.originals[k] = Some(original?);
                 }
                 let original = self.state.originals[k]
                     .clone()
@@ -325,9 +335,12 @@ impl ScenarioPlayer {
                         other => other,
                     },
                 };
-                exec.placement.run_one(component, move |unit| {
+                let set = exec.placement.run_one(component, move |unit| {
                     set_value(unit.slave.as_mut(), &var, &value)
-                })?;
+                });
+                // Over ranks only the owner sets it (a stand-in takes anything): every rank
+                // learns how that went.
+                exec.agree(set)?;
             }
         }
         self.state.active[k] = !matches!(action, Action::Reset);
