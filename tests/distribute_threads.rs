@@ -730,3 +730,193 @@ fn a_scenario_gives_one_process_bits_over_ranks() {
         }
     }
 }
+
+/// A transport that counts what a rank sends: collectives it takes part in, and messages and
+/// bytes to each other rank.
+struct Counting {
+    inner: Arc<dyn Transport>,
+    collectives: std::sync::atomic::AtomicUsize,
+    sent: std::sync::Mutex<Vec<(usize, usize)>>,
+}
+
+impl Counting {
+    fn around(inner: Arc<dyn Transport>) -> Arc<Counting> {
+        let size = inner.size();
+        Arc::new(Counting {
+            inner,
+            collectives: Default::default(),
+            sent: std::sync::Mutex::new(vec![(0, 0); size]),
+        })
+    }
+    fn collective(&self) {
+        self.collectives
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Transport for Counting {
+    fn rank(&self) -> usize {
+        self.inner.rank()
+    }
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        self.collective();
+        self.inner.all_gather(mine)
+    }
+    fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Vec<u8> {
+        self.collective();
+        self.inner.broadcast(root, bytes)
+    }
+    fn all_gather_known(&self, mine: &[u8], lengths: &[usize]) -> Vec<u8> {
+        self.collective();
+        self.inner.all_gather_known(mine, lengths)
+    }
+    fn broadcast_known(&self, root: usize, bytes: &mut [u8]) {
+        self.collective();
+        self.inner.broadcast_known(root, bytes)
+    }
+    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]) {
+        let mut sent = self.sent.lock().unwrap();
+        for (to, bytes) in sends {
+            sent[*to].0 += 1;
+            sent[*to].1 += bytes.len();
+        }
+        drop(sent);
+        self.inner.exchange(sends, receives)
+    }
+}
+
+/// Decision 12: under Jacobi and Gauss-Seidel at fixed steps a coupling value goes from its
+/// source's owner to its target's owner only, one message per neighbouring rank and round,
+/// and one small status round per round reaches every rank. A chain of six Gains over three
+/// ranks: rank 0 sends to rank 1 only, rank 1 to rank 2 only, rank 2 to nobody; the rows stay
+/// one process' bits.
+#[test]
+fn coupling_values_go_to_the_neighbouring_ranks_only() {
+    let dir = temp_dir();
+    let names = ["g0", "g1", "g2", "g3", "g4", "g5"];
+    let chain = gain_chain_file(dir.path(), &names);
+    let partition = dir.path().join("pairs.txt");
+    let lines: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| format!("{name} {}", k / 2))
+        .collect();
+    std::fs::write(&partition, lines.join("\n")).unwrap();
+    use cosimo::settings::AlgorithmKind;
+    for (algorithm, kind) in [
+        ("jacobi", AlgorithmKind::Jacobi),
+        ("gauss-seidel", AlgorithmKind::GaussSeidel),
+    ] {
+        let mut request = request(&chain, Some(&partition));
+        request.overrides.algorithm = Some(kind);
+        let alone = run_split(
+            &RunRequest {
+                partition: None,
+                ..request.clone()
+            },
+            None,
+        )
+        .unwrap()
+        .0;
+        let counting: Vec<Arc<Counting>> =
+            in_process(3).into_iter().map(Counting::around).collect();
+        let outcomes: Vec<Split> = std::thread::scope(|scope| {
+            let handles: Vec<_> = counting
+                .iter()
+                .map(|t| {
+                    let request = &request;
+                    let t = t.clone() as Arc<dyn Transport>;
+                    scope.spawn(move || run_split(request, Some(t)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (rank, outcome) in outcomes.into_iter().enumerate() {
+            let rows = outcome
+                .unwrap_or_else(|e| panic!("{algorithm}, rank {rank}: {e}"))
+                .0;
+            assert!(rows == alone, "{algorithm}: rank {rank} saw other rows");
+        }
+        let sent: Vec<Vec<(usize, usize)>> = counting
+            .iter()
+            .map(|c| c.sent.lock().unwrap().clone())
+            .collect();
+        let steps = 100;
+        // Rank 0 sends g1.y to rank 1, rank 1 g3.y to rank 2: after every step (the source)
+        // and in every exchange (the Gain feeds through, so it is read fresh); nothing else.
+        for (from, to) in [(0, 1), (1, 2)] {
+            let (messages, bytes) = sent[from][to];
+            assert!(
+                (2 * steps..2 * steps + 10).contains(&messages),
+                "{algorithm}: rank {from} sent rank {to} {messages} messages"
+            );
+            // A status and one value each.
+            assert_eq!(
+                bytes,
+                messages * 14,
+                "{algorithm}: rank {from} to rank {to}"
+            );
+        }
+        for (from, to) in [(0, 2), (1, 0), (2, 0), (2, 1)] {
+            assert_eq!(
+                sent[from][to],
+                (0, 0),
+                "{algorithm}: rank {from} to rank {to}"
+            );
+        }
+        // Per macro step: a status round after the step and one after the exchange, and one
+        // all-gather of the output row (a few more at the start; the dense exchange over
+        // three ranks takes five per step: the sources, a broadcast per stretch, the row).
+        let collectives = counting[0]
+            .collectives
+            .load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            collectives < 3 * steps + steps / 5 + 60,
+            "{algorithm}: {collectives} collectives in {steps} steps"
+        );
+    }
+}
+
+/// A step that fails on rank 1 (the Faulty FMU's doStep error at t = 0.05), under Jacobi and
+/// Gauss-Seidel, whose values go to the neighbouring ranks only: every rank ends with one
+/// process' error, from rank 1, and no rank waits for a message that does not come (rank 0's
+/// Gain, after the failing FMU in the sweep, waits for its value).
+#[test]
+fn a_step_that_fails_on_rank_1_ends_every_rank_under_jacobi_and_gauss_seidel() {
+    let dir = temp_dir();
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let fmu = |model: &str| common::fmu(model, 2).display().to_string();
+    for algorithm in ["jacobi", "gauss-seidel"] {
+        let system = json!({
+            "components": [
+                {"name": "f", "fmu": fmu("Faulty"), "rank": 1,
+                 "parameters": {"failure": 2, "fail_at": 0.05}},
+                {"name": "g", "fmu": fmu("Gain"), "rank": 0},
+                {"name": "h", "fmu": fmu("Gain"), "rank": 1}
+            ],
+            "connections": [{"from": "f.x", "to": "g.u"}, {"from": "g.y", "to": "h.u"}],
+            "experiment": {"stopTime": 0.2, "stepSize": 0.01, "algorithm": algorithm}
+        });
+        let path = dir.path().join(format!("{algorithm}.json"));
+        std::fs::write(&path, system.to_string()).unwrap();
+        let alone = match run(&path, None) {
+            Err(error) => error.to_string(),
+            Ok(_) => panic!("{algorithm}: the Faulty FMU did not fail"),
+        };
+        assert!(alone.contains("fmi2DoStep"), "{alone}");
+        for (rank, outcome) in run_on_threads(&path, 2).into_iter().enumerate() {
+            let error = outcome.err().map(|e| (e.to_string(), e));
+            match &error {
+                Some((said, Error::Simulation { source, .. }))
+                    if said.starts_with(&alone)
+                        && matches!(**source, Error::OnRank { rank: 1, .. }) => {}
+                _ => panic!(
+                    "{algorithm}, rank {rank}: expected one process' error ({alone}) from rank 1, got {error:?}"
+                ),
+            }
+        }
+    }
+}

@@ -3,8 +3,9 @@
 
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
+use mpi::request::WaitGuard;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{CommunicatorCollectives, Root};
+use mpi::traits::{CommunicatorCollectives, Destination, Root, Source};
 use mpi::{Count, Threading};
 
 use crate::master::transport::Transport;
@@ -94,6 +95,24 @@ impl Transport for MpiTransport {
         self.world
             .process_at_rank(root as i32)
             .broadcast_into(bytes);
+    }
+
+    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]) {
+        mpi::request::scope(|scope| {
+            // Receives posted first; every request is waited for when its guard drops.
+            let mut pending = Vec::with_capacity(sends.len() + receives.len());
+            for (rank, buffer) in receives.iter_mut() {
+                let from = self.world.process_at_rank(*rank as i32);
+                pending.push(WaitGuard::from(
+                    from.immediate_receive_into(scope, &mut **buffer),
+                ));
+            }
+            for (rank, bytes) in sends {
+                let to = self.world.process_at_rank(*rank as i32);
+                pending.push(WaitGuard::from(to.immediate_send(scope, *bytes)));
+            }
+            drop(pending);
+        });
     }
 
     fn broadcast(&self, root: usize, mut bytes: Vec<u8>) -> Vec<u8> {

@@ -1,14 +1,21 @@
 //! Ranks as threads of one process: the transport of tests and of trials of a partition, with
 //! the collectives' semantics of MPI (every rank calls the same operations in the same order).
 
-use std::sync::{Arc, Barrier, Mutex, PoisonError};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Barrier, Condvar, Mutex, PoisonError};
 
 use crate::master::transport::Transport;
 
-/// What the ranks of one process share: one slot per rank and a barrier.
+/// Messages sent and not yet received, per (sender, receiver), oldest first.
+type Mailboxes = HashMap<(usize, usize), VecDeque<Vec<u8>>>;
+
+/// What the ranks of one process share: one slot per rank and a barrier for the
+/// collectives; for messages between two ranks, a queue per (sender, receiver).
 struct Shared {
     slots: Mutex<Vec<Vec<u8>>>,
     barrier: Barrier,
+    mail: Mutex<Mailboxes>,
+    delivered: Condvar,
 }
 
 /// One rank of [`in_process`].
@@ -22,6 +29,8 @@ pub fn in_process(size: usize) -> Vec<Arc<dyn Transport>> {
     let shared = Arc::new(Shared {
         slots: Mutex::new(vec![Vec::new(); size]),
         barrier: Barrier::new(size),
+        mail: Mutex::new(HashMap::new()),
+        delivered: Condvar::new(),
     });
     (0..size)
         .map(|rank| {
@@ -65,6 +74,41 @@ impl Transport for ThreadRank {
         all
     }
 
+    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]) {
+        let lock = || {
+            self.shared
+                .mail
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        {
+            let mut mail = lock();
+            for (to, bytes) in sends {
+                let queue = mail.entry((self.rank, *to)).or_default();
+                queue.push_back(bytes.to_vec());
+            }
+        }
+        self.shared.delivered.notify_all();
+        for (from, buffer) in receives.iter_mut() {
+            let mut mail = lock();
+            let message = loop {
+                if let Some(message) = mail
+                    .get_mut(&(*from, self.rank))
+                    .and_then(VecDeque::pop_front)
+                {
+                    break message;
+                }
+                mail = self
+                    .shared
+                    .delivered
+                    .wait(mail)
+                    .unwrap_or_else(PoisonError::into_inner);
+            };
+            let n = message.len().min(buffer.len());
+            buffer[..n].copy_from_slice(&message[..n]);
+        }
+    }
+
     fn broadcast(&self, root: usize, bytes: Vec<u8>) -> Vec<u8> {
         if self.rank == root {
             self.slots()[root] = bytes;
@@ -104,5 +148,41 @@ mod tests {
             assert_eq!(all, vec![vec![0], vec![1, 1], vec![2, 2, 2]]);
             assert_eq!(from_two, vec![42]);
         }
+    }
+
+    #[test]
+    fn messages_between_two_ranks_arrive_in_the_order_they_were_sent() {
+        let ranks = in_process(3);
+        let received: Vec<Vec<Vec<u8>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ranks
+                .iter()
+                .map(|t| {
+                    scope.spawn(move || match t.rank() {
+                        // Two messages to rank 1, none from anybody.
+                        0 => {
+                            t.exchange(&[(1, &[1, 2][..])], &mut []);
+                            t.exchange(&[(1, &[3][..])], &mut []);
+                            Vec::new()
+                        }
+                        // Both from rank 0 (in order), one from rank 2.
+                        1 => {
+                            let (mut a, mut b, mut c) = ([0u8; 2], [0u8; 1], [0u8; 1]);
+                            t.exchange(&[], &mut [(0, &mut a[..]), (2, &mut c[..])]);
+                            t.exchange(&[], &mut [(0, &mut b[..])]);
+                            vec![a.to_vec(), b.to_vec(), c.to_vec()]
+                        }
+                        _ => {
+                            t.exchange(&[(1, &[9][..])], &mut []);
+                            Vec::new()
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a rank"))
+                .collect()
+        });
+        assert_eq!(received[1], vec![vec![1, 2], vec![3], vec![9]]);
     }
 }

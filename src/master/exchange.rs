@@ -243,6 +243,9 @@ impl Execution {
         let Some(ranks) = self.ranks.clone() else {
             return Ok(());
         };
+        if self.neighbours.is_some() {
+            return self.exchange_over_neighbours();
+        }
         let me = ranks.rank();
         let mut k = 0;
         while k < self.exchange_plan.parts.len() {
@@ -299,7 +302,7 @@ impl Execution {
     }
 
     /// The reads and sets of the exchange plan's `parts`, all of components of this rank.
-    fn walk_stretch(&mut self, parts: Range<usize>) -> Result<()> {
+    pub(crate) fn walk_stretch(&mut self, parts: Range<usize>) -> Result<()> {
         for k in parts {
             let Part::Component { accesses, .. } = &self.exchange_plan.parts[k] else {
                 continue;

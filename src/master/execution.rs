@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::exchange::{set_targets, ExchangePlan};
 use super::inputs::TableInputs;
+use super::neighbours::Neighbours;
 use super::polynomial::MAX_DEGREE;
 use super::pool::{split, Layout, Placement, Unit};
 use super::record::{Cell, Recording, Row};
@@ -466,6 +467,9 @@ pub struct Execution {
     pub(crate) all_in_background: bool,
     /// Under `mpirun`: the ranks, and which owns each component (see `transport.rs`).
     pub(crate) ranks: Option<super::transport::Ranks>,
+    /// Under `mpirun`, where only the targets' owners need the coupling values: what this rank
+    /// sends and receives point to point (`neighbours.rs`; `None`: the collectives).
+    pub(crate) neighbours: Option<super::neighbours::Neighbours>,
     /// The FMI 3 clocks of the system (`None` without clocks: nothing to tick).
     pub(crate) clocks: Option<super::clocks::Clocks>,
 }
@@ -661,6 +665,10 @@ impl Execution {
         let exchange_plan = ExchangePlan::new(&resolved, &graph, &fresh_read, &recordings, &|c| {
             placement.thread_of(c)
         })?;
+        let neighbours = ranks.as_ref().and_then(|ranks| {
+            let (me, size) = (ranks.rank(), ranks.transport.size());
+            Neighbours::plan(&resolved, &graph, &exchange_plan, (me, size, &ranks.owner))
+        });
         Ok(Execution {
             exchange_plan,
             time: system.experiment.start,
@@ -691,6 +699,7 @@ impl Execution {
             parallel: None,
             all_in_background,
             ranks,
+            neighbours,
             clocks,
         })
     }

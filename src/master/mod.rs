@@ -19,6 +19,7 @@ pub mod extended;
 pub mod implicit;
 pub mod inputs;
 pub mod loops;
+pub mod neighbours;
 pub mod parallel;
 pub mod polynomial;
 pub mod pool;

@@ -4,7 +4,9 @@
 //!
 //! Control is replicated: every rank walks the same loop over the same system, owns some of
 //! its components (stepped by their FMUs) and holds a stand-in (`stand_in.rs`) for the others.
-//! What travels, in a fixed order so that every rank ends with the same bits:
+//! Under Jacobi and Gauss-Seidel at fixed steps only the targets' owners need the coupling
+//! values, which go there point to point (`neighbours.rs`). Elsewhere every rank needs every
+//! value; what travels then, in a fixed order so that every rank ends with the same bits:
 //! - after the components step (Jacobi), one all-gather: per rank its status, its components'
 //!   wish to terminate and the sources of the connections it owns, in connection order;
 //! - in Gauss-Seidel, after each component's step, one broadcast from its owner of the same;
@@ -61,6 +63,10 @@ pub trait Transport: Send + Sync {
         let n = theirs.len().min(bytes.len());
         bytes[..n].copy_from_slice(&theirs[..n]);
     }
+    /// Point to point, not collective: send every `(rank, bytes)` of `sends`, and fill every
+    /// `(rank, buffer)` of `receives` with that rank's next message to this one (both sides
+    /// know its length). Messages between two ranks arrive in the order they were sent.
+    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]);
 }
 
 /// The ranks of a distributed run and which rank owns each component.
@@ -157,6 +163,11 @@ impl Transport for Timed {
     fn broadcast_known(&self, root: usize, bytes: &mut [u8]) {
         let since = Instant::now();
         self.inner.broadcast_known(root, bytes);
+        add(&self.clock.communication, since);
+    }
+    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]) {
+        let since = Instant::now();
+        self.inner.exchange(sends, receives);
         add(&self.clock.communication, since);
     }
 }
@@ -280,6 +291,19 @@ pub(crate) fn failure_of(transport: &dyn Transport, owner: usize, mine: Result<(
     }
 }
 
+/// After a round in which rank `culprit` failed first (every rank knows which): its failure's
+/// text, on every rank (every rank calls this; `mine` is this rank's outcome).
+pub(crate) fn failure_from(transport: &dyn Transport, culprit: usize, mine: Result<()>) -> Error {
+    let all = transport.all_gather(&status_bytes(&mine));
+    all.get(culprit)
+        .and_then(|bytes| failure_in(culprit, bytes))
+        .unwrap_or_else(|| {
+            Error::Internal(format!(
+                "rank {culprit} said it failed, then that it did not"
+            ))
+        })
+}
+
 /// The f64 values packed after a status byte.
 fn floats(bytes: &[u8]) -> impl Iterator<Item = f64> + '_ {
     bytes[2..]
@@ -303,6 +327,9 @@ impl Execution {
         let Some(ranks) = self.ranks.clone() else {
             return result;
         };
+        if self.neighbours.is_some() {
+            return self.trade_sources(result);
+        }
         let me = ranks.rank();
         // Per rank: status, wish to terminate, its sources in connection order. Every rank
         // knows every length, so one collective carries it all (a failure's text follows in a

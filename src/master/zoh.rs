@@ -133,7 +133,7 @@ impl Execution {
     }
 
     /// Under mpirun: the components' stepping since `since` on this rank's clock.
-    fn integrated(&self, since: Option<Instant>) {
+    pub(crate) fn integrated(&self, since: Option<Instant>) {
         if let (Some(since), Some(ranks)) = (since, &self.ranks) {
             ranks.clock.integrating(since);
         }
@@ -285,8 +285,24 @@ impl Execution {
 
     pub(crate) fn step_gauss_seidel(&mut self, t_end: f64) -> Result<()> {
         self.stepped.iter_mut().for_each(|s| *s = false);
+        if self.neighbours.is_some() {
+            return self.sweep_over_neighbours(t_end);
+        }
         for k in 0..self.graph.gauss_seidel_order.len() {
             let i = self.graph.gauss_seidel_order[k];
+            let since = self.ranks.as_ref().map(|_| Instant::now());
+            let result = self.step_in_sweep(i, t_end);
+            self.integrated(since);
+            self.share_component(i, result)?;
+            self.stepped[i] = true;
+        }
+        Ok(())
+    }
+
+    /// Component `i`'s step of a Gauss-Seidel sweep to `t_end` (the components before it in
+    /// the sweep marked in `stepped`).
+    pub(crate) fn step_in_sweep(&mut self, i: usize, t_end: f64) -> Result<()> {
+        {
             let inputs = StepInputs {
                 resolved: &self.resolved,
                 plans: &self.plans,
@@ -306,15 +322,9 @@ impl Execution {
                 from: self.time,
                 to: t_end,
             };
-            let since = self.ranks.as_ref().map(|_| Instant::now());
-            let result = self
-                .placement
-                .run_one(i, |unit| step_component(i, unit, &inputs));
-            self.integrated(since);
-            self.share_component(i, result)?;
-            self.stepped[i] = true;
+            self.placement
+                .run_one(i, |unit| step_component(i, unit, &inputs))
         }
-        Ok(())
     }
 }
 

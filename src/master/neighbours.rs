@@ -1,0 +1,491 @@
+//! What crosses ranks point to point (DESIGN decision 12), where no rank needs the coupling
+//! values of connections into other ranks' components: Jacobi and Gauss-Seidel at fixed
+//! steps, without algebraic loops or a divergence limit. There a connection's value is used
+//! only by the rank that owns its target (to set the input and extrapolate it), so each value
+//! goes from its source's owner to its target's owner, packed in one message per pair of
+//! neighbouring ranks, and one small round of statuses ([`STATUS`] bytes per rank) tells every
+//! rank whether any failed or asked to stop, unless every rank heard from every other already.
+//! Elsewhere (step control, the implicit and constraint algorithms, loops, divergence checks)
+//! every rank needs every value, and the collectives of `transport.rs` carry them.
+//!
+//! Three rounds use it: after a Jacobi step (or a read of every source), the sources of each
+//! owner; in a Gauss-Seidel sweep, after each stretch of consecutive components of one owner,
+//! their sources; in the exchange after a step, after each stretch of the exchange plan that
+//! one rank owns, its fresh reads. A rank that fails (or hears of a failure) in a stretch does
+//! no more FMU work in that round but still sends what the others wait for, marked failed, so
+//! that no rank waits forever; the status round then names the failure one process would have
+//! met first.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::exchange::{ExchangePlan, Part};
+use super::execution::Execution;
+use super::transport::failure_from;
+use crate::system::graph::CouplingGraph;
+use crate::system::resolve::ResolvedSystem;
+use crate::Result;
+
+/// Bytes of a rank's status: failed, wants to terminate, and where it failed (u32).
+pub const STATUS: usize = 6;
+
+/// What this rank sends and receives point to point in each round of a run over ranks.
+#[derive(Debug, Clone)]
+pub(crate) struct Neighbours {
+    /// After the components stepped (Jacobi) or their sources were read.
+    pub sources: Round,
+    /// A Gauss-Seidel sweep: stretches of the sweep order (indices into it).
+    pub sweep: Vec<Stretch>,
+    /// The exchange after a step: stretches of the exchange plan's parts.
+    pub exchange: Vec<Stretch>,
+    /// Every stretch of the exchange reaches every other rank (no status round after it).
+    pub exchange_complete: bool,
+}
+
+/// One round of messages: the connections whose values this rank sends to each other rank,
+/// and those each other rank sends it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Round {
+    /// (rank, connections), in rank order.
+    pub to: Vec<(usize, Vec<usize>)>,
+    pub from: Vec<(usize, Vec<usize>)>,
+    /// Every rank hears from every other in this round: the statuses ride in the messages.
+    pub complete: bool,
+}
+
+/// Consecutive items (sweep positions or exchange parts) of one owner, and the round after
+/// them (only the owner sends).
+#[derive(Debug, Clone)]
+pub(crate) struct Stretch {
+    pub owner: usize,
+    pub items: Range<usize>,
+    pub round: Round,
+}
+
+/// A rank's outcome of a round, as the status round carries it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Status {
+    failed: bool,
+    terminate: bool,
+    /// Where it failed (a stretch's index): the first place one process would have failed.
+    at: u32,
+}
+
+impl Neighbours {
+    /// The rounds of `resolved` for rank `me` of `size`, component `i` owned by `owner[i]`;
+    /// `None` where some rank needs every coupling value (see the module documentation).
+    pub fn plan(
+        resolved: &ResolvedSystem,
+        graph: &CouplingGraph,
+        exchange: &ExchangePlan,
+        (me, size, owner): (usize, usize, &[usize]),
+    ) -> Option<Neighbours> {
+        use crate::settings::Algorithm;
+        let experiment = &resolved.system.experiment;
+        let fixed = match &experiment.algorithm {
+            Algorithm::Jacobi(explicit) | Algorithm::GaussSeidel(explicit) => {
+                explicit.control.is_none()
+            }
+            _ => false,
+        };
+        let loops = graph.blocks.iter().any(|b| b.is_loop);
+        if !fixed || loops || experiment.divergence_limit.is_some() {
+            return None;
+        }
+        let from = |c: usize| owner[resolved.connections[c].from_component];
+        let to = |c: usize| owner[resolved.connections[c].to_component];
+        let crossing = |c: &usize| from(*c) != to(*c);
+        let all: Vec<usize> = (0..resolved.connections.len()).filter(crossing).collect();
+        let sources = round((me, size, size), all.iter().map(|&c| (c, from(c), to(c))));
+
+        let order = &graph.gauss_seidel_order;
+        let sweep = stretches(order.len(), |k| owner[order[k]])
+            .into_iter()
+            .map(|(sender, items)| {
+                let theirs: HashSet<usize> = items.clone().map(|k| order[k]).collect();
+                let sent = all
+                    .iter()
+                    .filter(|&&c| theirs.contains(&resolved.connections[c].from_component))
+                    .map(|&c| (c, sender, to(c)));
+                Stretch {
+                    owner: sender,
+                    round: round((me, size, 1), sent),
+                    items,
+                }
+            })
+            .collect();
+
+        let part_owner = |k: usize| match &exchange.parts[k] {
+            Part::Component { component, .. } => owner[*component],
+            Part::Loop(_) => usize::MAX,
+        };
+        let exchange: Vec<Stretch> = stretches(exchange.parts.len(), part_owner)
+            .into_iter()
+            .map(|(sender, items)| {
+                let reads = reads(exchange, items.clone());
+                let sent = reads
+                    .into_iter()
+                    .filter(|&c| to(c) != sender)
+                    .map(|c| (c, sender, to(c)));
+                Stretch {
+                    owner: sender,
+                    round: round((me, size, 1), sent),
+                    items,
+                }
+            })
+            .collect();
+        let exchange_complete = size == 1 || exchange.iter().all(|s| s.round.complete);
+        Some(Neighbours {
+            sources,
+            sweep,
+            exchange,
+            exchange_complete,
+        })
+    }
+}
+
+/// The connections read fresh in `parts` of the exchange plan, in order.
+fn reads(plan: &ExchangePlan, parts: Range<usize>) -> Vec<usize> {
+    plan.parts[parts]
+        .iter()
+        .flat_map(|part| match part {
+            Part::Component { accesses, .. } => accesses.clone(),
+            Part::Loop(_) => 0..0,
+        })
+        .map(|a| plan.accesses[a])
+        .filter(|access| access.read)
+        .map(|access| access.connection)
+        .collect()
+}
+
+/// Runs of consecutive indices below `n` with the same `owner_of`.
+fn stretches(n: usize, owner_of: impl Fn(usize) -> usize) -> Vec<(usize, Range<usize>)> {
+    let mut runs: Vec<(usize, Range<usize>)> = Vec::new();
+    for k in 0..n {
+        let owner = owner_of(k);
+        match runs.last_mut() {
+            Some((last, items)) if *last == owner => items.end = k + 1,
+            _ => runs.push((owner, k..k + 1)),
+        }
+    }
+    runs
+}
+
+/// The round of `sent` (connection, sending rank, receiving rank) seen from rank `me`, in
+/// which `senders` ranks send (every rank, or a stretch's owner).
+fn round(
+    (me, size, senders): (usize, usize, usize),
+    sent: impl Iterator<Item = (usize, usize, usize)>,
+) -> Round {
+    let mut to: Vec<Vec<usize>> = vec![Vec::new(); size];
+    let mut from: Vec<Vec<usize>> = vec![Vec::new(); size];
+    let mut pairs = HashSet::new();
+    for (c, sender, receiver) in sent {
+        pairs.insert((sender, receiver));
+        if sender == me {
+            to[receiver].push(c);
+        }
+        if receiver == me {
+            from[sender].push(c);
+        }
+    }
+    let keep = |lists: Vec<Vec<usize>>| -> Vec<(usize, Vec<usize>)> {
+        lists
+            .into_iter()
+            .enumerate()
+            .filter(|(_, list)| !list.is_empty())
+            .collect()
+    };
+    Round {
+        to: keep(to),
+        from: keep(from),
+        complete: pairs.len() == senders * (size - 1),
+    }
+}
+
+impl Execution {
+    /// Send this rank's values of `round` (`value(c)`, as bits) after `status`, and receive
+    /// the others' (`store(c, bits)`, only from ranks that did not fail): the statuses heard,
+    /// as (rank, status).
+    fn trade(
+        &mut self,
+        round: &Round,
+        status: Status,
+        value: impl Fn(&Execution, usize) -> u64,
+        mut store: impl FnMut(&mut Execution, usize, u64),
+    ) -> Result<Vec<(usize, Status)>> {
+        let Some(ranks) = self.ranks.clone() else {
+            return Ok(Vec::new());
+        };
+        let messages: Vec<Vec<u8>> = round
+            .to
+            .iter()
+            .map(|(_, list)| {
+                let mut bytes = encode(status);
+                for &c in list {
+                    bytes.extend_from_slice(&value(self, c).to_le_bytes());
+                }
+                bytes
+            })
+            .collect();
+        let sends: Vec<(usize, &[u8])> = round
+            .to
+            .iter()
+            .zip(&messages)
+            .map(|((r, _), bytes)| (*r, bytes.as_slice()))
+            .collect();
+        let mut buffers: Vec<Vec<u8>> = round
+            .from
+            .iter()
+            .map(|(_, list)| vec![0u8; STATUS + 8 * list.len()])
+            .collect();
+        let mut receives: Vec<(usize, &mut [u8])> = round
+            .from
+            .iter()
+            .zip(buffers.iter_mut())
+            .map(|((r, _), buffer)| (*r, buffer.as_mut_slice()))
+            .collect();
+        ranks.transport.exchange(&sends, &mut receives);
+        let mut heard = Vec::with_capacity(round.from.len());
+        for ((r, list), bytes) in round.from.iter().zip(&buffers) {
+            let theirs = decode(bytes);
+            if !theirs.failed {
+                for (&c, word) in list.iter().zip(bytes[STATUS..].chunks_exact(8)) {
+                    store(
+                        self,
+                        c,
+                        u64::from_le_bytes(word.try_into().unwrap_or_default()),
+                    );
+                }
+            }
+            heard.push((*r, theirs));
+        }
+        Ok(heard)
+    }
+
+    /// Every rank's status after a round (`heard` from the round itself where it reached
+    /// every rank, else one small all-gather); the failure one process would have met first
+    /// (the earliest place, then the lowest rank) on every rank, or whether any rank asked to
+    /// terminate.
+    fn settle(
+        &mut self,
+        mine: Status,
+        heard: Option<Vec<(usize, Status)>>,
+        result: Result<()>,
+    ) -> Result<()> {
+        let Some(ranks) = self.ranks.clone() else {
+            return result;
+        };
+        let me = ranks.rank();
+        let statuses: Vec<(usize, Status)> = match heard {
+            Some(mut heard) => {
+                heard.push((me, mine));
+                heard
+            }
+            None => {
+                let size = ranks.transport.size();
+                let all = ranks
+                    .transport
+                    .all_gather_known(&encode(mine), &vec![STATUS; size]);
+                all.chunks_exact(STATUS).map(decode).enumerate().collect()
+            }
+        };
+        let culprit = statuses
+            .iter()
+            .filter(|(_, s)| s.failed)
+            .min_by_key(|(r, s)| (s.at, *r))
+            .map(|(r, _)| *r);
+        if let Some(culprit) = culprit {
+            return Err(failure_from(ranks.transport.as_ref(), culprit, result));
+        }
+        if statuses.iter().any(|(_, s)| s.terminate) {
+            self.terminate_requested.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// After a Jacobi step (or a read of every source): the sources of the connections that
+    /// cross ranks to their targets' owners (`result`: how this rank's step went).
+    pub(crate) fn trade_sources(&mut self, result: Result<()>) -> Result<()> {
+        let Some(neighbours) = self.neighbours.take() else {
+            return result;
+        };
+        let mine = Status {
+            failed: result.is_err(),
+            terminate: self.terminate_requested.load(Ordering::Relaxed),
+            at: 0,
+        };
+        let traded = self.trade(
+            &neighbours.sources,
+            mine,
+            |exec, c| exec.after_step[c].load(Ordering::Relaxed),
+            |exec, c, bits| exec.after_step[c].store(bits, Ordering::Relaxed),
+        );
+        let complete = neighbours.sources.complete;
+        self.neighbours = Some(neighbours);
+        let heard = traded?;
+        self.settle(mine, complete.then_some(heard), result)
+    }
+
+    /// A Gauss-Seidel sweep to `t_end` over ranks: each owner steps its stretch of the sweep
+    /// order, then sends the stretch's sources to their targets' owners.
+    pub(crate) fn sweep_over_neighbours(&mut self, t_end: f64) -> Result<()> {
+        let Some(neighbours) = self.neighbours.take() else {
+            return Ok(());
+        };
+        let swept = self.sweep(&neighbours, t_end);
+        self.neighbours = Some(neighbours);
+        swept
+    }
+
+    fn sweep(&mut self, neighbours: &Neighbours, t_end: f64) -> Result<()> {
+        let me = self.ranks.as_ref().map_or(0, |r| r.rank());
+        let mut mine = Status::default();
+        let mut result = Ok(());
+        let mut poisoned = false;
+        for (s, stretch) in neighbours.sweep.iter().enumerate() {
+            for k in stretch.items.clone() {
+                let i = self.graph.gauss_seidel_order[k];
+                if stretch.owner == me && !poisoned {
+                    let since = Instant::now();
+                    let stepped = self.step_in_sweep(i, t_end);
+                    self.integrated(Some(since));
+                    if let Err(error) = stepped {
+                        (poisoned, result) = (true, Err(error));
+                        mine.failed = true;
+                        mine.at = s as u32;
+                    }
+                }
+                self.stepped[i] = true;
+            }
+            mine.terminate = self.terminate_requested.load(Ordering::Relaxed);
+            let sent = Status {
+                failed: poisoned,
+                ..mine
+            };
+            let heard = self.trade(
+                &stretch.round,
+                sent,
+                |exec, c| exec.after_step[c].load(Ordering::Relaxed),
+                |exec, c, bits| exec.after_step[c].store(bits, Ordering::Relaxed),
+            )?;
+            poisoned |= heard.iter().any(|(_, status)| status.failed);
+        }
+        // The status round carries the wish to terminate and the first failure.
+        self.settle(mine, None, result)
+    }
+
+    /// The exchange after a step over ranks: each owner walks its stretch of the exchange
+    /// plan, then sends the stretch's fresh reads to their targets' owners.
+    pub(crate) fn exchange_over_neighbours(&mut self) -> Result<()> {
+        let Some(neighbours) = self.neighbours.take() else {
+            return Ok(());
+        };
+        let walked = self.walk_exchange(&neighbours);
+        self.neighbours = Some(neighbours);
+        walked
+    }
+
+    fn walk_exchange(&mut self, neighbours: &Neighbours) -> Result<()> {
+        let me = self.ranks.as_ref().map_or(0, |r| r.rank());
+        let mut mine = Status::default();
+        let mut result = Ok(());
+        let mut poisoned = false;
+        let mut heard_all = Vec::new();
+        for (s, stretch) in neighbours.exchange.iter().enumerate() {
+            if stretch.owner == me && !poisoned {
+                if let Err(error) = self.walk_stretch(stretch.items.clone()) {
+                    (poisoned, result) = (true, Err(error));
+                    mine.failed = true;
+                    mine.at = s as u32;
+                }
+            }
+            let sent = Status {
+                failed: poisoned,
+                ..mine
+            };
+            let heard = self.trade(
+                &stretch.round,
+                sent,
+                |exec, c| exec.values[c].to_bits(),
+                |exec, c, bits| exec.values[c] = f64::from_bits(bits),
+            )?;
+            for (r, status) in heard {
+                poisoned |= status.failed;
+                if status.failed {
+                    // Only the stretch's owner fails in it: where it failed is this stretch.
+                    heard_all.push((
+                        r,
+                        Status {
+                            at: s as u32,
+                            ..status
+                        },
+                    ));
+                }
+            }
+        }
+        if neighbours.exchange_complete {
+            // Every rank heard every stretch: the failures it heard are all there are.
+            heard_all.retain(|(r, _)| *r != me);
+            return self.settle(mine, Some(heard_all), result);
+        }
+        self.settle(mine, None, result)
+    }
+}
+
+fn encode(status: Status) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(STATUS);
+    bytes.push(u8::from(status.failed));
+    bytes.push(u8::from(status.terminate));
+    bytes.extend_from_slice(&status.at.to_le_bytes());
+    bytes
+}
+
+fn decode(bytes: &[u8]) -> Status {
+    let at = bytes
+        .get(2..STATUS)
+        .and_then(|b| b.try_into().ok())
+        .map_or(u32::MAX, u32::from_le_bytes);
+    Status {
+        failed: bytes.first() != Some(&0),
+        terminate: bytes.get(1) == Some(&1),
+        at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{round, stretches};
+
+    #[test]
+    fn a_chain_over_three_ranks_talks_to_its_neighbours_only() {
+        // Connections 0: rank 0 -> 1, 1: rank 1 -> 2, 2: rank 1 -> 1 (not crossing: left out
+        // by the caller), 3: rank 0 -> 1.
+        let sent = [(0, 0, 1), (1, 1, 2), (3, 0, 1)];
+        let middle = round((1, 3, 3), sent.iter().copied());
+        assert_eq!(middle.from, vec![(0, vec![0, 3])]);
+        assert_eq!(middle.to, vec![(2, vec![1])]);
+        assert!(!middle.complete);
+        let first = round((0, 3, 3), sent.iter().copied());
+        assert_eq!(first.to, vec![(1, vec![0, 3])]);
+        assert!(first.from.is_empty());
+        // Two ranks coupled both ways: complete, statuses ride in the messages.
+        let both = round((0, 2, 2), [(0, 0, 1), (1, 1, 0)].into_iter());
+        assert!(both.complete);
+        assert_eq!(both.to, vec![(1, vec![0])]);
+        assert_eq!(both.from, vec![(1, vec![1])]);
+        // One way only: rank 1 hears rank 0, rank 0 hears nothing.
+        assert!(!round((0, 2, 2), [(0, 0, 1)].into_iter()).complete);
+        // A stretch's owner that reaches every other rank.
+        let stretch = round((2, 3, 1), [(4, 0, 1), (5, 0, 2)].into_iter());
+        assert!(stretch.complete);
+        assert_eq!(stretch.from, vec![(0, vec![5])]);
+        assert!(!round((2, 3, 1), [(4, 0, 1)].into_iter()).complete);
+        assert_eq!(
+            stretches(5, |k| [0, 0, 1, 1, 0][k]),
+            vec![(0, 0..2), (1, 2..4), (0, 4..5)]
+        );
+    }
+}
