@@ -920,3 +920,114 @@ fn a_step_that_fails_on_rank_1_ends_every_rank_under_jacobi_and_gauss_seidel() {
         }
     }
 }
+
+/// Every example of `fmus/` whose own algorithm is Jacobi, Gauss-Seidel or implicit, run under
+/// each of the explicit and implicit algorithms over ranks (Jacobi held and with order-2
+/// extrapolation, Gauss-Seidel, implicit, Jacobi with ExSLocal step and order control, implicit
+/// with ImSLocal control), cut to 100 macro steps: rank 0's rows are one process' bits on 2
+/// and 3 ranks, split by measured cost and by the reversed partition. A combination one
+/// process refuses (e.g. implicit with an FMU that cannot save its state) is refused over
+/// ranks with the same message.
+#[test]
+fn every_example_under_every_algorithm_that_spreads_gives_one_process_bits() {
+    use cosimo::settings::control::Estimator;
+    use cosimo::settings::{Algorithm, AlgorithmKind};
+    let dir = temp_dir();
+    let variants: [(&str, AlgorithmKind, u8, Option<Estimator>); 6] = [
+        ("jacobi", AlgorithmKind::Jacobi, 0, None),
+        ("jacobi-2", AlgorithmKind::Jacobi, 2, None),
+        ("gauss-seidel", AlgorithmKind::GaussSeidel, 0, None),
+        ("implicit", AlgorithmKind::Implicit, 1, None),
+        (
+            "exslocal",
+            AlgorithmKind::Jacobi,
+            2,
+            Some(Estimator::ExSLocal),
+        ),
+        (
+            "imslocal",
+            AlgorithmKind::Implicit,
+            2,
+            Some(Estimator::ImSLocal),
+        ),
+    ];
+    let (mut compared, mut refused) = (0, 0);
+    for example in common::example_systems() {
+        let label = example.file_name().unwrap().to_string_lossy().into_owned();
+        let prepared = cosimo::request::prepare(&request(&example, None), &mut |_| {})
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let experiment = &prepared.system.experiment;
+        let stop = experiment
+            .stop
+            .min(experiment.start + 100.0 * experiment.step);
+        let names: Vec<String> = prepared
+            .system
+            .components
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let own = matches!(
+            experiment.algorithm,
+            Algorithm::Jacobi(_) | Algorithm::GaussSeidel(_) | Algorithm::Implicit(_)
+        );
+        drop(prepared);
+        if !own {
+            continue;
+        }
+        for (variant, kind, order, estimator) in variants {
+            let label = format!("{label} under {variant}");
+            let cut = |partition: Option<&Path>| {
+                let mut r = request(&example, partition);
+                r.overrides.stop = Some(stop);
+                r.overrides.algorithm = Some(kind);
+                r.overrides.extrapolation_order = Some(order);
+                r.overrides.adaptive = estimator.is_some();
+                r.overrides.estimator = estimator;
+                r
+            };
+            let alone = match run_split(&cut(None), None) {
+                Ok((rows, _)) => Ok(rows),
+                Err(Error::Usage(message)) => Err(message),
+                Err(error) => panic!("{label}: {error}"),
+            };
+            for size in (2..=3).filter(|&k| k <= names.len()) {
+                let reversed = dir.path().join(format!("{variant}-{size}.partition"));
+                std::fs::write(&reversed, common::reversed_partition(&names, size)).unwrap();
+                for partition in [None, Some(reversed.as_path())] {
+                    let outcomes = split_on_threads(&cut(partition), size);
+                    for (rank, outcome) in outcomes.into_iter().enumerate() {
+                        let at = format!("{label}, rank {rank} of {size}, {partition:?}");
+                        match (&alone, outcome) {
+                            (Ok(alone), Ok((rows, _))) => {
+                                assert!(rows == *alone, "{at}: other rows than one process")
+                            }
+                            (Err(message), Err(Error::Usage(theirs)))
+                            | (
+                                Err(message),
+                                Err(Error::OnRank {
+                                    message: theirs, ..
+                                }),
+                            ) => {
+                                assert_eq!(*message, theirs, "{at}")
+                            }
+                            (alone, theirs) => panic!(
+                                "{at}: one process {:?}, over ranks {:?}",
+                                alone.as_ref().err(),
+                                theirs.err()
+                            ),
+                        }
+                    }
+                    match alone {
+                        Ok(_) => compared += 1,
+                        Err(_) => refused += 1,
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{compared} runs over ranks compared with one process, {refused} refused alike");
+    assert!(
+        compared >= 100,
+        "{compared} runs over ranks compared ({refused} refused alike)"
+    );
+}

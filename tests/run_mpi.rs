@@ -802,3 +802,132 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
     }
     assert!(compared >= 25, "{compared} runs under mpirun compared");
 }
+
+/// Every example of `fmus/` whose own algorithm is Jacobi, Gauss-Seidel or implicit, under
+/// each explicit and implicit algorithm (Jacobi held and order 2, Gauss-Seidel, implicit,
+/// Jacobi with ExSLocal control, implicit with ImSLocal control), cut to 100 macro steps, under
+/// `mpirun -n 3` (2 for two components), split by measured cost and by the reversed partition
+/// in turn: the result file is one process', byte for byte; a combination one process refuses
+/// is refused under mpirun too. (All of them on 2 and 3 thread ranks with both partitions:
+/// `tests/distribute_threads.rs`.)
+#[test]
+fn every_example_under_every_algorithm_that_spreads_gives_one_process_bytes() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let variants: [&[&str]; 6] = [
+        &["--algorithm", "jacobi", "--order", "0"],
+        &["--algorithm", "jacobi", "--order", "2"],
+        &["--algorithm", "gauss-seidel", "--order", "0"],
+        &["--algorithm", "implicit", "--order", "1"],
+        &[
+            "--algorithm",
+            "jacobi",
+            "--order",
+            "2",
+            "--adaptive",
+            "--estimator",
+            "ExSLocal",
+        ],
+        &[
+            "--algorithm",
+            "implicit",
+            "--order",
+            "2",
+            "--adaptive",
+            "--estimator",
+            "ImSLocal",
+        ],
+    ];
+    let (mut compared, mut refused, mut turn) = (0, 0, 0);
+    for (e, example) in common::example_systems().iter().enumerate() {
+        let label = example.file_name().unwrap().to_string_lossy().into_owned();
+        let request = cosimo::request::RunRequest {
+            targets: vec![example.display().to_string()],
+            ..Default::default()
+        };
+        let prepared = cosimo::request::prepare(&request, &mut |_| {})
+            .unwrap_or_else(|error| panic!("{label}: {error}"));
+        let experiment = &prepared.system.experiment;
+        let stop = experiment
+            .stop
+            .min(experiment.start + 100.0 * experiment.step)
+            .to_string();
+        let names: Vec<String> = prepared
+            .system
+            .components
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let own = matches!(
+            experiment.algorithm,
+            cosimo::settings::Algorithm::Jacobi(_)
+                | cosimo::settings::Algorithm::GaussSeidel(_)
+                | cosimo::settings::Algorithm::Implicit(_)
+        );
+        drop(prepared);
+        if !own {
+            continue;
+        }
+        let size = names.len().min(3);
+        let reversed = dir.path().join(format!("{e}.partition"));
+        std::fs::write(&reversed, common::reversed_partition(&names, size)).unwrap();
+        let reversed = reversed.display().to_string();
+        let target = example.display().to_string();
+        for (v, variant) in variants.iter().enumerate() {
+            let at = format!("{label} with {}", variant.join(" "));
+            let one = dir
+                .path()
+                .join(format!("one-{e}-{v}.csv"))
+                .display()
+                .to_string();
+            let many = dir
+                .path()
+                .join(format!("many-{e}-{v}.csv"))
+                .display()
+                .to_string();
+            let mut args = vec!["run", &target, "--stop-time", &stop];
+            args.extend_from_slice(variant);
+            let alone = cosimo(args.iter().copied().chain(["-o", one.as_str()]));
+            let mut spread_args = args.clone();
+            spread_args.extend(["-o", many.as_str()]);
+            turn += 1;
+            if turn % 2 == 0 {
+                spread_args.extend(["--partition", reversed.as_str()]);
+            }
+            let spread = mpirun(size, &spread_args);
+            if alone.status.code() == Some(2) {
+                let first = |output: &Output| {
+                    let text = String::from_utf8_lossy(&output.stderr).into_owned();
+                    text.lines()
+                        .find(|l| l.starts_with("error: "))
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                assert_eq!(spread.status.code(), Some(2), "{at}: {}", show(&spread));
+                assert!(
+                    first(&spread).starts_with(&first(&alone)),
+                    "{at}: refused otherwise under mpirun:\n{}\n{}",
+                    show(&alone),
+                    show(&spread)
+                );
+                refused += 1;
+                continue;
+            }
+            assert!(alone.status.success(), "{at}: {}", show(&alone));
+            assert!(
+                spread.status.success(),
+                "{at}, {size} ranks: {}",
+                show(&spread)
+            );
+            assert!(
+                std::fs::read(&one).unwrap() == std::fs::read(&many).unwrap(),
+                "{at}, {size} ranks: another result file than one process'"
+            );
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} runs under mpirun compared with one process, {refused} refused alike");
+    assert!(compared >= 40, "{compared} runs under mpirun compared");
+}
