@@ -22,6 +22,7 @@ the test suite; run it when the machine is quiet.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -68,6 +69,25 @@ def write_system(n, steps, cost_us):
     return path
 
 
+def run_child(argv):
+    """`argv` run to its end with its output captured; a SIGTERM or Ctrl-C of this script ends it
+    too (mpirun passes the signal on to its ranks) instead of leaving it running."""
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, **MPI_ENV})
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        stdout, stderr = child.communicate()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    return subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
+
+
 def timed(cosimo, system, ranks, steps):
     """Wall seconds of a run of `steps` steps on `ranks` ranks, and its summary."""
     summary = OUT_DIR / "summary.json"
@@ -77,7 +97,7 @@ def timed(cosimo, system, ranks, steps):
     if ranks > 1:
         argv = ["mpirun", "--oversubscribe", "-n", str(ranks), *argv]
     started = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **MPI_ENV})
+    done = run_child(argv)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed (exit {done.returncode}):\n{done.stderr}")

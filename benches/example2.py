@@ -36,7 +36,7 @@ GENERATOR = ROOT / "fmus" / "oscillator-chain-example2.py"
 # The MPI environment, the target folder and the release build with the feature mpi are
 # those of the distributed benchmark beside this script.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from distributed import MPI_ENV, build, target_dir  # noqa: E402
+from distributed import build, run_child, target_dir  # noqa: E402
 
 
 def generate(args, estimator):
@@ -58,7 +58,7 @@ def run(cosimo, system, ranks, label):
     if ranks > 1:
         argv = ["mpirun", "--oversubscribe", "-n", str(ranks), *argv]
     started = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **MPI_ENV})
+    done = run_child(argv)
     wall = time.perf_counter() - started
     text = done.stdout + done.stderr
     if done.returncode != 0:
