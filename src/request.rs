@@ -52,6 +52,9 @@ pub struct RunRequest {
     pub worker_processes: Option<usize>,
     /// The interface of FMUs that have both (`None`: Co-Simulation).
     pub interface: Option<Interface>,
+    /// Under `mpirun`: write the partition balanced by each component's stepping time over the
+    /// whole run to this file (`--partition-out FILE`), for the next run's `--partition`.
+    pub partition_out: Option<PathBuf>,
     /// Which MPI rank steps each component (`--partition FILE`, `distribute::partition_file`);
     /// wins over the system's own ranks; refused in one process.
     pub partition: Option<PathBuf>,
@@ -91,6 +94,12 @@ pub fn prepare_on_ranks(
     transport: Option<Arc<dyn crate::master::transport::Transport>>,
     warn: &mut dyn FnMut(&str),
 ) -> Result<PreparedRun> {
+    if let (Some(path), None) = (&request.partition_out, &transport) {
+        return Err(Error::Usage(format!(
+            "--partition-out {} writes how to split a system over the ranks of mpirun -n K from a run over them, but this run is one process: run it under mpirun (a build with the feature mpi), or drop --partition-out",
+            path.display()
+        )));
+    }
     if let (Some(path), None) = (&request.partition, &transport) {
         return Err(Error::Usage(format!(
             "--partition {} places a system's components on the ranks of mpirun -n K, but this run is one process: run it under mpirun (a build with the feature mpi), or drop --partition",
@@ -308,6 +317,7 @@ fn run_options(
         worker_processes: request.worker_processes,
         interface: request.interface,
         ranks: None,
+        time_components: request.partition_out.is_some(),
     }
 }
 

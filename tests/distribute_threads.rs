@@ -1031,3 +1031,67 @@ fn every_example_under_every_algorithm_that_spreads_gives_one_process_bits() {
         "{compared} runs over ranks compared ({refused} refused alike)"
     );
 }
+
+/// `--partition-out`: each component's stepping time over the whole run, measured on its
+/// owner, balances the split for the next run. A chain of six Gains split by count puts the
+/// Gain that spins 2 ms per step beside another; the run's times give it a rank of its own,
+/// and the run with that file gives one process' bits.
+#[test]
+fn the_runs_own_stepping_times_write_a_balanced_partition() {
+    let dir = temp_dir();
+    let names = ["g0", "g1", "busy", "g2", "g3", "g4"];
+    let chain = gain_chain_file(dir.path(), &names);
+    let by_count = dir.path().join("by-count.txt");
+    std::fs::write(&by_count, "g0 0\ng1 0\nbusy 1\ng2 1\ng3 2\ng4 2\n").unwrap();
+    let written = dir.path().join("balanced.txt");
+    let timed = RunRequest {
+        partition_out: Some(written.clone()),
+        ..request(&chain, Some(&by_count))
+    };
+    let outcomes: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = in_process(3)
+            .into_iter()
+            .map(|t| {
+                let timed = &timed;
+                scope.spawn(move || -> Result<_, Error> {
+                    let mut prepared = prepare_on_ranks(timed, Some(t), &mut |_| {})?;
+                    let stats = run_loop::run(&mut prepared.execution, &mut [])?;
+                    let order = prepared.execution.graph.gauss_seidel_order.clone();
+                    Ok((stats.component_seconds, order))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let (seconds, order) = outcomes
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap_or_else(|e| panic!("rank 0: {e}"));
+    // 100 steps of 2 ms on the busy Gain's owner; the others a few microseconds a step.
+    assert!(seconds[2] > 0.19 && seconds[2] < 1.0, "{seconds:?}");
+    assert!(
+        seconds.iter().enumerate().all(|(i, &s)| i == 2 || s < 0.05),
+        "{seconds:?}"
+    );
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let owner = cosimo::distribute::write_partition(&written, &names, &order, &seconds, 3).unwrap();
+    assert_eq!(owner, vec![0, 0, 1, 2, 2, 2]);
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(
+        text.contains("busy 1\n") && text.contains("g2 2\n"),
+        "{text}"
+    );
+    // The next run reads it as --partition.
+    let partition = same_rows_split(&chain, &request(&chain, Some(&written)), 3, "balanced");
+    assert_eq!(partition.owner, owner);
+    // One process has no ranks to split for.
+    let alone = RunRequest {
+        partition_out: Some(written.clone()),
+        ..request(&chain, None)
+    };
+    match run_split(&alone, None) {
+        Err(Error::Usage(message)) => assert!(message.contains("--partition-out"), "{message}"),
+        other => panic!("expected a refusal, got {:?}", other.err()),
+    }
+}

@@ -703,6 +703,12 @@ fn every_run_option_changes_the_run_or_is_refused() {
         &["--partition", &split],
         Refused("but this run is one process"),
     );
+    w.walk(
+        "--partition-out",
+        &tm,
+        &["--partition-out", "split-out.txt"],
+        Refused("but this run is one process"),
+    );
     w.covers_help_of("run");
     w.finish("run option");
 }
@@ -1032,6 +1038,7 @@ fn every_export_option_changes_the_exported_fmu_or_is_refused() {
         ("--json", &["--json"]),
         ("--json-file", &["--json-file", "summary.json"]),
         ("--partition", &["--partition", "split.txt"]),
+        ("--partition-out", &["--partition-out", "split.txt"]),
     ] {
         w.walk(option, &tm, extra, Refused("cosimo export does not take"));
     }

@@ -581,6 +581,49 @@ fn the_split_by_measured_cost_gives_an_expensive_component_a_rank_of_its_own() {
     );
 }
 
+/// `--partition-out FILE` writes the split that the run's own stepping times balance: from a
+/// split by count, the Gain that spins 2 ms per step gets a rank of its own, and the next run
+/// reads the file with `--partition` and gives one process' bytes.
+#[test]
+fn partition_out_writes_the_split_the_runs_stepping_times_balance() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let path =
+        common::systems::gain_chain_file(dir.path(), &["g0", "g1", "busy", "g2", "g3", "g4"]);
+    let by_count = dir.path().join("by-count.txt");
+    std::fs::write(&by_count, "g0 0\ng1 0\nbusy 1\ng2 1\ng3 2\ng4 2\n").unwrap();
+    let written = dir.path().join("balanced.txt");
+    let (by_count, written_text) = (
+        by_count.display().to_string(),
+        written.display().to_string(),
+    );
+    let extra = ["--partition", &by_count, "--partition-out", &written_text];
+    let spread = same_results_with(&path, 3, "by-count", &extra);
+    assert!(
+        String::from_utf8_lossy(&spread.stderr).contains("partition for mpirun -n 3"),
+        "{}",
+        show(&spread)
+    );
+    let text = std::fs::read_to_string(&written).expect("the partition written");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        lines,
+        ["g0 0", "g1 0", "busy 1", "g2 2", "g3 2", "g4 2"],
+        "{text}"
+    );
+    same_results_with(&path, 3, "balanced", &["--partition", &written_text]);
+    // One process has no ranks to split for.
+    let alone = cosimo([
+        "run",
+        &path.display().to_string(),
+        "--partition-out",
+        &written_text,
+    ]);
+    assert_eq!(alone.status.code(), Some(2), "{}", show(&alone));
+}
+
 /// The summary of a run over ranks splits each rank's time as the variable-order paper does:
 /// stepping its FMUs, FMU states (saved and restored by the startup corrector of extrapolation
 /// order 2), interface computations, communication and waiting; the parts add up to the run.

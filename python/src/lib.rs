@@ -313,6 +313,7 @@ pub(crate) fn run_request(request: &Bound<'_, PyDict>) -> Result<RunRequest, Err
         worker_processes: worker_processes.map(|n| n as usize),
         interface,
         partition: None,
+        partition_out: None,
     })
 }
 

@@ -134,6 +134,12 @@ pub(crate) struct RunArgs {
     /// Refused without mpirun.
     #[arg(long, value_name = "FILE")]
     pub(crate) partition: Option<PathBuf>,
+    /// Under mpirun: time every component's steps over the whole run and write to FILE the
+    /// split along the coupling order those times balance best, for the next run's
+    /// --partition (the start-up trial sees only the first steps). Refused without mpirun
+    /// and with --parallel.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) partition_out: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -461,6 +467,18 @@ fn lead(args: &RunArgs, transport: Option<Arc<dyn Transport>>) -> Result<Ended, 
             say!("{}", kept_rows(last_row, &shown_files, output_files.len()));
         }
     })?;
+    if let Some(path) = &args.partition_out {
+        let names: Vec<String> = system.components.iter().map(|c| c.name.clone()).collect();
+        let order = &execution.graph.gauss_seidel_order;
+        let ranks = stats.ranks.len();
+        cosimo::distribute::write_partition(path, &names, order, &stats.component_seconds, ranks)?;
+        if !args.quiet {
+            say!(
+                "partition for mpirun -n {ranks}, balanced by the run's stepping times: {}",
+                path.display()
+            );
+        }
+    }
     if !args.quiet {
         let (what, terminated) = if interrupted {
             let what = if single_fmu {
@@ -671,6 +689,7 @@ pub(crate) fn request(args: &RunArgs) -> Result<RunRequest, Error> {
         worker_processes: model.worker_processes(),
         interface: model.interface(),
         partition: args.partition.clone(),
+        partition_out: args.partition_out.clone(),
     })
 }
 

@@ -22,11 +22,12 @@ pub mod partition_file;
 pub mod threads;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::master::execution::{Execution, RunOptions};
 use crate::master::parallel::{self, ParallelPlacement};
-use crate::master::pool::Layout;
+use crate::master::pool::{Layout, TrialClock};
 use crate::master::transport::{agree, Ranks, Transport};
 use crate::settings::{Algorithm, Experiment};
 use crate::system::System;
@@ -168,8 +169,17 @@ pub fn instantiate(
     in_file: &dyn Fn(Error) -> Error,
 ) -> Result<(Execution, Partition)> {
     let together = transport.as_ref();
+    if options.time_components && system.experiment.parallel {
+        return Err(Error::Usage(
+            "--partition-out times every component on its rank's own thread, and --parallel puts them on threads of their own: drop one of them".into(),
+        ));
+    }
     let fmus = all_or_none(together, Execution::open_fmus(system, options), in_file)?;
-    let order = all_or_none(together, balance::coupling_order(system, &fmus), in_file)?;
+    // The coupling order costs a resolution and a graph: only where a split or threads need it.
+    let order = match given.is_none() || system.experiment.parallel {
+        true => all_or_none(together, balance::coupling_order(system, &fmus), in_file)?,
+        false => Vec::new(),
+    };
     let partition = match given {
         Some(partition) => partition,
         None => {
@@ -189,14 +199,21 @@ pub fn instantiate(
             }
         }
     };
-    let (layout, placement) = match system.experiment.parallel {
+    let (mut layout, placement) = match system.experiment.parallel {
         true => threads_on_rank(system, options, &fmus, transport, &order, &partition)?,
         false => (Layout::Caller, None),
     };
-    let ranks = Ranks::new(transport.clone(), partition.owner.clone());
+    let mut ranks = Ranks::new(transport.clone(), partition.owner.clone());
     ranks
         .clock
         .set_threads(placement.as_ref().map_or(1, |p| p.threads));
+    if options.time_components {
+        // Each component's time in the run's steps, on the rank's calling thread.
+        let clock = Arc::new(TrialClock::new(system.components.len()));
+        clock.timing.store(true, Ordering::Relaxed);
+        layout = Layout::Timed(clock.clone());
+        ranks.components = Some(clock);
+    }
     let options = RunOptions {
         ranks: Some(ranks),
         ..options.clone()
@@ -229,6 +246,40 @@ fn threads_on_rank(
     let chosen = parallel::rank_layout(system, options, fmus, (order, &owned), costs, here);
     let (layout, placement) = all_or_none(transport.as_ref(), chosen, &|e| e)?;
     Ok((layout, Some(placement)))
+}
+
+/// Write to `path` the split of `names` over `ranks` ranks, contiguous along the coupling
+/// `order` and balanced by `seconds` (each component's stepping time over a run, as
+/// `--partition-out` measured it), as `--partition FILE` reads it; the split.
+pub fn write_partition(
+    path: &Path,
+    names: &[String],
+    order: &[usize],
+    seconds: &[f64],
+    ranks: usize,
+) -> Result<Vec<usize>> {
+    if seconds.len() != names.len() || order.len() != names.len() {
+        return Err(Error::Internal(
+            "the components' times do not fit the system".into(),
+        ));
+    }
+    let owner = balance::contiguous(order, seconds, ranks);
+    let mut per_rank = vec![0.0; ranks];
+    for (i, &r) in owner.iter().enumerate() {
+        per_rank[r] += seconds[i];
+    }
+    let mut text = String::from(
+        "# written by cosimo run --partition-out: contiguous along the coupling order, balanced by\n\
+         # each component's stepping time over the whole run; read it with --partition FILE.\n",
+    );
+    for (r, total) in per_rank.iter().enumerate() {
+        text += &format!("# rank {r}: {total:.6} s stepping\n");
+    }
+    for &i in order {
+        text += &format!("{} {}\n", names[i], owner[i]);
+    }
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+    Ok(owner)
 }
 
 /// `result` where every rank succeeded, else the first failing rank's error on every rank

@@ -349,6 +349,11 @@ fn refuse_unpackable(run: &RunRequest) -> Result<()> {
             "--partition",
             "the exported FMU runs its components in its importer's process, not over MPI ranks",
         ),
+        (
+            run.partition_out.is_some(),
+            "--partition-out",
+            "the exported FMU runs its components in its importer's process, not over MPI ranks",
+        ),
     ];
     for (given, option, why) in refused {
         if given {

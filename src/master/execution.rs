@@ -65,6 +65,9 @@ pub struct RunOptions {
     pub interface: Option<Interface>,
     /// Under `mpirun`: the ranks and which of them owns each component (`None`: one process).
     pub ranks: Option<super::transport::Ranks>,
+    /// Under `mpirun`: time every component's steps over the whole run on its owner
+    /// (`RunStatistics::component_seconds`; `--partition-out`).
+    pub time_components: bool,
 }
 
 /// `--interface` and the solver options take effect or are refused: `--interface` needs an

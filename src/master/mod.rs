@@ -118,6 +118,9 @@ pub struct RunStatistics {
     pub scenario: Vec<scenario::AppliedEvent>,
     /// Under mpirun: where each rank's time went (empty in one process).
     pub ranks: Vec<transport::RankTimes>,
+    /// Under `mpirun` with `--partition-out`: each component's stepping time over the run
+    /// (seconds, on its owner), in system order.
+    pub component_seconds: Vec<f64>,
     /// Macro steps taken whole and replayed in parts, because a simulation was advanced to a
     /// point inside them (`replay.rs`).
     pub replayed_steps: u64,

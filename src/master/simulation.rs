@@ -699,6 +699,7 @@ impl<E: BorrowMut<Execution>> Simulation<E> {
             stats.wall_seconds = self.started.elapsed().as_secs_f64();
             if let Some(ranks) = &exec.ranks {
                 stats.ranks = ranks.times(self.started.elapsed());
+                stats.component_seconds = ranks.component_seconds();
             }
             if !failed {
                 for observer in observers.iter_mut() {

@@ -78,6 +78,8 @@ pub struct Ranks {
     pub owner: Vec<usize>,
     /// Where this rank's time goes.
     pub clock: Arc<RankClock>,
+    /// Each component's stepping time over the run, on its owner (`--partition-out`).
+    pub components: Option<Arc<super::pool::TrialClock>>,
 }
 
 /// Where a rank's time goes, as the variable-order paper splits it (nanoseconds, summed).
@@ -184,7 +186,32 @@ impl Ranks {
             }),
             owner,
             clock,
+            components: None,
         }
+    }
+
+    /// Every component's stepping time over the run (seconds, on its owner), on every rank
+    /// (every rank calls this); empty where the components were not timed.
+    pub fn component_seconds(&self) -> Vec<f64> {
+        let Some(clock) = &self.components else {
+            return Vec::new();
+        };
+        let me = self.rank();
+        let mine: Vec<u8> = (0..self.owner.len())
+            .filter(|&i| self.owner[i] == me)
+            .flat_map(|i| clock.nanos[i].load(Ordering::Relaxed).to_le_bytes())
+            .collect();
+        let all = self.transport.all_gather(&mine);
+        let mut next = vec![0usize; all.len()];
+        (0..self.owner.len())
+            .map(|i| {
+                let r = self.owner[i];
+                let at = next[r];
+                next[r] += 8;
+                let word = all[r].get(at..at + 8).and_then(|b| b.try_into().ok());
+                u64::from_le_bytes(word.unwrap_or_default()) as f64 * 1e-9
+            })
+            .collect()
     }
 
     /// Every rank's times over a run that has lasted `total` on this rank (every rank calls

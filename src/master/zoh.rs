@@ -302,6 +302,19 @@ impl Execution {
     /// Component `i`'s step of a Gauss-Seidel sweep to `t_end` (the components before it in
     /// the sweep marked in `stepped`).
     pub(crate) fn step_in_sweep(&mut self, i: usize, t_end: f64) -> Result<()> {
+        // `--partition-out`: a step of its own is this component's time (Jacobi's steps are
+        // timed by the placement).
+        let timed = self.ranks.as_ref().and_then(|r| r.components.clone());
+        let since = Instant::now();
+        let stepped = self.step_one_in_sweep(i, t_end);
+        if let Some(clock) = timed {
+            let nanos = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            clock.nanos[i].fetch_add(nanos, Ordering::Relaxed);
+        }
+        stepped
+    }
+
+    fn step_one_in_sweep(&mut self, i: usize, t_end: f64) -> Result<()> {
         {
             let inputs = StepInputs {
                 resolved: &self.resolved,
