@@ -315,29 +315,27 @@ impl Execution {
     }
 
     fn step_one_in_sweep(&mut self, i: usize, t_end: f64) -> Result<()> {
-        {
-            let inputs = StepInputs {
-                resolved: &self.resolved,
-                plans: &self.plans,
-                history: &self.history,
-                values: &self.values,
-                after_step: &self.after_step,
-                stepped: Some(&self.stepped),
-                corrector: None,
-                midpoints: None,
-                order_override: self.order_override,
-                table_inputs: &self.table_inputs,
-                terminate: &self.terminate_requested,
-                events: &self.events,
-                early_returns: &self.early_returns,
-                t_start: self.time,
-                t_end,
-                from: self.time,
-                to: t_end,
-            };
-            self.placement
-                .run_one(i, |unit| step_component(i, unit, &inputs))
-        }
+        let inputs = StepInputs {
+            resolved: &self.resolved,
+            plans: &self.plans,
+            history: &self.history,
+            values: &self.values,
+            after_step: &self.after_step,
+            stepped: Some(&self.stepped),
+            corrector: None,
+            midpoints: None,
+            order_override: self.order_override,
+            table_inputs: &self.table_inputs,
+            terminate: &self.terminate_requested,
+            events: &self.events,
+            early_returns: &self.early_returns,
+            t_start: self.time,
+            t_end,
+            from: self.time,
+            to: t_end,
+        };
+        self.placement
+            .run_one(i, |unit| step_component(i, unit, &inputs))
     }
 }
 
