@@ -1,6 +1,7 @@
 //! One system over ranks that are threads of this process (`distribute::threads`): the rows
 //! rank 0 sees equal one process' bit for bit, for Jacobi, Gauss-Seidel and the implicit
-//! algorithm (fixed steps and macro-step control with every estimator), along the coupling
+//! algorithm (fixed steps and macro-step control with every estimator), constraint coupling and
+//! the reduced interface model, along the coupling
 //! order and as the system file, an SSP's annotations or `--partition FILE` split it; the
 //! split by measured step cost gives an expensive component a rank of its own; what cannot
 //! spread and partitions that do not fit are refused before anything is loaded. The same run
@@ -256,6 +257,111 @@ fn constraint_coupling_gives_one_process_bits() {
     }
 }
 
+/// The reduced interface model (the cranes of Peiret et al.): the multibody's owner computes
+/// the effective mass and force, the fast components' forces travel once per fast step, and
+/// every rank integrates the same reduced model: one process' bits on 2 ranks (and 3 for the
+/// double crane), split by measured cost and reversed, for each way to get the effective mass,
+/// each integrator and either force for the multibody step.
+#[test]
+fn the_reduced_interface_model_gives_one_process_bits() {
+    let dir = temp_dir();
+    let variants: [(&str, &str, Value); 5] = [
+        ("crane-single.json", "derivatives", json!({})),
+        ("crane-double.json", "derivatives", json!({})),
+        (
+            "crane-double.json",
+            "perturbation-averaged",
+            json!({"effectiveMass": "perturbation", "multibodyForce": "averaged"}),
+        ),
+        (
+            "crane-single.json",
+            "held-force-exact",
+            json!({"integrator": "held-force-exact"}),
+        ),
+        (
+            "crane-double.json",
+            "averaged-exact",
+            json!({"integrator": "held-force-exact", "multibodyForce": "averaged"}),
+        ),
+    ];
+    for (name, variant, settings) in variants {
+        let label = format!("{name}-{variant}");
+        let path = system(dir.path(), name, &label, |x| {
+            x["experiment"]["stopTime"] = json!(0.6);
+            for (key, value) in settings.as_object().unwrap() {
+                x["experiment"]["rim"][key] = value.clone();
+            }
+        });
+        let components = if name == "crane-double.json" { 3 } else { 2 };
+        for size in 2..=components {
+            same_rows_on(&path, size, &label);
+            let names: Vec<String> = ["crane", "cyl1", "cyl2"][..components]
+                .iter()
+                .map(|n| n.to_string())
+                .collect();
+            let reversed = dir.path().join(format!("{label}-{size}.partition"));
+            std::fs::write(&reversed, common::reversed_partition(&names, size)).unwrap();
+            same_rows_split(
+                &path,
+                &request(&path, Some(&reversed)),
+                size,
+                &format!("{label}, reversed"),
+            );
+        }
+    }
+}
+
+/// A crane with a Faulty FMU among its fast components, on rank 1 (alone) while the crane and
+/// its cylinder are on rank 0: with `failure` 2 its step fails in the fast loop at t = 1.2,
+/// and every rank ends with one process' error from rank 1; with `failure` 4 it asks to end
+/// the run there, and every rank's rows are one process' bits.
+#[test]
+fn a_fast_component_that_fails_or_ends_the_run_on_rank_1_ends_every_rank() {
+    let dir = temp_dir();
+    let faulty = common::fmu("Faulty", 2).display().to_string();
+    let with_faulty = |failure: i32| {
+        let label = format!("crane-faulty-{failure}");
+        system(dir.path(), "crane-single.json", &label, |x| {
+            x["experiment"]["stopTime"] = json!(2.0);
+            x["components"].as_array_mut().unwrap().push(json!({
+                "name": "faulty",
+                "fmu": faulty,
+                "parameters": {"failure": failure, "fail_at": 1.2001}
+            }));
+            for (c, rank) in [0, 0, 1].iter().enumerate() {
+                x["components"][c]["rank"] = json!(rank);
+            }
+        })
+    };
+    let failing = with_faulty(2);
+    let alone = match run(&failing, None) {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("the failing FMU ran through"),
+    };
+    assert!(alone.contains("simulated failure"), "{alone}");
+    for (rank, outcome) in run_on_threads(&failing, 2).into_iter().enumerate() {
+        let error = outcome.err().map(|e| (e.to_string(), e));
+        match &error {
+            Some((said, Error::Simulation { source, .. }))
+                if said.starts_with(&alone)
+                    && matches!(**source, Error::OnRank { rank: 1, .. }) => {}
+            _ => panic!(
+                "rank {rank}: expected one process' error ({alone}) from rank 1, got {error:?}"
+            ),
+        }
+    }
+    let ending = with_faulty(4);
+    let rows = run(&ending, None).unwrap_or_else(|e| panic!("ending: {e}"));
+    let last = rows
+        .last()
+        .map(|row| f64::from_bits(u64::from_str_radix(&row[0], 16).unwrap()));
+    assert!(
+        last.is_some_and(|t| t > 1.19 && t < 1.21),
+        "the run ends where the Faulty FMU asks: {last:?}"
+    );
+    same_rows_on(&ending, 2, "ending on rank 1");
+}
+
 /// Macro-step size and order control with the implicit estimators (ImSLocal on the coupling
 /// values, ImMilne on the states the owners read): one process' bits on 2 and 3 ranks.
 #[test]
@@ -287,12 +393,6 @@ fn what_cannot_spread_is_refused_on_every_rank_before_loading() {
             }
         }
     };
-    let rim = system(dir.path(), "crane-single.json", "rim", missing);
-    refused(
-        &rim,
-        2,
-        "the reduced interface model (rim) does not run over 2 MPI ranks yet",
-    );
     let many = system(dir.path(), "two-mass-force-force.json", "many", missing);
     refused(&many, 4, "can use at most 3 MPI ranks, not 4");
     let idle = system(dir.path(), "two-mass-force-force.json", "idle", |x| {
@@ -551,12 +651,12 @@ fn the_split_by_measured_cost_gives_an_expensive_component_a_rank_of_its_own() {
 /// Every example of `fmus/` (system files and SSPs) whose algorithm runs over ranks, cut to
 /// 200 macro steps: rank 0's rows are one process' bits on 2 and 3 ranks (where it has the
 /// components), split along the coupling order by measured cost and by a partition file that
-/// deals the components out in reverse. RIM is refused by name.
+/// deals the components out in reverse (the cranes under the reduced interface model too).
 #[test]
 fn every_example_gives_one_process_bits_over_ranks_for_two_partitions() {
     let dir = temp_dir();
     let examples = common::example_systems();
-    let mut checked = 0;
+    let (mut checked, mut rims) = (0, 0);
     for example in &examples {
         let label = example.file_name().unwrap().to_string_lossy().into_owned();
         let alone_request = request(example, None);
@@ -572,7 +672,10 @@ fn every_example_gives_one_process_bits_over_ranks_for_two_partitions() {
             .iter()
             .map(|c| c.name.clone())
             .collect();
-        let rim = matches!(experiment.algorithm, cosimo::settings::Algorithm::Rim(_));
+        rims += usize::from(matches!(
+            experiment.algorithm,
+            cosimo::settings::Algorithm::Rim(_)
+        ));
         drop(prepared);
         let cut = |partition: Option<&Path>| {
             let mut r = request(example, partition);
@@ -590,25 +693,23 @@ fn every_example_gives_one_process_bits_over_ranks_for_two_partitions() {
                     .into_iter()
                     .enumerate()
                 {
-                    match outcome {
-                        Err(Error::Usage(message)) if rim => {
-                            assert!(message.contains("rim"), "{label}: {message}")
-                        }
-                        Ok((rows, _)) if !rim => assert!(
-                            rows == alone,
-                            "{label}, rank {rank} of {size}, {partition:?}: other rows than one process"
-                        ),
-                        other => panic!(
-                            "{label}, rank {rank} of {size}, {partition:?}: {:?}",
-                            other.err()
-                        ),
-                    }
+                    let rows = outcome.unwrap_or_else(|e| {
+                        panic!("{label}, rank {rank} of {size}, {partition:?}: {e}")
+                    });
+                    assert!(
+                        rows.0 == alone,
+                        "{label}, rank {rank} of {size}, {partition:?}: other rows than one process"
+                    );
                 }
-                checked += usize::from(!rim);
+                checked += 1;
             }
         }
     }
     assert!(checked >= 20, "{checked} runs over ranks compared");
+    assert!(
+        rims >= 2,
+        "{rims} examples under the reduced interface model"
+    );
 }
 
 /// Threads inside a rank: `--parallel` places each rank's own components on threads, with

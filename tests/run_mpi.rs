@@ -208,15 +208,15 @@ fn what_does_not_spread_is_refused_before_loading() {
         return;
     }
     let dir = temp_dir();
-    let mut rim = example("crane-single.json");
+    let mut parallel = example("two-mass-force-force.json");
     // An FMU that does not exist: the refusal comes before anything is loaded.
-    rim["components"][0]["fmu"] = json!("missing.fmu");
-    let path = write_system(dir.path(), "rim.json", rim);
-    let output = mpirun(2, &["run", &path.display().to_string()]);
+    parallel["components"][0]["fmu"] = json!("missing.fmu");
+    let path = write_system(dir.path(), "parallel.json", parallel);
+    let output = mpirun(2, &["run", &path.display().to_string(), "--parallel"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{}", show(&output));
     assert!(
-        stderr.contains("the reduced interface model (rim) does not run over 2 MPI ranks yet"),
+        stderr.contains("--parallel does not run over 2 MPI ranks yet"),
         "{}",
         show(&output)
     );
@@ -768,7 +768,7 @@ fn a_scenario_gives_the_same_bits_on_two_and_three_ranks() {
 /// Every example of `fmus/` (system files and SSPs), cut to 200 macro steps, under mpirun with
 /// K = 2, 3 and 4 ranks (as many as it has components), split by measured cost and by a
 /// partition file that deals the components out in reverse: the same result file, byte for
-/// byte, as one process. RIM is refused by name.
+/// byte, as one process (the cranes under the reduced interface model too).
 #[test]
 fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions() {
     if !have_mpirun() {
@@ -776,7 +776,7 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
     }
     let dir = temp_dir();
     let examples = common::example_systems();
-    let mut compared = 0;
+    let (mut compared, mut rims) = (0, 0);
     for (e, example) in examples.iter().enumerate() {
         let label = example.file_name().unwrap().to_string_lossy().into_owned();
         let request = cosimo::request::RunRequest {
@@ -796,7 +796,10 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
             .iter()
             .map(|c| c.name.clone())
             .collect();
-        let rim = matches!(experiment.algorithm, cosimo::settings::Algorithm::Rim(_));
+        rims += usize::from(matches!(
+            experiment.algorithm,
+            cosimo::settings::Algorithm::Rim(_)
+        ));
         drop(prepared);
         let target = example.display().to_string();
         let one = dir.path().join(format!("one-{e}.csv"));
@@ -821,15 +824,6 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
                     args.extend(["--partition", file]);
                 }
                 let spread = mpirun(size, &args);
-                if rim {
-                    let said = String::from_utf8_lossy(&spread.stderr);
-                    assert!(
-                        !spread.status.success() && said.contains("rim"),
-                        "{label}: {}",
-                        show(&spread)
-                    );
-                    continue;
-                }
                 assert!(
                     spread.status.success(),
                     "{label}, {size} ranks, {partition:?}: {}",
@@ -844,6 +838,10 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
         }
     }
     assert!(compared >= 25, "{compared} runs under mpirun compared");
+    assert!(
+        rims >= 2,
+        "{rims} examples under the reduced interface model"
+    );
 }
 
 /// Every example of `fmus/` whose own algorithm is Jacobi, Gauss-Seidel or implicit, under

@@ -6,8 +6,10 @@
 //! walks the same loop, steps only the components it owns and holds stand-ins for the others.
 //! Jacobi, Gauss-Seidel, the implicit algorithm (fixed steps or macro-step control with any
 //! estimator, the extended coupling included) and constraint coupling spread: what owners
-//! compute for an interface system is gathered and the system solved on every rank. RIM is
-//! refused by name before anything is loaded.
+//! compute for an interface system is gathered and the system solved on every rank. So does
+//! the reduced interface model: the multibody component's owner computes the effective mass
+//! and force, and the fast components' forces travel once per fast step, or once per macro
+//! step where one rank owns every fast component (`master::rim`).
 //!
 //! The partition, first found wins: `--partition FILE` (`partition_file`), the ranks the
 //! system gives its components (`"rank"` in a system file, `rank="N"` in an SSP's
@@ -29,7 +31,6 @@ use crate::master::execution::{Execution, RunOptions};
 use crate::master::parallel::{self, ParallelPlacement};
 use crate::master::pool::{Layout, TrialClock};
 use crate::master::transport::{agree, Ranks, Transport};
-use crate::settings::{Algorithm, Experiment};
 use crate::system::System;
 use crate::{Error, Result};
 
@@ -99,11 +100,10 @@ impl Partition {
     }
 }
 
-/// Refuse what cannot run over `ranks` ranks, before anything is loaded; the owner of each
+/// Refuse more ranks than components, before anything is loaded; the owner of each
 /// component as `file` (`--partition`) or else the system gives it (`None`: to be balanced
 /// along the coupling order by [`instantiate`]).
 pub fn given(system: &System, ranks: usize, file: Option<&Path>) -> Result<Option<Partition>> {
-    refuse_unsupported(&system.experiment, ranks)?;
     let count = system.components.len();
     if ranks > count {
         return Err(Error::Usage(format!(
@@ -323,26 +323,4 @@ fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
-}
-
-/// The settings a run over several ranks cannot honour yet, refused by name with the reason.
-fn refuse_unsupported(experiment: &Experiment, ranks: usize) -> Result<()> {
-    let refuse = |what: &str, why: &str| {
-        Err(Error::Usage(format!(
-            "{what} does not run over {ranks} MPI ranks yet: {why}. Run it in one process (without mpirun), or choose jacobi, gauss-seidel or implicit"
-        )))
-    };
-    match &experiment.algorithm {
-        Algorithm::Rim(_) => {
-            return refuse(
-                "the reduced interface model (rim)",
-                "its interface model is integrated beside the multibody component and is not split over ranks yet",
-            )
-        }
-        Algorithm::Jacobi(_)
-        | Algorithm::GaussSeidel(_)
-        | Algorithm::Implicit(_)
-        | Algorithm::Constraint(_) => {}
-    }
-    Ok(())
 }

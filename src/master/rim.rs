@@ -19,6 +19,8 @@
 //! The plain multirate zero-order hold of the paper ("direct ZOH") is the Jacobi algorithm
 //! with the fast components taking `subSteps` = H1 / H2.
 
+mod over_ranks;
+
 use nalgebra::{DMatrix, DVector};
 
 use super::execution::Execution;
@@ -395,7 +397,12 @@ impl super::algorithm::MasterAlgorithm for RimAlgorithm {
         // A macro step shortened to land on the output grid takes proportionally fewer.
         let n = ((h1 / self.settings.fast_step_size).round() as u32).max(1);
         let p = interface.force.len();
-        exec.rim_macro_step(interface, &self.settings, h1, n, p)?;
+        match exec.ranks.clone() {
+            None => exec.rim_macro_step(interface, &self.settings, h1, n, p)?,
+            Some(ranks) => {
+                exec.rim_macro_step_over_ranks(&ranks, interface, &self.settings, h1, n, p)?
+            }
+        }
         Ok(super::algorithm::Outcome::Accepted)
     }
 }

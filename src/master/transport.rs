@@ -19,8 +19,12 @@
 //! - values that owners compute for every rank (estimator probes; in the implicit corrector the
 //!   component Jacobian's entries, the feedthrough partials, and the extended coupling's output
 //!   derivatives and integrals; in constraint coupling the interface values and the
-//!   accelerations' partials): one all-gather per phase (`share_by_owner`), after which every
+//!   accelerations' partials; in the reduced interface model the effective mass and force
+//!   and the interface state): one all-gather per phase (`share_by_owner`), after which every
 //!   rank solves the same interface system;
+//! - in the reduced interface model, per fast step, one all-gather of the fast components'
+//!   forces and links, the wish to terminate and each rank's first failure in one process'
+//!   order (`rim/over_ranks.rs`);
 //! - at an output point, one all-gather of the recorded cells each rank owns, so that every
 //!   rank holds (and checks) the whole row and rank 0 writes it;
 //! - after every other phase in which an FMU can fail, one all-gather of the status.
