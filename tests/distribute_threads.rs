@@ -311,24 +311,32 @@ fn the_reduced_interface_model_gives_one_process_bits() {
     }
 }
 
-/// A crane with a Faulty FMU among its fast components, on rank 1 (alone) while the crane and
-/// its cylinder are on rank 0: with `failure` 2 its step fails in the fast loop at t = 1.2,
-/// and every rank ends with one process' error from rank 1; with `failure` 4 it asks to end
-/// the run there, and every rank's rows are one process' bits.
+/// A crane with a Faulty FMU among its fast components, on rank 1, the crane on rank 0 and its
+/// cylinder on either (the fast components over two ranks, or all on rank 1: then the fast
+/// loop runs there alone): with `failure` 2 its step fails in the fast loop at t = 1.2, and
+/// every rank ends with one process' error from rank 1; with `failure` 4 it asks to end the
+/// run there, and every rank's rows are one process' bits.
 #[test]
 fn a_fast_component_that_fails_or_ends_the_run_on_rank_1_ends_every_rank() {
+    for cylinder in [0, 1] {
+        fast_component_fails_or_ends_the_run(cylinder);
+    }
+}
+
+fn fast_component_fails_or_ends_the_run(cylinder: usize) {
     let dir = temp_dir();
     let faulty = common::fmu("Faulty", 2).display().to_string();
     let with_faulty = |failure: i32| {
         let label = format!("crane-faulty-{failure}");
         system(dir.path(), "crane-single.json", &label, |x| {
             x["experiment"]["stopTime"] = json!(2.0);
+            x["experiment"]["rim"]["multibodyForce"] = json!(["held", "averaged"][cylinder]);
             x["components"].as_array_mut().unwrap().push(json!({
                 "name": "faulty",
                 "fmu": faulty,
                 "parameters": {"failure": failure, "fail_at": 1.2001}
             }));
-            for (c, rank) in [0, 0, 1].iter().enumerate() {
+            for (c, rank) in [0, cylinder, 1].iter().enumerate() {
                 x["components"][c]["rank"] = json!(rank);
             }
         })

@@ -302,6 +302,63 @@ fn a_termination_asked_on_rank_1_ends_every_rank_where_one_process_ends() {
     same_results(&system, 2, "terminate");
 }
 
+/// The single crane under the reduced interface model with a Faulty FMU among its fast
+/// components, alone on rank 1, failing (`failure` as the Faulty model numbers them) in the
+/// fast step that reaches t = 0.3001.
+fn crane_with_faulty(dir: &Path, failure: i32) -> PathBuf {
+    let mut system = example("crane-single.json");
+    system["experiment"]["stopTime"] = json!(0.5);
+    let faulty = common::fmu("Faulty", 2).display().to_string();
+    system["components"].as_array_mut().unwrap().push(json!({
+        "name": "faulty",
+        "fmu": faulty,
+        "parameters": {"failure": failure, "fail_at": 0.3001}
+    }));
+    for (c, rank) in [0, 0, 1].iter().enumerate() {
+        system["components"][c]["rank"] = json!(rank);
+    }
+    write_system(dir, &format!("crane-faulty-{failure}.json"), system)
+}
+
+/// A fast FMU of the reduced interface model that fails on rank 1 ends every rank with one
+/// process' message and the rank, the rows up to the failure kept; one that asks to end the
+/// run ends it where one process ends, with one process' bytes.
+#[test]
+fn a_failure_in_the_fast_loop_on_rank_1_ends_every_rank_with_its_message() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let system = crane_with_faulty(dir.path(), 2).display().to_string();
+    let (one, many) = (dir.path().join("one.csv"), dir.path().join("many.csv"));
+    let alone = cosimo(["run", &system, "-o", &one.display().to_string()]);
+    let spread = mpirun(2, &["run", &system, "-o", &many.display().to_string()]);
+    assert_eq!(alone.status.code(), Some(1), "{}", show(&alone));
+    assert_eq!(spread.status.code(), Some(1), "{}", show(&spread));
+    let first_line = |output: &Output| {
+        String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (said_alone, said_spread) = (first_line(&alone), first_line(&spread));
+    assert!(
+        said_alone.contains("simulation failed at t = 0.3") && said_alone.contains("fmi2DoStep"),
+        "{}",
+        show(&alone)
+    );
+    let stderr = String::from_utf8_lossy(&spread.stderr);
+    assert!(
+        said_spread.starts_with(&said_alone) && stderr.contains("(on MPI rank 1)"),
+        "expected one process' message and the rank:\n{said_alone}\n{}",
+        show(&spread)
+    );
+    assert_eq!(stderr.matches("error: ").count(), 1, "{}", show(&spread));
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&many).unwrap());
+    same_results(&crane_with_faulty(dir.path(), 4), 2, "rim-terminate");
+}
+
 /// The processes whose command line names `marker`, with their MPI rank.
 #[cfg(target_os = "linux")]
 fn ranks_running(marker: &str) -> Vec<(i32, Option<String>)> {

@@ -90,11 +90,21 @@ impl Execution {
             ))
         })?;
         let mut failure: Failure = None;
-        // 3a. Held forces: the multibody's owner steps it now, beside the fast loop; how that
-        // went travels with the first fast step.
-        if settings.multibody_force == MultibodyForce::Held && self.steps_here(i.mbs) {
-            let stepped = self.step_timed(ranks, i.mbs, t, h1);
-            keep(&mut failure, key(0, HELD_STEP, 0), stepped);
+        // Where one rank owns every fast component, the fast loop runs there alone and what
+        // the others need travels once after it; else the values travel every fast step.
+        let me = ranks.rank();
+        let fast_rank = i.fast.first().map(|&c| ranks.owner[c]);
+        let fast_rank = fast_rank.filter(|&r| i.fast.iter().all(|&c| ranks.owner[c] == r));
+        // 3a. Held forces: the multibody's owner steps it now; how that went travels with the
+        // first fast step, or before the fast loop where that runs on one rank.
+        if settings.multibody_force == MultibodyForce::Held {
+            if self.steps_here(i.mbs) {
+                let stepped = self.step_timed(ranks, i.mbs, t, h1);
+                keep(&mut failure, key(0, HELD_STEP, 0), stepped);
+            }
+            if fast_rank.is_some() {
+                self.gather(ranks, &[], &mut [], failure.take(), u64::MAX)?;
+            }
         }
         // 2. The fast loop. Per fast step the values that travel: the forces read before the
         // step, then the links between fast components read after it.
@@ -108,7 +118,9 @@ impl Execution {
         let mut travelling = vec![0.0; owners.len()];
         let links_at = i.forces_in.len();
         let mut force_sum = DVector::zeros(p);
-        for j in 0..n {
+        let mut ended_at = None;
+        let runs_here = fast_rank.is_none_or(|r| r == me);
+        for j in (0..n).filter(|_| runs_here) {
             let tj = t + f64::from(j) * h2;
             // The links of the previous fast step (one process sets them at its end).
             if j > 0 {
@@ -141,19 +153,19 @@ impl Execution {
                     keep(&mut failure, key(j, FAST_STEPS, position), stepped);
                 }
             }
-            for (position, &c) in i.fast_links.iter().enumerate() {
-                let from = self.resolved.connections[c].from_component;
-                if failure.is_none() && self.steps_here(from) {
-                    match self.read_source_here(c) {
-                        Ok(y) => travelling[links_at + position] = y,
-                        Err(error) => failure = Some((key(j, LINK_READS, position), error)),
-                    }
+            let terminate = if fast_rank.is_some() {
+                // All here: one process' order, and nothing travels.
+                if failure.is_some() {
+                    break;
                 }
-            }
-            // One process reads no link after a fast step in which a component asked to end.
-            let terminating = key(j, LINK_READS, 0);
-            let terminate = self.gather(ranks, &owners, &mut travelling, failure, terminating)?;
-            failure = None;
+                self.terminate_requested.load(Ordering::Relaxed)
+            } else {
+                self.read_links(i, &mut travelling[links_at..], j, &mut failure);
+                // One process reads no link after a fast step in which a component asked to
+                // end the run.
+                let terminating = key(j, LINK_READS, 0);
+                self.gather(ranks, &owners, &mut travelling, failure.take(), terminating)?
+            };
             let mut lambda = DVector::zeros(p);
             for (&(_, k), y) in i.forces_in.iter().zip(&travelling) {
                 lambda[k] = *y;
@@ -161,8 +173,14 @@ impl Execution {
             force_sum += &lambda;
             if terminate {
                 // A fast FMU asked to end the run: the macro step ends with its fast step.
-                self.time = tj + h2;
-                return self.read_all_values(ranks);
+                ended_at = Some(j);
+                break;
+            }
+            if fast_rank.is_some() {
+                self.read_links(i, &mut travelling[links_at..], j, &mut failure);
+                if failure.is_some() {
+                    break;
+                }
             }
             let a = &m_inverse * (&f_tilde + &lambda);
             match settings.integrator {
@@ -176,7 +194,31 @@ impl Execution {
                 }
             }
         }
-        self.set_links(i, &travelling[links_at..], n, &mut failure);
+        if runs_here && ended_at.is_none() {
+            self.set_links(i, &travelling[links_at..], n, &mut failure);
+        }
+        if let Some(r) = fast_rank {
+            // The fast rank's outcome to every rank: where the loop ended, the forces' sum.
+            let mut outcome = vec![0.0; 1 + p];
+            if r == me {
+                outcome[0] = ended_at.map_or(-1.0, f64::from);
+                outcome[1..].copy_from_slice(force_sum.as_slice());
+            }
+            self.gather(
+                ranks,
+                &vec![i.fast[0]; 1 + p],
+                &mut outcome,
+                failure.take(),
+                u64::MAX,
+            )?;
+            ended_at = (outcome[0] >= 0.0).then_some(outcome[0] as u32);
+            force_sum = DVector::from_column_slice(&outcome[1..]);
+        }
+        if let Some(j) = ended_at {
+            let tj = t + f64::from(j) * h2;
+            self.time = tj + h2;
+            return self.read_all_values(ranks);
+        }
         // 3b. Averaged forces: the multibody FMU steps after the fast loop.
         if settings.multibody_force == MultibodyForce::Averaged
             && failure.is_none()
@@ -227,6 +269,19 @@ impl Execution {
             if failure.is_none() && self.steps_here(to) {
                 let set = self.set_target(c, y);
                 keep(failure, key(j, LINK_SETS, position), set);
+            }
+        }
+    }
+
+    /// Read the links between fast components after fast step `j` (each source's owner).
+    fn read_links(&mut self, i: &Interface, values: &mut [f64], j: u32, failure: &mut Failure) {
+        for (position, &c) in i.fast_links.iter().enumerate() {
+            let from = self.resolved.connections[c].from_component;
+            if failure.is_none() && self.steps_here(from) {
+                match self.read_source_here(c) {
+                    Ok(y) => values[position] = y,
+                    Err(error) => *failure = Some((key(j, LINK_READS, position), error)),
+                }
             }
         }
     }
