@@ -24,7 +24,8 @@
 //!   rank solves the same interface system;
 //! - in the reduced interface model, per fast step, one all-gather of the fast components'
 //!   forces and links, the wish to terminate and each rank's first failure in one process'
-//!   order (`rim/over_ranks.rs`);
+//!   order, or, where one rank owns every fast component, one after the fast loop
+//!   (`rim/over_ranks.rs`);
 //! - at an output point, one all-gather of the recorded cells each rank owns, so that every
 //!   rank holds (and checks) the whole row and rank 0 writes it;
 //! - after every other phase in which an FMU can fail, one all-gather of the status.

@@ -4,6 +4,10 @@
 //! the same reduced model. Per fast step each rank sets, reads and steps the fast components
 //! it owns, and one all-gather carries the forces read before the step, the sources between
 //! fast components read after it, every rank's wish to terminate and its first failure.
+//! Where one rank owns every fast component (the multibody component alone elsewhere, the
+//! usual split) nothing needs to travel inside the fast loop: it runs on that rank alone, as
+//! in one process, and one all-gather after it carries where it
+//! ended, the forces' sum and its first failure.
 //!
 //! A failure is kept with its place in one process' order of FMU calls (its key), and the
 //! rank stops calling FMUs; at the next gather every rank ends with the failure one process
