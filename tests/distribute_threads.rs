@@ -1,11 +1,11 @@
 //! One system over ranks that are threads of this process (`distribute::threads`): the rows
 //! rank 0 sees equal one process' bit for bit, for Jacobi, Gauss-Seidel and the implicit
-//! algorithm (fixed steps and macro-step control with every estimator), constraint coupling and
-//! the reduced interface model, along the coupling
-//! order and as the system file, an SSP's annotations or `--partition FILE` split it; the
-//! split by measured step cost gives an expensive component a rank of its own; what cannot
-//! spread and partitions that do not fit are refused before anything is loaded. The same run
-//! under `mpirun` is `tests/run_mpi.rs` (feature `mpi`).
+//! algorithm (fixed steps and macro-step control with every estimator), constraint coupling,
+//! the reduced interface model and algebraic loops (on one rank or split), along the coupling
+//! order and as the system file, an SSP's annotations or `--partition FILE` split it; the split
+//! by measured step cost gives an expensive component a rank of its own and keeps a loop on
+//! one rank; what cannot spread and partitions that do not fit are refused before anything is
+//! loaded. The same run under `mpirun` is `tests/run_mpi.rs` (feature `mpi`).
 
 mod common;
 
@@ -1202,5 +1202,188 @@ fn the_runs_own_stepping_times_write_a_balanced_partition() {
     match run_split(&alone, None) {
         Err(Error::Usage(message)) => assert!(message.contains("--partition-out"), "{message}"),
         other => panic!("expected a refusal, got {:?}", other.err()),
+    }
+}
+
+/// An Oscillator whose force comes back from its own acceleration through two CubicGains (an
+/// algebraic loop of three components whose solution moves with the state, as in
+/// `master_loops.rs`), its position through a chain of two Gains, under `algorithm` (with
+/// macro-step control by `estimator`, if any); `ranks` per component (osc, g1, g2, h, k), or
+/// none.
+fn loop_system(
+    dir: &Path,
+    label: &str,
+    (solver, algorithm, estimator): (&str, &str, Option<&str>),
+    ranks: Option<[usize; 5]>,
+) -> PathBuf {
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let fmu = |model: &str, version: u8| common::fmu(model, version).display().to_string();
+    let mut system = json!({
+        "components": [
+            {"name": "osc", "fmu": fmu("Oscillator", 3),
+             "parameters": {"m": 1.0, "c": 4.0, "d": 0.5, "x0": 1.0, "v0": 0.0}},
+            {"name": "g1", "fmu": fmu("CubicGain", 2),
+             "parameters": {"offset": 0.3, "gain": -0.2, "cubic": -0.005}},
+            {"name": "g2", "fmu": fmu("CubicGain", 3),
+             "parameters": {"offset": 0.1, "gain": 0.9, "cubic": 0.001}},
+            {"name": "h", "fmu": fmu("Gain", 2), "parameters": {"k": 2.0}},
+            {"name": "k", "fmu": fmu("Gain", 3), "parameters": {"k": -0.5}}
+        ],
+        "connections": [
+            {"from": "osc.a", "to": "g1.u"},
+            {"from": "g1.y", "to": "g2.u"},
+            {"from": "g2.y", "to": "osc.F"},
+            {"from": "osc.x", "to": "h.u"},
+            {"from": "h.y", "to": "k.u"}
+        ],
+        "experiment": {
+            "stopTime": 0.5, "stepSize": 0.01, "outputInterval": 0.02, "algorithm": algorithm,
+            "algebraicLoops": {"solver": solver, "maxIterations": 200}
+        }
+    });
+    if let Some(estimator) = estimator {
+        system["experiment"]["extrapolationOrder"] = json!(2);
+        system["experiment"]["stepControl"] = json!({"estimator": estimator});
+    }
+    if let Some(ranks) = ranks {
+        for (c, rank) in ranks.iter().enumerate() {
+            system["components"][c]["rank"] = json!(rank);
+        }
+    }
+    let path = dir.join(format!(
+        "{}.json",
+        label.replace([' ', ',', '(', ')', '"'], "-")
+    ));
+    std::fs::write(&path, system.to_string()).unwrap();
+    path
+}
+
+/// An algebraic loop over ranks, with every loop solver: on the rank that owns all of its
+/// components (its owner solves it and sends the solution), and split over 2 and 3 ranks
+/// (the owners evaluate the loop and its Jacobian, every rank takes the same Newton steps),
+/// under Jacobi and Gauss-Seidel, with fixed steps and with step control on the coupling values
+/// (which every rank must hold, the loop's too): rank 0's rows are one process' bits. The
+/// split by measured cost keeps the loop on one rank.
+#[test]
+fn an_algebraic_loop_gives_one_process_bits_on_one_rank_and_split_over_ranks() {
+    let dir = temp_dir();
+    for solver in ["newton", "newton-finite-differences", "fixed-point"] {
+        let measured = loop_system(dir.path(), solver, (solver, "jacobi", None), None);
+        for size in [2, 3] {
+            let label = format!("loop, {solver}, measured over {size}");
+            let partition = same_rows_split(&measured, &request(&measured, None), size, &label);
+            let owner = &partition.owner;
+            assert!(
+                owner[0] == owner[1] && owner[1] == owner[2],
+                "{label}: the loop was split: {partition:?}"
+            );
+        }
+        for (size, ranks, how) in [
+            (2, [1, 1, 1, 0, 0], "whole on rank 1"),
+            (2, [0, 1, 0, 1, 1], "split over 2"),
+            (3, [0, 1, 2, 0, 1], "split over 3"),
+        ] {
+            for (algorithm, estimator) in [
+                ("jacobi", None),
+                ("gauss-seidel", None),
+                ("jacobi", Some("ExSLocal")),
+            ] {
+                let label = format!("loop, {solver}, {algorithm}, {estimator:?}, {how}");
+                let run = (solver, algorithm, estimator);
+                let path = loop_system(dir.path(), &label, run, Some(ranks));
+                same_rows_on(&path, size, &label);
+            }
+        }
+    }
+}
+
+/// The error of `outcome`, and the rank it names if it came from another rank.
+fn error_and_rank(outcome: Result<Vec<Vec<String>>, Error>) -> (String, Option<usize>) {
+    let error = match outcome {
+        Err(error) => error,
+        Ok(_) => panic!("the run went through"),
+    };
+    let rank = match &error {
+        Error::OnRank { rank, .. } => Some(*rank),
+        Error::Simulation { source, .. } => match **source {
+            Error::OnRank { rank, .. } => Some(rank),
+            _ => None,
+        },
+        _ => None,
+    };
+    (error.to_string(), rank)
+}
+
+/// A loop with no solution (u = u + 1 through two Feedthrough FMUs): on rank 1 alone, every
+/// rank ends with one process' message and rank 1; split over the ranks, every rank ends
+/// with one process' message (every rank took the same decision).
+#[test]
+fn a_loop_that_fails_on_rank_1_ends_every_rank_with_one_process_message() {
+    let dir = temp_dir();
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let fmu = |model: &str, version: u8| common::fmu(model, version).display().to_string();
+    let write = |label: &str, ranks: [usize; 3]| {
+        let system = json!({
+            "components": [
+                {"name": "g", "fmu": fmu("Gain", 2), "rank": ranks[0]},
+                {"name": "a", "fmu": fmu("Feedthrough", 3), "rank": ranks[1]},
+                {"name": "b", "fmu": fmu("Feedthrough", 2), "rank": ranks[2]}
+            ],
+            "connections": [
+                {"from": "a.Float64_continuous_output", "to": "b.Float64_continuous_input"},
+                {"from": "b.Float64_continuous_output", "to": "a.Float64_continuous_input",
+                 "offset": 1.0},
+                {"from": "a.Float64_continuous_output", "to": "g.u"}
+            ],
+            "experiment": {"stopTime": 0.1, "stepSize": 0.01}
+        });
+        let path = dir.path().join(format!("{label}.json"));
+        std::fs::write(&path, system.to_string()).unwrap();
+        path
+    };
+    let on_rank_1 = write("on-rank-1", [0, 1, 1]);
+    let (alone, _) = error_and_rank(run(&on_rank_1, None));
+    assert!(alone.contains("singular"), "{alone}");
+    for (rank, outcome) in run_on_threads(&on_rank_1, 2).into_iter().enumerate() {
+        let (said, from) = error_and_rank(outcome);
+        assert!(
+            said.starts_with(&alone) && from == Some(1),
+            "rank {rank}: expected one process' error ({alone}) from rank 1, got {said} from {from:?}"
+        );
+    }
+    let split = write("split", [0, 0, 1]);
+    for (rank, outcome) in run_on_threads(&split, 2).into_iter().enumerate() {
+        let (said, _) = error_and_rank(outcome);
+        assert_eq!(said, alone, "rank {rank}, the loop split");
+    }
+}
+
+/// A divergence limit that only the loop's coupling values pass (the rows record the Gains
+/// only): every rank holds the loop's values its owner solved for, so every rank stops at
+/// one process' time with one process' message.
+#[test]
+fn every_rank_holds_the_values_of_a_loop_solved_on_another_rank() {
+    let dir = temp_dir();
+    let alone_label = "loop-limited";
+    let write = |label: &str, ranks: Option<[usize; 5]>| {
+        let path = loop_system(dir.path(), label, ("newton", "jacobi", None), ranks);
+        let mut system: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        // |osc.a| is about 2.8 early on; the Gains stay within 2.
+        system["experiment"]["divergenceLimit"] = json!(2.5);
+        std::fs::write(&path, system.to_string()).unwrap();
+        let mut request = request(&path, None);
+        request.output_variables = vec!["h.y".into(), "k.y".into()];
+        request
+    };
+    let alone = match run_split(&write(alone_label, None), None) {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("the limit was not passed"),
+    };
+    assert!(alone.contains("osc.a -> g1.u"), "{alone}");
+    let on_rank_1 = write("loop-limited-on-rank-1", Some([1, 1, 1, 0, 0]));
+    for (rank, outcome) in split_on_threads(&on_rank_1, 2).into_iter().enumerate() {
+        let (said, _) = error_and_rank(outcome.map(|(rows, _)| rows));
+        assert_eq!(said, alone, "rank {rank}");
     }
 }

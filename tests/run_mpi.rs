@@ -1,10 +1,11 @@
 //! `cosimo run` of one system under `mpirun -n 2` and `-n 3` (feature `mpi`, Open MPI's mpirun
 //! on localhost): the components spread over the ranks, rank 0 writes the results, byte for
 //! byte those of one process, for Jacobi and Gauss-Seidel and two partitions each, for the
-//! implicit algorithm (fixed steps and ImSLocal control) and constraint coupling, and as
-//! `--partition FILE` and an SSP's annotations split them; the split by measured step cost
-//! gives an expensive component a rank of its own; what does not run over ranks yet and
-//! partitions that do not fit are refused before anything is loaded.
+//! implicit algorithm (fixed steps and ImSLocal control), constraint coupling and an
+//! algebraic loop (on one rank and split), and as `--partition FILE` and an SSP's annotations
+//! split them; the split by measured step cost gives an expensive component a rank of its own
+//! and keeps a loop on one rank; what does not run over ranks yet and partitions that do not
+//! fit are refused before anything is loaded.
 
 #![cfg(feature = "mpi")]
 
@@ -189,6 +190,69 @@ fn the_implicit_algorithm_gives_the_same_bits_on_two_and_three_ranks() {
     adaptive["experiment"]["stopTime"] = json!(0.3);
     let path = write_system(dir.path(), "implicit-adaptive.json", adaptive);
     same_results(&path, 3, "implicit-adaptive");
+}
+
+/// An Oscillator whose force comes back from its acceleration through two CubicGains (an
+/// algebraic loop of three components), its position through two Gains; `ranks` per component
+/// (osc, g1, g2, h, k), or none.
+fn loop_system(solver: &str, ranks: Option<&[usize]>) -> Value {
+    fmu_pack::packed_fmus().expect("the FMUs pack");
+    let fmu = |model: &str, version: u8| common::fmu(model, version).display().to_string();
+    let system = json!({
+        "components": [
+            {"name": "osc", "fmu": fmu("Oscillator", 3),
+             "parameters": {"m": 1.0, "c": 4.0, "d": 0.5, "x0": 1.0, "v0": 0.0}},
+            {"name": "g1", "fmu": fmu("CubicGain", 2),
+             "parameters": {"offset": 0.3, "gain": -0.2, "cubic": -0.005}},
+            {"name": "g2", "fmu": fmu("CubicGain", 3),
+             "parameters": {"offset": 0.1, "gain": 0.9, "cubic": 0.001}},
+            {"name": "h", "fmu": fmu("Gain", 2), "parameters": {"k": 2.0}},
+            {"name": "k", "fmu": fmu("Gain", 3), "parameters": {"k": -0.5}}
+        ],
+        "connections": [
+            {"from": "osc.a", "to": "g1.u"},
+            {"from": "g1.y", "to": "g2.u"},
+            {"from": "g2.y", "to": "osc.F"},
+            {"from": "osc.x", "to": "h.u"},
+            {"from": "h.y", "to": "k.u"}
+        ],
+        "experiment": {
+            "stopTime": 0.5, "stepSize": 0.01, "outputInterval": 0.02,
+            "algebraicLoops": {"solver": solver, "maxIterations": 200}
+        }
+    });
+    match ranks {
+        Some(ranks) => with_ranks(system, ranks),
+        None => system,
+    }
+}
+
+/// An algebraic loop under mpirun: kept on one rank by the split by cost (its owner solves it
+/// and broadcasts the solution) and split over 2 and 3 ranks by the system file (the owners
+/// evaluate the loop and its Jacobian, every rank takes the same Newton steps).
+#[test]
+fn an_algebraic_loop_gives_the_same_bits_on_one_rank_and_split_over_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let path = write_system(dir.path(), "loop.json", loop_system("newton", None));
+    let spread = same_results_with(&path, 2, "loop", &[]);
+    let line = partition_line(&spread);
+    assert!(
+        line.contains("osc, g1, g2"),
+        "the split by cost keeps the loop on one rank: {line}"
+    );
+    for (solver, ranks) in [
+        ("newton", &[0, 1, 2, 0, 1][..]),
+        ("newton-finite-differences", &[0, 1, 0, 1, 1][..]),
+    ] {
+        let label = format!("loop-{solver}-{}", ranks.len());
+        let system = loop_system(solver, Some(ranks));
+        let path = write_system(dir.path(), &format!("{label}.json"), system);
+        let size = ranks.iter().max().map_or(1, |r| r + 1);
+        same_results(&path, size, &label);
+    }
 }
 
 /// Constraint coupling under mpirun: the rigid link between two masses on two ranks.

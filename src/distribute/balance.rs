@@ -8,7 +8,12 @@
 //! or [`TRIAL_TIME`] as rank 0's clock measures it; the median per component). The trial's
 //! instances are freed and its rows dropped. The ranks all-gather their components' medians,
 //! so every rank holds the same costs and computes the same split: the contiguous split of
-//! the coupling order whose most expensive rank is cheapest ([`contiguous`]). A Gauss-Seidel
+//! the coupling order whose most expensive rank is cheapest ([`contiguous`]). The components of
+//! an algebraic loop count as one unit of the order (their summed cost, placed where the first
+//! of them stands), so that the split keeps each loop on one rank, where its owner solves it
+//! alone and sends the solution in one broadcast instead of two all-gathers per Newton
+//! iteration (`master/loops.rs`); only a system with fewer units than ranks has a loop split
+//! over ranks. A Gauss-Seidel
 //! system is timed as Jacobi: a component's step costs the same either way, and the Jacobi
 //! step tasks are the ones the trial's clock sees.
 
@@ -97,16 +102,102 @@ pub fn contiguous(order: &[usize], costs: &[f64], parts: usize) -> Vec<usize> {
 /// is none.
 pub(crate) type Measured = std::result::Result<Vec<f64>, String>;
 
-/// The coupling order of `system` (resolved against its FMUs' descriptions).
-pub(crate) fn coupling_order(system: &System, fmus: &[Arc<Fmu>]) -> Result<Vec<usize>> {
+/// The coupling order of `system` (resolved against its FMUs' descriptions) in units that the
+/// split keeps on one rank: the components of each algebraic loop (loops that share a
+/// component are one unit) moved next to the first of them, every other component alone.
+pub(crate) fn coupling_order(system: &System, fmus: &[Arc<Fmu>]) -> Result<Vec<Vec<usize>>> {
     let descriptions = fmus.iter().map(|f| f.description().clone()).collect();
     let resolved = resolve(system, descriptions)?;
-    Ok(graph::build(&resolved).gauss_seidel_order)
+    let graph = graph::build(&resolved);
+    let loops = graph.blocks.iter().filter(|b| b.is_loop).map(|b| {
+        b.connections.iter().flat_map(|&c| {
+            let conn = &resolved.connections[c];
+            [conn.from_component, conn.to_component]
+        })
+    });
+    Ok(units(&graph.gauss_seidel_order, loops))
 }
 
-/// Components split by count along `order` over `ranks` ranks (the trial's split).
-pub(crate) fn by_count(order: &[usize], ranks: usize) -> Vec<usize> {
-    split(order, &vec![1.0; order.len()], ranks)
+/// `order` in units: the components of each of `loops` (and of loops that share one) together,
+/// where the first of them stands, every other component alone.
+fn units<L: Iterator<Item = usize>>(
+    order: &[usize],
+    loops: impl Iterator<Item = L>,
+) -> Vec<Vec<usize>> {
+    // Union-find over component indices, halving paths.
+    let mut parent: Vec<usize> = (0..order.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for members in loops {
+        let mut first = None;
+        for i in members {
+            let r = root(&mut parent, i);
+            match first {
+                None => first = Some(r),
+                Some(f) if f != r => parent[r] = f,
+                Some(_) => {}
+            }
+        }
+    }
+    let mut members_of: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
+    for &i in order {
+        let r = root(&mut parent, i);
+        members_of[r].push(i);
+    }
+    let mut units = Vec::new();
+    for &i in order {
+        let r = root(&mut parent, i);
+        if !members_of[r].is_empty() {
+            units.push(std::mem::take(&mut members_of[r]));
+        }
+    }
+    units
+}
+
+/// Components split by count along the units of the coupling order over `ranks` ranks (the
+/// trial's split).
+pub(crate) fn by_count(units: &[Vec<usize>], ranks: usize) -> Vec<usize> {
+    let count = units.iter().map(Vec::len).sum();
+    by_units(units, &vec![1.0; count], ranks, split)
+}
+
+/// Components split along the units of the coupling order over `ranks` ranks by `costs`, the
+/// costliest rank as cheap as a contiguous split allows ([`contiguous`]).
+pub(crate) fn by_cost(units: &[Vec<usize>], costs: &[f64], ranks: usize) -> Vec<usize> {
+    by_units(units, costs, ranks, contiguous)
+}
+
+/// `divide` (order, costs, parts -> rank per index) applied to the units, each unit's
+/// components on its rank; with fewer units than ranks, to the components.
+fn by_units(
+    units: &[Vec<usize>],
+    costs: &[f64],
+    ranks: usize,
+    divide: fn(&[usize], &[f64], usize) -> Vec<usize>,
+) -> Vec<usize> {
+    if units.len() < ranks {
+        return divide(&units.concat(), costs, ranks);
+    }
+    // Costs that cannot be balanced count as none (as `contiguous` takes them).
+    let usable = |c: f64| if c.is_nan() || c < 0.0 { 0.0 } else { c };
+    let unit_costs: Vec<f64> = units
+        .iter()
+        .map(|unit| unit.iter().map(|&i| usable(costs[i])).sum())
+        .collect();
+    let order: Vec<usize> = (0..units.len()).collect();
+    let unit_rank = divide(&order, &unit_costs, ranks);
+    let mut owner = vec![0; costs.len()];
+    for (unit, &rank) in units.iter().zip(&unit_rank) {
+        for &i in unit {
+            owner[i] = rank;
+        }
+    }
+    owner
 }
 
 /// Time every component's steps in a trial over the ranks of `transport`, split as `owner`
@@ -283,7 +374,25 @@ impl Observer for TrialObserver {
 
 #[cfg(test)]
 mod tests {
-    use super::contiguous;
+    use super::{by_cost, by_count, contiguous, units};
+
+    #[test]
+    fn an_algebraic_loop_stays_on_one_rank_where_the_split_can_keep_it() {
+        // Order 0 1 2 3 4 5, a loop through 1 and 4 (and one through 4 and 5): one unit.
+        let order: Vec<usize> = (0..6).collect();
+        let loops = [vec![1, 4], vec![5, 4]];
+        let grouped = units(&order, loops.iter().map(|l| l.iter().copied()));
+        assert_eq!(grouped, vec![vec![0], vec![1, 4, 5], vec![2], vec![3]]);
+        // By count: 1 + 3 | 1 + 1 rather than 3 | 3, which would cut the loop.
+        assert_eq!(by_count(&grouped, 2), vec![0, 0, 1, 1, 0, 0]);
+        // By cost, the loop's summed cost decides.
+        let costs = [1.0, 1.0, 5.0, 5.0, 1.0, 1.0];
+        assert_eq!(by_cost(&grouped, &costs, 3), vec![0, 0, 1, 2, 0, 0]);
+        // Fewer units than ranks: the loop is split, every rank has a component.
+        let ring = units(&order[..2], [vec![0, 1]].iter().map(|l| l.iter().copied()));
+        assert_eq!(ring, vec![vec![0, 1]]);
+        assert_eq!(by_count(&ring, 2), vec![0, 1]);
+    }
 
     #[test]
     fn the_costliest_rank_is_as_cheap_as_a_contiguous_split_allows() {

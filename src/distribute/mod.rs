@@ -176,18 +176,20 @@ pub fn instantiate(
     }
     let fmus = all_or_none(together, Execution::open_fmus(system, options), in_file)?;
     // The coupling order costs a resolution and a graph: only where a split or threads need it.
-    let order = match given.is_none() || system.experiment.parallel {
+    // In units that keep each algebraic loop on one rank.
+    let units = match given.is_none() || system.experiment.parallel {
         true => all_or_none(together, balance::coupling_order(system, &fmus), in_file)?,
         false => Vec::new(),
     };
+    let order = units.concat();
     let partition = match given {
         Some(partition) => partition,
         None => {
             let size = transport.size();
-            let by_count = balance::by_count(&order, size);
+            let by_count = balance::by_count(&units, size);
             match balance::measure(system, options, &fmus, transport, by_count.clone())? {
                 Ok(costs) => Partition {
-                    owner: balance::contiguous(&order, &costs, size),
+                    owner: balance::by_cost(&units, &costs, size),
                     chosen_by: ChosenBy::Measured,
                     costs: Some(costs),
                 },

@@ -622,9 +622,6 @@ impl Execution {
             }
             ranks
         });
-        if let Some(ranks) = &ranks {
-            refuse_loops_across_ranks(&resolved, &graph, ranks)?;
-        }
         let factory = |i: usize| -> Result<Box<dyn Slave>> {
             let name = &resolved.components[i].name;
             if ranks.as_ref().is_some_and(|r| !r.owns(i)) {
@@ -1307,37 +1304,6 @@ impl Execution {
             .run_all(&|_, unit: &mut Unit| unit.slave.terminate());
         self.agree(terminated)
     }
-}
-
-/// Under `mpirun`, algebraic loops are refused (a first version): their Newton iteration
-/// reads directional derivatives of every component of the loop, which would have to travel.
-fn refuse_loops_across_ranks(
-    resolved: &ResolvedSystem,
-    graph: &CouplingGraph,
-    ranks: &super::transport::Ranks,
-) -> Result<()> {
-    let Some(block) = graph.blocks.iter().find(|b| b.is_loop) else {
-        return Ok(());
-    };
-    let mut members: Vec<usize> = block
-        .connections
-        .iter()
-        .flat_map(|&c| {
-            let conn = &resolved.connections[c];
-            [conn.from_component, conn.to_component]
-        })
-        .collect();
-    members.sort_unstable();
-    members.dedup();
-    let names: Vec<&str> = members
-        .iter()
-        .map(|&i| resolved.components[i].name.as_str())
-        .collect();
-    Err(Error::Usage(format!(
-        "the system has an algebraic loop (through {}), and loops are not solved over {} MPI ranks yet: run it without mpirun",
-        names.join(", "),
-        ranks.transport.size()
-    )))
 }
 
 /// The master's coupling state between macro steps, as a snapshot keeps it (the FMU states

@@ -6,18 +6,100 @@
 //! when every component in the loop provides them, from finite differences otherwise; plain
 //! fixed-point iteration is an option. A loop that does not converge fails with a message that
 //! names its variables.
+//!
+//! Under `mpirun` (`transport.rs`), a loop whose components one rank owns is solved by that
+//! rank alone, as one process solves it, and its coupling values and status reach the other
+//! ranks in one broadcast. A loop whose components span ranks is solved by every rank: each
+//! evaluation of phi is made by the owners of the loop's components (each sets its inputs and
+//! reads its sources, in one process' order) and shared in one all-gather, and so are the
+//! entries of the Jacobian (directional derivatives, or every finite-difference evaluation at
+//! once: an owner's sources depend only on its own inputs), so that every rank takes the same
+//! Newton steps and decisions from the same bits. Two collectives per Newton iteration.
 
 use nalgebra::{DMatrix, DVector};
 
 use super::divergence;
 use super::execution::Execution;
+use super::transport::failure_of;
 use crate::fmu::description::VariableType;
 use crate::settings::LoopSolver;
 use crate::system::graph::{describe_block, Block};
 use crate::{Error, Result};
 
-/// Solve one loop block at the current time; afterwards its inputs hold the solution.
+/// Where a loop's phi and Jacobian are evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Over {
+    /// On this process: every component of the loop steps here (one process, or a loop that
+    /// one rank owns whole).
+    Here,
+    /// On the owners of the loop's components, shared with every rank.
+    Ranks,
+}
+
+/// Solve one loop block at the current time; afterwards its inputs hold the solution (on
+/// every rank, under `mpirun`).
 pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
+    match exec.ranks.is_some() {
+        false => solve_on(exec, block, Over::Here),
+        true => solve_over_ranks(exec, block),
+    }
+}
+
+/// [`solve`] under `mpirun`: by the loop's one owner, whose values and status then reach
+/// every rank in one broadcast, or by every rank together (see the module documentation).
+fn solve_over_ranks(exec: &mut Execution, b: usize) -> Result<()> {
+    let Some(ranks) = exec.ranks.clone() else {
+        return solve_on(exec, b, Over::Here);
+    };
+    let connections = exec.graph.blocks[b].connections.clone();
+    let owners: Vec<usize> = members(exec, &connections)
+        .iter()
+        .map(|&i| ranks.owner[i])
+        .collect();
+    let Some(&owner) = owners.first() else {
+        return Ok(());
+    };
+    if owners.iter().any(|&r| r != owner) {
+        return solve_on(exec, b, Over::Ranks);
+    }
+    let me = ranks.rank();
+    let mut message = vec![0u8; 1 + 8 * connections.len()];
+    let mut solved = Ok(());
+    if owner == me {
+        solved = solve_on(exec, b, Over::Here);
+        message[0] = u8::from(solved.is_err());
+        for (bytes, &c) in message[1..].chunks_exact_mut(8).zip(&connections) {
+            bytes.copy_from_slice(&exec.values[c].to_le_bytes());
+        }
+    }
+    ranks.transport.broadcast_known(owner, &mut message);
+    if message[0] != 0 {
+        return Err(failure_of(ranks.transport.as_ref(), owner, solved));
+    }
+    if owner != me {
+        for (bytes, &c) in message[1..].chunks_exact(8).zip(&connections) {
+            exec.values[c] = f64::from_le_bytes(bytes.try_into().unwrap_or_default());
+        }
+    }
+    Ok(())
+}
+
+/// The components of a loop through `connections`, each once, in index order.
+fn members(exec: &Execution, connections: &[usize]) -> Vec<usize> {
+    let mut members: Vec<usize> = connections
+        .iter()
+        .flat_map(|&c| {
+            let conn = &exec.resolved.connections[c];
+            [conn.from_component, conn.to_component]
+        })
+        .collect();
+    members.sort_unstable();
+    members.dedup();
+    members
+}
+
+/// Solve loop block `block`, its phi and Jacobian evaluated `over` this process or the ranks.
+fn solve_on(exec: &mut Execution, block: usize, over: Over) -> Result<()> {
     // A loop solve allocates its Newton matrices anyway; a copy of the block is noise.
     let block = &exec.graph.blocks[block].clone();
     let settings = exec.resolved.system.experiment.loops;
@@ -26,7 +108,7 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
     let mut u = DVector::from_iterator(m, connections.iter().map(|&c| exec.values[c]));
     let use_directional = settings.solver == LoopSolver::Newton
         && provides_directional_derivatives(exec, connections);
-    let mut phi = evaluate(exec, connections, &u)?;
+    let mut phi = evaluate(exec, connections, &u, over)?;
     let mut worst = (0usize, f64::INFINITY);
     // Iterations in a row in which the largest scaled residual grew (by LOOP_GROWTH_FACTOR).
     let mut growing = 0;
@@ -82,9 +164,9 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
             u.copy_from(&phi);
         } else {
             let dphi = if use_directional {
-                directional_jacobian(exec, connections)?
+                directional_jacobian(exec, connections, over)?
             } else {
-                finite_difference_jacobian(exec, connections, &u, &phi)?
+                finite_difference_jacobian(exec, connections, &u, &phi, over)?
             };
             let identity = DMatrix::identity(m, m);
             let terms = identity.abs() + dphi.abs();
@@ -108,7 +190,7 @@ pub fn solve(exec: &mut Execution, block: usize) -> Result<()> {
             })?;
             u += step;
         }
-        phi = evaluate(exec, connections, &u)?;
+        phi = evaluate(exec, connections, &u, over)?;
     }
     let method = method_name(settings.solver, use_directional);
     Err(failure(
@@ -153,16 +235,54 @@ fn failure(exec: &Execution, block: &Block, why: &str, residual: &DVector<f64>) 
     ))
 }
 
-/// phi(u): set every loop input to u, then read every loop source.
-fn evaluate(exec: &mut Execution, connections: &[usize], u: &DVector<f64>) -> Result<DVector<f64>> {
-    for (j, &c) in connections.iter().enumerate() {
-        exec.set_target(c, u[j])?;
-    }
+/// phi(u): set every loop input to u, then read every loop source (over the ranks: each
+/// owner its own, shared).
+fn evaluate(
+    exec: &mut Execution,
+    connections: &[usize],
+    u: &DVector<f64>,
+    over: Over,
+) -> Result<DVector<f64>> {
     let mut phi = DVector::zeros(connections.len());
-    for (j, &c) in connections.iter().enumerate() {
-        phi[j] = exec.read_source(c)?;
+    let evaluated = evaluate_here(exec, connections, u, &mut phi, over);
+    if over == Over::Here {
+        return evaluated.map(|()| phi);
     }
+    let sources = sources(exec, connections);
+    exec.share_by_owner(&sources, phi.as_mut_slice(), evaluated)?;
     Ok(phi)
+}
+
+/// phi(u) on this process: its loop inputs set to u, its loop sources read into `phi` (the
+/// entries of components that step elsewhere left as they are, over the ranks). Every slave
+/// sees the calls one process makes to it, in the same order.
+fn evaluate_here(
+    exec: &mut Execution,
+    connections: &[usize],
+    u: &DVector<f64>,
+    phi: &mut DVector<f64>,
+    over: Over,
+) -> Result<()> {
+    let here = |exec: &Execution, i: usize| over == Over::Here || exec.steps_here(i);
+    for (j, &c) in connections.iter().enumerate() {
+        if here(exec, exec.resolved.connections[c].to_component) {
+            exec.set_target(c, u[j])?;
+        }
+    }
+    for (j, &c) in connections.iter().enumerate() {
+        if here(exec, exec.resolved.connections[c].from_component) {
+            phi[j] = exec.read_source_here(c)?;
+        }
+    }
+    Ok(())
+}
+
+/// The component whose output is the source of each connection.
+fn sources(exec: &Execution, connections: &[usize]) -> Vec<usize> {
+    connections
+        .iter()
+        .map(|&c| exec.resolved.connections[c].from_component)
+        .collect()
 }
 
 /// Whether every component of the loop provides directional derivatives for every loop
@@ -191,10 +311,20 @@ fn provides_directional_derivatives(exec: &Execution, connections: &[usize]) -> 
 }
 
 /// dphi_j / du_l = scale_j * d(source of j) / d(target of l), non-zero only when both ends sit
-/// on the same component; one directional derivative per loop input.
-fn directional_jacobian(exec: &mut Execution, connections: &[usize]) -> Result<DMatrix<f64>> {
+/// on the same component; one directional derivative per loop input (over the ranks: by the
+/// input's owner, the entries shared).
+fn directional_jacobian(
+    exec: &mut Execution,
+    connections: &[usize],
+    over: Over,
+) -> Result<DMatrix<f64>> {
     let m = connections.len();
     let mut dphi = DMatrix::zeros(m, m);
+    // Over the ranks: each entry's place and component, and its value where computed here.
+    let mut places = Vec::new();
+    let mut owners = Vec::new();
+    let mut entries = Vec::new();
+    let mut derived = Ok(());
     for (l, &cl) in connections.iter().enumerate() {
         let target = &exec.resolved.connections[cl];
         let component = target.to_component;
@@ -217,39 +347,80 @@ fn directional_jacobian(exec: &mut Execution, connections: &[usize]) -> Result<D
         if rows.is_empty() {
             continue;
         }
-        let unknowns: Vec<u32> = rows.iter().map(|r| r.1).collect();
-        let sensitivity = exec.placement.run_one(component, |unit| {
-            let mut out = vec![0.0; unknowns.len()];
-            unit.slave
-                .directional_derivative(&unknowns, &[known], &[1.0], &mut out)?;
-            Ok(out)
-        })?;
-        for ((j, _, scale), ds) in rows.iter().zip(sensitivity) {
-            dphi[(*j, l)] = scale * ds;
+        let here = over == Over::Here || exec.steps_here(component);
+        let mut sensitivity = vec![0.0; rows.len()];
+        if here && derived.is_ok() {
+            let unknowns: Vec<u32> = rows.iter().map(|r| r.1).collect();
+            let asked = exec.placement.run_one(component, |unit| {
+                let mut out = vec![0.0; unknowns.len()];
+                unit.slave
+                    .directional_derivative(&unknowns, &[known], &[1.0], &mut out)?;
+                Ok(out)
+            });
+            match asked {
+                Ok(out) => sensitivity = out,
+                Err(error) if over == Over::Here => return Err(error),
+                Err(error) => derived = Err(error),
+            }
         }
+        for ((j, _, scale), ds) in rows.iter().zip(sensitivity) {
+            places.push((*j, l));
+            owners.push(component);
+            entries.push(scale * ds);
+        }
+    }
+    if over == Over::Ranks {
+        exec.share_by_owner(&owners, &mut entries, derived)?;
+    }
+    for (place, entry) in places.into_iter().zip(entries) {
+        dphi[place] = entry;
     }
     Ok(dphi)
 }
 
-/// Forward differences: one extra evaluation of phi per loop input.
+/// Forward differences: one extra evaluation of phi per loop input (over the ranks: every
+/// evaluation by the owners first, then one all-gather of them all).
 fn finite_difference_jacobian(
     exec: &mut Execution,
     connections: &[usize],
     u: &DVector<f64>,
     phi: &DVector<f64>,
+    over: Over,
 ) -> Result<DMatrix<f64>> {
     let m = connections.len();
     let mut dphi = DMatrix::zeros(m, m);
     let mut perturbed = u.clone();
-    for l in 0..m {
-        let delta = 1e-7 * (1.0 + u[l].abs());
-        perturbed[l] = u[l] + delta;
-        let phi_l = evaluate(exec, connections, &perturbed)?;
-        perturbed[l] = u[l];
-        dphi.set_column(l, &((phi_l - phi) / delta));
+    let deltas: Vec<f64> = u.iter().map(|x| 1e-7 * (1.0 + x.abs())).collect();
+    if over == Over::Here {
+        for l in 0..m {
+            perturbed[l] = u[l] + deltas[l];
+            let phi_l = evaluate(exec, connections, &perturbed, over)?;
+            perturbed[l] = u[l];
+            dphi.set_column(l, &((phi_l - phi) / deltas[l]));
+        }
+        // Leave the inputs at u, as the caller expects.
+        evaluate(exec, connections, u, over)?;
+        return Ok(dphi);
     }
-    // Leave the inputs at u, as the caller expects.
-    evaluate(exec, connections, u)?;
+    // Column l of `columns` is phi at u + delta_l e_l.
+    let mut columns = DMatrix::zeros(m, m);
+    let mut scratch = DVector::zeros(m);
+    let mut evaluated = (0..m).try_for_each(|l| {
+        perturbed[l] = u[l] + deltas[l];
+        evaluate_here(exec, connections, &perturbed, &mut scratch, over)?;
+        perturbed[l] = u[l];
+        columns.set_column(l, &scratch);
+        Ok(())
+    });
+    if evaluated.is_ok() {
+        evaluated = evaluate_here(exec, connections, u, &mut scratch, over);
+    }
+    let sources = sources(exec, connections);
+    let owners: Vec<usize> = (0..m).flat_map(|_| sources.iter().copied()).collect();
+    exec.share_by_owner(&owners, columns.as_mut_slice(), evaluated)?;
+    for (l, delta) in deltas.iter().enumerate() {
+        dphi.set_column(l, &((columns.column(l) - phi) / *delta));
+    }
     Ok(dphi)
 }
 

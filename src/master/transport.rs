@@ -20,12 +20,15 @@
 //!   component Jacobian's entries, the feedthrough partials, and the extended coupling's output
 //!   derivatives and integrals; in constraint coupling the interface values and the
 //!   accelerations' partials; in the reduced interface model the effective mass and force
-//!   and the interface state): one all-gather per phase (`share_by_owner`), after which every
-//!   rank solves the same interface system;
+//!   and the interface state; in an algebraic loop split over ranks each evaluation of the
+//!   loop's outputs and its Jacobian's entries): one all-gather per phase (`share_by_owner`),
+//!   after which every rank solves the same interface system;
 //! - in the reduced interface model, per fast step, one all-gather of the fast components'
 //!   forces and links, the wish to terminate and each rank's first failure in one process'
 //!   order, or, where one rank owns every fast component, one after the fast loop
 //!   (`rim/over_ranks.rs`);
+//! - an algebraic loop whose components one rank owns: its coupling values and status, one
+//!   broadcast from that rank once it solved the loop (`loops.rs`);
 //! - at an output point, one all-gather of the recorded cells each rank owns, so that every
 //!   rank holds (and checks) the whole row and rank 0 writes it;
 //! - after every other phase in which an FMU can fail, one all-gather of the status.
