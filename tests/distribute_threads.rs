@@ -1157,22 +1157,31 @@ fn the_runs_own_stepping_times_write_a_balanced_partition() {
         partition_out: Some(written.clone()),
         ..request(&chain, Some(&by_count))
     };
+    // Every rank writes the file it would (rank 0's CLI writes it): here each its own.
     let outcomes: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = in_process(3)
             .into_iter()
-            .map(|t| {
-                let timed = &timed;
+            .enumerate()
+            .map(|(rank, t)| {
+                let (timed, written) = (&timed, &written);
                 scope.spawn(move || -> Result<_, Error> {
                     let mut prepared = prepare_on_ranks(timed, Some(t), &mut |_| {})?;
                     let stats = run_loop::run(&mut prepared.execution, &mut [])?;
-                    let order = prepared.execution.graph.gauss_seidel_order.clone();
-                    Ok((stats.component_seconds, order))
+                    let path = written.with_extension(rank.to_string());
+                    let seconds = &stats.component_seconds;
+                    let owner = cosimo::distribute::write_partition(
+                        &path,
+                        &prepared.execution,
+                        seconds,
+                        3,
+                    )?;
+                    Ok((seconds.clone(), owner, path))
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let (seconds, order) = outcomes
+    let (seconds, owner, path) = outcomes
         .into_iter()
         .next()
         .unwrap()
@@ -1183,9 +1192,8 @@ fn the_runs_own_stepping_times_write_a_balanced_partition() {
         seconds.iter().enumerate().all(|(i, &s)| i == 2 || s < 0.05),
         "{seconds:?}"
     );
-    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-    let owner = cosimo::distribute::write_partition(&written, &names, &order, &seconds, 3).unwrap();
     assert_eq!(owner, vec![0, 0, 1, 2, 2, 2]);
+    std::fs::rename(&path, &written).unwrap();
     let text = std::fs::read_to_string(&written).unwrap();
     assert!(
         text.contains("busy 1\n") && text.contains("g2 2\n"),
@@ -1386,4 +1394,23 @@ fn every_rank_holds_the_values_of_a_loop_solved_on_another_rank() {
         let (said, _) = error_and_rank(outcome.map(|(rows, _)| rows));
         assert_eq!(said, alone, "rank {rank}");
     }
+}
+
+/// `--partition-out` keeps an algebraic loop on one rank, however its times would split it:
+/// the loop of three equally costly components over three ranks is one unit, beside the two
+/// cheap Gains.
+#[test]
+fn a_written_partition_keeps_each_algebraic_loop_on_one_rank() {
+    let dir = temp_dir();
+    let path = loop_system(dir.path(), "written", ("newton", "jacobi", None), None);
+    let prepared = cosimo::request::prepare(&request(&path, None), &mut |_| {}).unwrap();
+    let written = dir.path().join("loops.txt");
+    let seconds = [1.0, 1.0, 1.0, 0.0, 0.0];
+    let owner =
+        cosimo::distribute::write_partition(&written, &prepared.execution, &seconds, 3).unwrap();
+    assert_eq!(owner, vec![0, 0, 0, 1, 2]);
+    let text = std::fs::read_to_string(&written).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(text.contains("# rank 0: 3.000000 s stepping"), "{text}");
 }

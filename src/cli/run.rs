@@ -468,10 +468,8 @@ fn lead(args: &RunArgs, transport: Option<Arc<dyn Transport>>) -> Result<Ended, 
         }
     })?;
     if let Some(path) = &args.partition_out {
-        let names: Vec<String> = system.components.iter().map(|c| c.name.clone()).collect();
-        let order = &execution.graph.gauss_seidel_order;
         let ranks = stats.ranks.len();
-        cosimo::distribute::write_partition(path, &names, order, &stats.component_seconds, ranks)?;
+        cosimo::distribute::write_partition(path, &execution, &stats.component_seconds, ranks)?;
         if !args.quiet {
             say!(
                 "partition for mpirun -n {ranks}, balanced by the run's stepping times: {}",

@@ -29,8 +29,8 @@ use crate::master::pool::{split, Layout, TrialClock};
 use crate::master::run::{run, Observer};
 use crate::master::transport::{agree, Ranks, Transport};
 use crate::settings::Algorithm;
-use crate::system::graph;
-use crate::system::resolve::resolve;
+use crate::system::graph::{self, CouplingGraph};
+use crate::system::resolve::{resolve, ResolvedSystem};
 use crate::system::System;
 use crate::{Error, Result};
 
@@ -109,13 +109,18 @@ pub(crate) fn coupling_order(system: &System, fmus: &[Arc<Fmu>]) -> Result<Vec<V
     let descriptions = fmus.iter().map(|f| f.description().clone()).collect();
     let resolved = resolve(system, descriptions)?;
     let graph = graph::build(&resolved);
+    Ok(loop_units(&resolved, &graph))
+}
+
+/// [`coupling_order`] of a system resolved and ordered already.
+pub(crate) fn loop_units(resolved: &ResolvedSystem, graph: &CouplingGraph) -> Vec<Vec<usize>> {
     let loops = graph.blocks.iter().filter(|b| b.is_loop).map(|b| {
         b.connections.iter().flat_map(|&c| {
             let conn = &resolved.connections[c];
             [conn.from_component, conn.to_component]
         })
     });
-    Ok(units(&graph.gauss_seidel_order, loops))
+    units(&graph.gauss_seidel_order, loops)
 }
 
 /// `order` in units: the components of each of `loops` (and of loops that share one) together,

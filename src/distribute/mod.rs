@@ -250,22 +250,24 @@ fn threads_on_rank(
     Ok((layout, Some(placement)))
 }
 
-/// Write to `path` the split of `names` over `ranks` ranks, contiguous along the coupling
-/// `order` and balanced by `seconds` (each component's stepping time over a run, as
-/// `--partition-out` measured it), as `--partition FILE` reads it; the split.
+/// Write to `path` the split of `execution`'s components over `ranks` ranks, contiguous along
+/// the coupling order (each algebraic loop on one rank) and balanced by `seconds` (each
+/// component's stepping time over a run, as `--partition-out` measured it), as
+/// `--partition FILE` reads it; the split.
 pub fn write_partition(
     path: &Path,
-    names: &[String],
-    order: &[usize],
+    execution: &Execution,
     seconds: &[f64],
     ranks: usize,
 ) -> Result<Vec<usize>> {
-    if seconds.len() != names.len() || order.len() != names.len() {
+    let components = &execution.resolved.components;
+    if seconds.len() != components.len() {
         return Err(Error::Internal(
             "the components' times do not fit the system".into(),
         ));
     }
-    let owner = balance::contiguous(order, seconds, ranks);
+    let units = balance::loop_units(&execution.resolved, &execution.graph);
+    let owner = balance::by_cost(&units, seconds, ranks);
     let mut per_rank = vec![0.0; ranks];
     for (i, &r) in owner.iter().enumerate() {
         per_rank[r] += seconds[i];
@@ -277,8 +279,8 @@ pub fn write_partition(
     for (r, total) in per_rank.iter().enumerate() {
         text += &format!("# rank {r}: {total:.6} s stepping\n");
     }
-    for &i in order {
-        text += &format!("{} {}\n", names[i], owner[i]);
+    for &i in units.iter().flatten() {
+        text += &format!("{} {}\n", components[i].name, owner[i]);
     }
     std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
     Ok(owner)
