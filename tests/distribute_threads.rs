@@ -342,22 +342,8 @@ fn fast_component_fails_or_ends_the_run(cylinder: usize) {
         })
     };
     let failing = with_faulty(2);
-    let alone = match run(&failing, None) {
-        Err(error) => error.to_string(),
-        Ok(_) => panic!("the failing FMU ran through"),
-    };
+    let alone = fails_from_rank_1_as_in_one_process(&failing, "a failing fast FMU");
     assert!(alone.contains("simulated failure"), "{alone}");
-    for (rank, outcome) in run_on_threads(&failing, 2).into_iter().enumerate() {
-        let error = outcome.err().map(|e| (e.to_string(), e));
-        match &error {
-            Some((said, Error::Simulation { source, .. }))
-                if said.starts_with(&alone)
-                    && matches!(**source, Error::OnRank { rank: 1, .. }) => {}
-            _ => panic!(
-                "rank {rank}: expected one process' error ({alone}) from rank 1, got {error:?}"
-            ),
-        }
-    }
     let ending = with_faulty(4);
     let rows = run(&ending, None).unwrap_or_else(|e| panic!("ending: {e}"));
     let last = rows
@@ -446,6 +432,27 @@ fn a_component_that_cannot_be_instantiated_on_rank_1_ends_every_rank() {
     }
 }
 
+/// `path` fails in one process, and over 2 thread ranks every rank ends with that error (the
+/// simulation's, from rank 1); one process' message.
+fn fails_from_rank_1_as_in_one_process(path: &Path, label: &str) -> String {
+    let alone = match run(path, None) {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("{label}: the run did not fail"),
+    };
+    for (rank, outcome) in run_on_threads(path, 2).into_iter().enumerate() {
+        let error = outcome.err().map(|e| (e.to_string(), e));
+        match &error {
+            Some((said, Error::Simulation { source, .. }))
+                if said.starts_with(&alone)
+                    && matches!(**source, Error::OnRank { rank: 1, .. }) => {}
+            _ => panic!(
+                "{label}, rank {rank}: expected one process' error ({alone}) from rank 1, got {error:?}"
+            ),
+        }
+    }
+    alone
+}
+
 /// A value that turns infinite in the exchange, read fresh on rank 1 (a Gain of 1e308 whose
 /// output feeds through from the time ramp of a Faulty FMU on rank 0, infinite from t = 1.8):
 /// every rank ends with the error one process gives, from rank 1, at the same time.
@@ -465,22 +472,8 @@ fn a_non_finite_value_read_in_the_exchange_on_rank_1_ends_every_rank() {
     });
     let path = dir.path().join("infinite.json");
     std::fs::write(&path, system.to_string()).unwrap();
-    let alone = match run(&path, None) {
-        Err(error) => error.to_string(),
-        Ok(_) => panic!("the infinity went through"),
-    };
+    let alone = fails_from_rank_1_as_in_one_process(&path, "the infinity");
     assert!(alone.contains("g.y is inf"), "{alone}");
-    for (rank, outcome) in run_on_threads(&path, 2).into_iter().enumerate() {
-        let error = outcome.err().map(|e| (e.to_string(), e));
-        match &error {
-            Some((said, Error::Simulation { source, .. }))
-                if said.starts_with(&alone)
-                    && matches!(**source, Error::OnRank { rank: 1, .. }) => {}
-            _ => panic!(
-                "rank {rank}: expected one process' error ({alone}) from rank 1, got {error:?}"
-            ),
-        }
-    }
 }
 
 /// The two masses as a partition file lists them.
@@ -1011,22 +1004,8 @@ fn a_step_that_fails_on_rank_1_ends_every_rank_under_jacobi_and_gauss_seidel() {
         });
         let path = dir.path().join(format!("{algorithm}.json"));
         std::fs::write(&path, system.to_string()).unwrap();
-        let alone = match run(&path, None) {
-            Err(error) => error.to_string(),
-            Ok(_) => panic!("{algorithm}: the Faulty FMU did not fail"),
-        };
+        let alone = fails_from_rank_1_as_in_one_process(&path, algorithm);
         assert!(alone.contains("fmi2DoStep"), "{alone}");
-        for (rank, outcome) in run_on_threads(&path, 2).into_iter().enumerate() {
-            let error = outcome.err().map(|e| (e.to_string(), e));
-            match &error {
-                Some((said, Error::Simulation { source, .. }))
-                    if said.starts_with(&alone)
-                        && matches!(**source, Error::OnRank { rank: 1, .. }) => {}
-                _ => panic!(
-                    "{algorithm}, rank {rank}: expected one process' error ({alone}) from rank 1, got {error:?}"
-                ),
-            }
-        }
     }
 }
 

@@ -309,28 +309,29 @@ fn faulty_system(dir: &Path, failure: i32) -> PathBuf {
     path
 }
 
-#[test]
-fn a_failure_on_rank_1_ends_every_rank_with_its_message() {
-    if !have_mpirun() {
-        return;
-    }
-    let dir = temp_dir();
-    let system = faulty_system(dir.path(), 2).display().to_string();
-    let (one, many) = (dir.path().join("one.csv"), dir.path().join("many.csv"));
+/// The first `error: ` line a run printed.
+fn first_error(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `system`, whose doStep fails on rank 1 (one process says `failed_at` and fmi2DoStep), under
+/// `mpirun -n 2`: exit 1 with one process' message and the rank, said once, and the rows up to
+/// the failure as one process keeps them.
+fn fails_on_rank_1_as_in_one_process(system: &Path, failed_at: &str) {
+    let dir = system.parent().expect("folder");
+    let system = system.display().to_string();
+    let (one, many) = (dir.join("one.csv"), dir.join("many.csv"));
     let alone = cosimo(["run", &system, "-o", &one.display().to_string()]);
     let spread = mpirun(2, &["run", &system, "-o", &many.display().to_string()]);
     assert_eq!(alone.status.code(), Some(1), "{}", show(&alone));
     assert_eq!(spread.status.code(), Some(1), "{}", show(&spread));
-    let first_line = |output: &Output| {
-        String::from_utf8_lossy(&output.stderr)
-            .lines()
-            .find(|l| l.starts_with("error: "))
-            .unwrap_or_default()
-            .to_string()
-    };
-    let (said_alone, said_spread) = (first_line(&alone), first_line(&spread));
+    let (said_alone, said_spread) = (first_error(&alone), first_error(&spread));
     assert!(
-        said_alone.contains("simulation failed at t = 0.04") && said_alone.contains("fmi2DoStep"),
+        said_alone.contains(failed_at) && said_alone.contains("fmi2DoStep"),
         "{}",
         show(&alone)
     );
@@ -343,6 +344,16 @@ fn a_failure_on_rank_1_ends_every_rank_with_its_message() {
     assert_eq!(stderr.matches("error: ").count(), 1, "{}", show(&spread));
     // The rows up to the failure, as one process keeps them.
     assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&many).unwrap());
+}
+
+#[test]
+fn a_failure_on_rank_1_ends_every_rank_with_its_message() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let system = faulty_system(dir.path(), 2);
+    fails_on_rank_1_as_in_one_process(&system, "simulation failed at t = 0.04");
 }
 
 #[test]
@@ -382,33 +393,8 @@ fn a_failure_in_the_fast_loop_on_rank_1_ends_every_rank_with_its_message() {
         return;
     }
     let dir = temp_dir();
-    let system = crane_with_faulty(dir.path(), 2).display().to_string();
-    let (one, many) = (dir.path().join("one.csv"), dir.path().join("many.csv"));
-    let alone = cosimo(["run", &system, "-o", &one.display().to_string()]);
-    let spread = mpirun(2, &["run", &system, "-o", &many.display().to_string()]);
-    assert_eq!(alone.status.code(), Some(1), "{}", show(&alone));
-    assert_eq!(spread.status.code(), Some(1), "{}", show(&spread));
-    let first_line = |output: &Output| {
-        String::from_utf8_lossy(&output.stderr)
-            .lines()
-            .find(|l| l.starts_with("error: "))
-            .unwrap_or_default()
-            .to_string()
-    };
-    let (said_alone, said_spread) = (first_line(&alone), first_line(&spread));
-    assert!(
-        said_alone.contains("simulation failed at t = 0.3") && said_alone.contains("fmi2DoStep"),
-        "{}",
-        show(&alone)
-    );
-    let stderr = String::from_utf8_lossy(&spread.stderr);
-    assert!(
-        said_spread.starts_with(&said_alone) && stderr.contains("(on MPI rank 1)"),
-        "expected one process' message and the rank:\n{said_alone}\n{}",
-        show(&spread)
-    );
-    assert_eq!(stderr.matches("error: ").count(), 1, "{}", show(&spread));
-    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&many).unwrap());
+    let system = crane_with_faulty(dir.path(), 2);
+    fails_on_rank_1_as_in_one_process(&system, "simulation failed at t = 0.3");
     same_results(&crane_with_faulty(dir.path(), 4), 2, "rim-terminate");
 }
 
@@ -955,41 +941,34 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
 }
 
 /// Every example of `fmus/` whose own algorithm is Jacobi, Gauss-Seidel or implicit, under
-/// each explicit and implicit algorithm (Jacobi held and order 2, Gauss-Seidel, implicit,
-/// Jacobi with ExSLocal control, implicit with ImSLocal control), cut to 100 macro steps, under
-/// `mpirun -n 3` (2 for two components), split by measured cost and by the reversed partition
-/// in turn: the result file is one process', byte for byte; a combination one process refuses
-/// is refused under mpirun too. (All of them on 2 and 3 thread ranks with both partitions:
-/// `tests/distribute_threads.rs`.)
+/// Gauss-Seidel, Jacobi with ExSLocal control and implicit with ImSLocal control, cut to 100
+/// macro steps, under `mpirun -n 3` (2 for two components), split by measured cost and by the
+/// reversed partition in turn: the result file is one process', byte for byte; a combination
+/// one process refuses is refused under mpirun too. (All six algorithms of the thread-rank
+/// test, on 2 and 3 thread ranks with both partitions: `tests/distribute_threads.rs`.)
 #[test]
 fn every_example_under_every_algorithm_that_spreads_gives_one_process_bytes() {
     if !have_mpirun() {
         return;
     }
     let dir = temp_dir();
-    let variants: [&[&str]; 6] = [
-        &["--algorithm", "jacobi", "--order", "0"],
-        &["--algorithm", "jacobi", "--order", "2"],
-        &["--algorithm", "gauss-seidel", "--order", "0"],
-        &["--algorithm", "implicit", "--order", "1"],
-        &[
+    // Three of the thread ranks' six (which run all six with both partitions): the point to
+    // point exchange (Gauss-Seidel), the collectives with step control, the implicit corrector.
+    let adaptive = |algorithm, estimator| {
+        [
             "--algorithm",
-            "jacobi",
+            algorithm,
             "--order",
             "2",
             "--adaptive",
             "--estimator",
-            "ExSLocal",
-        ],
-        &[
-            "--algorithm",
-            "implicit",
-            "--order",
-            "2",
-            "--adaptive",
-            "--estimator",
-            "ImSLocal",
-        ],
+            estimator,
+        ]
+    };
+    let variants: [Vec<&str>; 3] = [
+        vec!["--algorithm", "gauss-seidel", "--order", "0"],
+        adaptive("jacobi", "ExSLocal").to_vec(),
+        adaptive("implicit", "ImSLocal").to_vec(),
     ];
     let (mut compared, mut refused, mut turn) = (0, 0, 0);
     for (e, example) in common::example_systems().iter().enumerate() {
@@ -1049,16 +1028,9 @@ fn every_example_under_every_algorithm_that_spreads_gives_one_process_bytes() {
             }
             let spread = mpirun(size, &spread_args);
             if alone.status.code() == Some(2) {
-                let first = |output: &Output| {
-                    let text = String::from_utf8_lossy(&output.stderr).into_owned();
-                    text.lines()
-                        .find(|l| l.starts_with("error: "))
-                        .unwrap_or_default()
-                        .to_string()
-                };
                 assert_eq!(spread.status.code(), Some(2), "{at}: {}", show(&spread));
                 assert!(
-                    first(&spread).starts_with(&first(&alone)),
+                    first_error(&spread).starts_with(&first_error(&alone)),
                     "{at}: refused otherwise under mpirun:\n{}\n{}",
                     show(&alone),
                     show(&spread)
@@ -1080,5 +1052,5 @@ fn every_example_under_every_algorithm_that_spreads_gives_one_process_bytes() {
         }
     }
     eprintln!("{compared} runs under mpirun compared with one process, {refused} refused alike");
-    assert!(compared >= 40, "{compared} runs under mpirun compared");
+    assert!(compared >= 20, "{compared} runs under mpirun compared");
 }

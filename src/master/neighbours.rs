@@ -73,6 +73,41 @@ struct Status {
     at: u32,
 }
 
+/// A rank's walk over the stretches of a round: its own status, its first failure, and
+/// whether it failed or heard of a failure (then it does no more FMU work in the round, but
+/// still sends what the others wait for, marked failed).
+struct Walk {
+    mine: Status,
+    result: Result<()>,
+    poisoned: bool,
+}
+
+impl Walk {
+    fn new() -> Walk {
+        Walk {
+            mine: Status::default(),
+            result: Ok(()),
+            poisoned: false,
+        }
+    }
+
+    /// This rank failed in stretch `s`.
+    fn failed(&mut self, s: usize, error: crate::Error) {
+        self.poisoned = true;
+        self.result = Err(error);
+        self.mine.failed = true;
+        self.mine.at = s as u32;
+    }
+
+    /// What this rank tells a stretch's receivers.
+    fn sent(&self) -> Status {
+        Status {
+            failed: self.poisoned,
+            ..self.mine
+        }
+    }
+}
+
 impl Neighbours {
     /// The rounds of `resolved` for rank `me` of `size`, component `i` owned by `owner[i]`;
     /// `None` where some rank needs every coupling value (see the module documentation).
@@ -342,39 +377,31 @@ impl Execution {
 
     fn sweep(&mut self, neighbours: &Neighbours, t_end: f64) -> Result<()> {
         let me = self.ranks.as_ref().map_or(0, |r| r.rank());
-        let mut mine = Status::default();
-        let mut result = Ok(());
-        let mut poisoned = false;
+        let mut walk = Walk::new();
         for (s, stretch) in neighbours.sweep.iter().enumerate() {
             for k in stretch.items.clone() {
                 let i = self.graph.gauss_seidel_order[k];
-                if stretch.owner == me && !poisoned {
+                if stretch.owner == me && !walk.poisoned {
                     let since = Instant::now();
                     let stepped = self.step_in_sweep(i, t_end);
                     self.integrated(Some(since));
                     if let Err(error) = stepped {
-                        (poisoned, result) = (true, Err(error));
-                        mine.failed = true;
-                        mine.at = s as u32;
+                        walk.failed(s, error);
                     }
                 }
                 self.stepped[i] = true;
             }
-            mine.terminate = self.terminate_requested.load(Ordering::Relaxed);
-            let sent = Status {
-                failed: poisoned,
-                ..mine
-            };
+            walk.mine.terminate = self.terminate_requested.load(Ordering::Relaxed);
             let heard = self.trade(
                 &stretch.round,
-                sent,
+                walk.sent(),
                 |exec, c| exec.after_step[c].load(Ordering::Relaxed),
                 |exec, c, bits| exec.after_step[c].store(bits, Ordering::Relaxed),
             )?;
-            poisoned |= heard.iter().any(|(_, status)| status.failed);
+            walk.poisoned |= heard.iter().any(|(_, status)| status.failed);
         }
         // The status round carries the wish to terminate and the first failure.
-        self.settle(mine, None, result)
+        self.settle(walk.mine, None, walk.result)
     }
 
     /// The exchange after a step over ranks: each owner walks its stretch of the exchange
@@ -390,30 +417,22 @@ impl Execution {
 
     fn walk_exchange(&mut self, neighbours: &Neighbours) -> Result<()> {
         let me = self.ranks.as_ref().map_or(0, |r| r.rank());
-        let mut mine = Status::default();
-        let mut result = Ok(());
-        let mut poisoned = false;
+        let mut walk = Walk::new();
         let mut heard_all = Vec::new();
         for (s, stretch) in neighbours.exchange.iter().enumerate() {
-            if stretch.owner == me && !poisoned {
+            if stretch.owner == me && !walk.poisoned {
                 if let Err(error) = self.walk_stretch(stretch.items.clone()) {
-                    (poisoned, result) = (true, Err(error));
-                    mine.failed = true;
-                    mine.at = s as u32;
+                    walk.failed(s, error);
                 }
             }
-            let sent = Status {
-                failed: poisoned,
-                ..mine
-            };
             let heard = self.trade(
                 &stretch.round,
-                sent,
+                walk.sent(),
                 |exec, c| exec.values[c].to_bits(),
                 |exec, c, bits| exec.values[c] = f64::from_bits(bits),
             )?;
             for (r, status) in heard {
-                poisoned |= status.failed;
+                walk.poisoned |= status.failed;
                 if status.failed {
                     // Only the stretch's owner fails in it: where it failed is this stretch.
                     heard_all.push((
@@ -429,9 +448,9 @@ impl Execution {
         if neighbours.exchange_complete {
             // Every rank heard every stretch: the failures it heard are all there are.
             heard_all.retain(|(r, _)| *r != me);
-            return self.settle(mine, Some(heard_all), result);
+            return self.settle(walk.mine, Some(heard_all), walk.result);
         }
-        self.settle(mine, None, result)
+        self.settle(walk.mine, None, walk.result)
     }
 }
 
