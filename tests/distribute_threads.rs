@@ -660,24 +660,12 @@ fn every_example_gives_one_process_bits_over_ranks_for_two_partitions() {
     let (mut checked, mut rims) = (0, 0);
     for example in &examples {
         let label = example.file_name().unwrap().to_string_lossy().into_owned();
-        let alone_request = request(example, None);
-        let prepared = cosimo::request::prepare(&alone_request, &mut |_| {})
-            .unwrap_or_else(|e| panic!("{label}: {e}"));
-        let experiment = &prepared.system.experiment;
-        let stop = experiment
-            .stop
-            .min(experiment.start + 200.0 * experiment.step);
-        let names: Vec<String> = prepared
-            .system
-            .components
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
-        rims += usize::from(matches!(
-            experiment.algorithm,
-            cosimo::settings::Algorithm::Rim(_)
-        ));
-        drop(prepared);
+        let common::ExampleOutline {
+            stop,
+            names,
+            algorithm,
+        } = common::example_outline(example, 200.0);
+        rims += usize::from(matches!(algorithm, cosimo::settings::Algorithm::Rim(_)));
         let cut = |partition: Option<&Path>| {
             let mut r = request(example, partition);
             r.overrides.stop = Some(stop);
@@ -1042,23 +1030,15 @@ fn every_example_under_every_algorithm_that_spreads_gives_one_process_bits() {
     let (mut compared, mut refused) = (0, 0);
     for example in common::example_systems() {
         let label = example.file_name().unwrap().to_string_lossy().into_owned();
-        let prepared = cosimo::request::prepare(&request(&example, None), &mut |_| {})
-            .unwrap_or_else(|e| panic!("{label}: {e}"));
-        let experiment = &prepared.system.experiment;
-        let stop = experiment
-            .stop
-            .min(experiment.start + 100.0 * experiment.step);
-        let names: Vec<String> = prepared
-            .system
-            .components
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
+        let common::ExampleOutline {
+            stop,
+            names,
+            algorithm,
+        } = common::example_outline(&example, 100.0);
         let own = matches!(
-            experiment.algorithm,
+            algorithm,
             Algorithm::Jacobi(_) | Algorithm::GaussSeidel(_) | Algorithm::Implicit(_)
         );
-        drop(prepared);
         if !own {
             continue;
         }

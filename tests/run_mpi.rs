@@ -875,28 +875,12 @@ fn every_example_gives_one_process_bytes_on_2_3_and_4_ranks_for_two_partitions()
     let (mut compared, mut rims) = (0, 0);
     for (e, example) in examples.iter().enumerate() {
         let label = example.file_name().unwrap().to_string_lossy().into_owned();
-        let request = cosimo::request::RunRequest {
-            targets: vec![example.display().to_string()],
-            ..Default::default()
-        };
-        let prepared = cosimo::request::prepare(&request, &mut |_| {})
-            .unwrap_or_else(|error| panic!("{label}: {error}"));
-        let experiment = &prepared.system.experiment;
-        let stop = experiment
-            .stop
-            .min(experiment.start + 200.0 * experiment.step)
-            .to_string();
-        let names: Vec<String> = prepared
-            .system
-            .components
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
+        let outline = common::example_outline(example, 200.0);
+        let (stop, names) = (outline.stop.to_string(), outline.names);
         rims += usize::from(matches!(
-            experiment.algorithm,
+            outline.algorithm,
             cosimo::settings::Algorithm::Rim(_)
         ));
-        drop(prepared);
         let target = example.display().to_string();
         let one = dir.path().join(format!("one-{e}.csv"));
         let alone = cosimo([
@@ -973,30 +957,14 @@ fn every_example_under_every_algorithm_that_spreads_gives_one_process_bytes() {
     let (mut compared, mut refused, mut turn) = (0, 0, 0);
     for (e, example) in common::example_systems().iter().enumerate() {
         let label = example.file_name().unwrap().to_string_lossy().into_owned();
-        let request = cosimo::request::RunRequest {
-            targets: vec![example.display().to_string()],
-            ..Default::default()
-        };
-        let prepared = cosimo::request::prepare(&request, &mut |_| {})
-            .unwrap_or_else(|error| panic!("{label}: {error}"));
-        let experiment = &prepared.system.experiment;
-        let stop = experiment
-            .stop
-            .min(experiment.start + 100.0 * experiment.step)
-            .to_string();
-        let names: Vec<String> = prepared
-            .system
-            .components
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
+        let outline = common::example_outline(example, 100.0);
+        let (stop, names) = (outline.stop.to_string(), outline.names);
         let own = matches!(
-            experiment.algorithm,
+            outline.algorithm,
             cosimo::settings::Algorithm::Jacobi(_)
                 | cosimo::settings::Algorithm::GaussSeidel(_)
                 | cosimo::settings::Algorithm::Implicit(_)
         );
-        drop(prepared);
         if !own {
             continue;
         }

@@ -85,6 +85,38 @@ pub fn example_systems() -> Vec<PathBuf> {
     examples
 }
 
+/// What a test needs of an example before running it, read as `cosimo run` reads it.
+pub struct ExampleOutline {
+    /// Its stop time, or the end of its first `steps` macro steps where that comes first.
+    pub stop: f64,
+    /// Its components' names, in system order.
+    pub names: Vec<String>,
+    pub algorithm: cosimo::settings::Algorithm,
+}
+
+/// The outline of `example` cut to `steps` macro steps.
+pub fn example_outline(example: &Path, steps: f64) -> ExampleOutline {
+    let request = cosimo::request::RunRequest {
+        targets: vec![example.display().to_string()],
+        ..Default::default()
+    };
+    let prepared = cosimo::request::prepare(&request, &mut |_| {})
+        .unwrap_or_else(|error| panic!("{}: {error}", example.display()));
+    let experiment = &prepared.system.experiment;
+    ExampleOutline {
+        stop: experiment
+            .stop
+            .min(experiment.start + steps * experiment.step),
+        names: prepared
+            .system
+            .components
+            .iter()
+            .map(|c| c.name.clone())
+            .collect(),
+        algorithm: experiment.algorithm.clone(),
+    }
+}
+
 /// A partition file's text that deals `names` out over `ranks` ranks in reverse (the last
 /// components on rank 0), every rank used when there are as many components.
 pub fn reversed_partition(names: &[String], ranks: usize) -> String {
