@@ -47,6 +47,36 @@ struct Interface {
     fast: Vec<usize>,
 }
 
+/// The inverse of the effective mass `m` at time `t`, or why there is none.
+fn inverse_mass(m: &DMatrix<f64>, t: f64) -> Result<DMatrix<f64>> {
+    m.clone().try_inverse().ok_or_else(|| {
+        Error::Numerics(format!(
+            "rim: the effective mass at t = {} is singular",
+            crate::numbers::number(t)
+        ))
+    })
+}
+
+/// The reduced model's position `s` and velocity `v` one fast step `h2` on under the
+/// acceleration `a`: semi-implicit Euler (the paper's Eq. 39) or exact for the force held.
+fn advance_reduced_model(
+    integrator: RimIntegrator,
+    (s, v): (&mut DVector<f64>, &mut DVector<f64>),
+    a: &DVector<f64>,
+    h2: f64,
+) {
+    match integrator {
+        RimIntegrator::SemiImplicitEuler => {
+            *v += a * h2;
+            *s += &*v * h2;
+        }
+        RimIntegrator::HeldForceExact => {
+            *s += &*v * h2 + a * (0.5 * h2 * h2);
+            *v += a * h2;
+        }
+    }
+}
+
 impl Execution {
     fn rim_interface(&self, settings: &RimSettings) -> Result<Interface> {
         if settings.interfaces.is_empty() {
@@ -252,12 +282,7 @@ impl Execution {
         let h2 = h1 / f64::from(n);
         // 1. Synchronisation: the reduced model from the multibody FMU.
         let (m, f_tilde) = self.effective(i, settings)?;
-        let m_inverse = m.clone().try_inverse().ok_or_else(|| {
-            Error::Numerics(format!(
-                "rim: the effective mass at t = {} is singular",
-                crate::numbers::number(t)
-            ))
-        })?;
+        let m_inverse = inverse_mass(&m, t)?;
         let (pos, vel) = (i.position.clone(), i.velocity.clone());
         let (mut s, mut v) = self.placement.run_one(i.mbs, move |unit| {
             let mut s = vec![0.0; pos.len()];
@@ -303,16 +328,7 @@ impl Execution {
                 self.set_target(c, value)?;
             }
             let a = &m_inverse * (&f_tilde + &lambda);
-            match settings.integrator {
-                RimIntegrator::SemiImplicitEuler => {
-                    v += &a * h2;
-                    s += &v * h2;
-                }
-                RimIntegrator::HeldForceExact => {
-                    s += &v * h2 + &a * (0.5 * h2 * h2);
-                    v += &a * h2;
-                }
-            }
+            advance_reduced_model(settings.integrator, (&mut s, &mut v), &a, h2);
         }
         // 3b. Averaged forces: the multibody FMU steps after the fast loop.
         if settings.multibody_force == MultibodyForce::Averaged {

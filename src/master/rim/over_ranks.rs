@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{Interface, MultibodyForce, RimIntegrator, RimSettings};
+use super::{advance_reduced_model, inverse_mass, Interface, MultibodyForce, RimSettings};
 use crate::master::execution::Execution;
 use crate::master::transport::Ranks;
 use crate::{Error, Result};
@@ -87,12 +87,7 @@ impl Execution {
         let f_tilde = DVector::from_column_slice(&flat[p * p..p * p + p]);
         let mut s = DVector::from_column_slice(&flat[p * p + p..p * p + 2 * p]);
         let mut v = DVector::from_column_slice(&flat[p * p + 2 * p..]);
-        let m_inverse = m.clone().try_inverse().ok_or_else(|| {
-            Error::Numerics(format!(
-                "rim: the effective mass at t = {} is singular",
-                crate::numbers::number(t)
-            ))
-        })?;
+        let m_inverse = inverse_mass(&m, t)?;
         let mut failure: Failure = None;
         // Where one rank owns every fast component, the fast loop runs there alone and what
         // the others need travels once after it; else the values travel every fast step.
@@ -187,16 +182,7 @@ impl Execution {
                 }
             }
             let a = &m_inverse * (&f_tilde + &lambda);
-            match settings.integrator {
-                RimIntegrator::SemiImplicitEuler => {
-                    v += &a * h2;
-                    s += &v * h2;
-                }
-                RimIntegrator::HeldForceExact => {
-                    s += &v * h2 + &a * (0.5 * h2 * h2);
-                    v += &a * h2;
-                }
-            }
+            advance_reduced_model(settings.integrator, (&mut s, &mut v), &a, h2);
         }
         if runs_here && ended_at.is_none() {
             self.set_links(i, &travelling[links_at..], n, &mut failure);
