@@ -16,30 +16,11 @@ use common::systems::gain_chain_file;
 use common::temp_dir;
 use cosimo::distribute::threads::in_process;
 use cosimo::distribute::{ChosenBy, Partition};
-use cosimo::master::record::{Cell, Row};
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::transport::Transport;
 use cosimo::request::{prepare_on_ranks, RunRequest};
 use cosimo::Error;
 use serde_json::{json, Value};
-
-/// The rows of a run: Floats as their bits, the other cells as written.
-#[derive(Default)]
-struct Rows(Vec<Vec<String>>);
-
-impl Observer for Rows {
-    fn row(&mut self, row: &Row) -> cosimo::Result<()> {
-        let mut cells = vec![format!("{:x}", row.time.to_bits())];
-        for cell in &row.cells {
-            cells.push(match cell {
-                Cell::Float(x) => format!("{:x}", x.to_bits()),
-                other => format!("{other:?}"),
-            });
-        }
-        self.0.push(cells);
-        Ok(())
-    }
-}
 
 /// The example `name` of fmus/ with `edit`, written into `dir` (FMU paths made absolute).
 fn system(dir: &Path, name: &str, label: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
@@ -78,7 +59,7 @@ type Split = Result<(Vec<Vec<String>>, Option<Partition>), Error>;
 /// The run of `request` on one rank of `transport`: rank 0's rows and the partition.
 fn run_split(request: &RunRequest, transport: Option<Arc<dyn Transport>>) -> Split {
     let mut prepared = prepare_on_ranks(request, transport, &mut |_| {})?;
-    let mut rows = Rows::default();
+    let mut rows = common::BitRows::default();
     let mut observers: Vec<&mut dyn Observer> = vec![&mut rows];
     run_loop::run(&mut prepared.execution, &mut observers)?;
     Ok((rows.0, prepared.partition))
@@ -744,7 +725,7 @@ fn parallel_puts_each_ranks_own_components_on_threads() {
                     let request = &request;
                     scope.spawn(move || -> Result<_, Error> {
                         let mut prepared = prepare_on_ranks(request, Some(t), &mut |_| {})?;
-                        let mut rows = Rows::default();
+                        let mut rows = common::BitRows::default();
                         run_loop::run(&mut prepared.execution, &mut [&mut rows])?;
                         let placement = prepared.execution.parallel.clone();
                         Ok((rows.0, placement.expect("--parallel places the run")))
@@ -799,7 +780,7 @@ fn a_scenario_gives_one_process_bits_over_ranks() {
         let mut prepared = prepare_on_ranks(&request(&path, None), transport, &mut |_| {})?;
         let start = prepared.system.experiment.start;
         let player = ScenarioPlayer::new(&prepared.execution, scenario.clone(), start)?;
-        let mut rows = Rows::default();
+        let mut rows = common::BitRows::default();
         run_loop::run_with_scenario(&mut prepared.execution, Some(player), &mut [&mut rows])?;
         Ok(rows.0)
     };

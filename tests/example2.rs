@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use common::temp_dir;
 use cosimo::distribute::threads::in_process;
-use cosimo::master::record::{Cell, Row};
 use cosimo::master::run::{self as run_loop, Observer};
 use cosimo::master::transport::Transport;
 use cosimo::master::RunStatistics;
@@ -24,24 +23,6 @@ const SUBSYSTEMS: usize = 4;
 const STOP: f64 = 2e-4;
 /// Result rows every 20 µs.
 const ROWS: usize = 11;
-
-/// The rows of a run: Floats as their bits, the other cells as written.
-#[derive(Default)]
-struct Rows(Vec<Vec<String>>);
-
-impl Observer for Rows {
-    fn row(&mut self, row: &Row) -> cosimo::Result<()> {
-        let mut cells = vec![format!("{:x}", row.time.to_bits())];
-        for cell in &row.cells {
-            cells.push(match cell {
-                Cell::Float(x) => format!("{:x}", x.to_bits()),
-                other => format!("{other:?}"),
-            });
-        }
-        self.0.push(cells);
-        Ok(())
-    }
-}
 
 /// The generator's system for `estimator`, written into `dir`.
 fn generated(dir: &Path, estimator: &str) -> PathBuf {
@@ -84,7 +65,7 @@ fn run(path: &Path, transport: Option<Arc<dyn Transport>>) -> (Vec<Vec<String>>,
     };
     let mut prepared = prepare_on_ranks(&request, transport, &mut |_| {})
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut rows = Rows::default();
+    let mut rows = common::BitRows::default();
     let mut observers: Vec<&mut dyn Observer> = vec![&mut rows];
     let stats = run_loop::run(&mut prepared.execution, &mut observers)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -85,6 +85,26 @@ pub fn example_systems() -> Vec<PathBuf> {
     examples
 }
 
+/// The rows of a run as an observer sees them, for comparing runs bit for bit: Floats as
+/// their bits, the other cells as written.
+#[derive(Default)]
+pub struct BitRows(pub Vec<Vec<String>>);
+
+impl cosimo::master::run::Observer for BitRows {
+    fn row(&mut self, row: &cosimo::master::record::Row) -> cosimo::Result<()> {
+        use cosimo::master::record::Cell;
+        let mut cells = vec![format!("{:x}", row.time.to_bits())];
+        for cell in &row.cells {
+            cells.push(match cell {
+                Cell::Float(x) => format!("{:x}", x.to_bits()),
+                other => format!("{other:?}"),
+            });
+        }
+        self.0.push(cells);
+        Ok(())
+    }
+}
+
 /// What a test needs of an example before running it, read as `cosimo run` reads it.
 pub struct ExampleOutline {
     /// Its stop time, or the end of its first `steps` macro steps where that comes first.
