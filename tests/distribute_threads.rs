@@ -149,9 +149,10 @@ fn thread_ranks_give_one_process_bits() {
 }
 
 /// Macro-step size and order control with each explicit estimator, under Jacobi and
-/// Gauss-Seidel: every rank takes the same decisions (the coupling values are on every rank;
-/// the states the ExLocal / ExMilne estimators measure are read by their owners and shared),
-/// so rank 0's rows are one process' bits, on 2 and 3 ranks.
+/// Gauss-Seidel: every rank takes the same decisions (the norms over coupling values are
+/// exactly rounded sums of every rank's part; the states the ExLocal / ExMilne estimators
+/// measure are read by their owners and shared), so rank 0's rows are one process' bits, on
+/// 2 and 3 ranks.
 #[test]
 fn step_and_order_control_with_the_explicit_estimators_gives_one_process_bits() {
     let dir = temp_dir();
@@ -883,34 +884,7 @@ fn coupling_values_go_to_the_neighbouring_ranks_only() {
     ] {
         let mut request = request(&chain, Some(&partition));
         request.overrides.algorithm = Some(kind);
-        let alone = run_split(
-            &RunRequest {
-                partition: None,
-                ..request.clone()
-            },
-            None,
-        )
-        .unwrap()
-        .0;
-        let counting: Vec<Arc<Counting>> =
-            in_process(3).into_iter().map(Counting::around).collect();
-        let outcomes: Vec<Split> = std::thread::scope(|scope| {
-            let handles: Vec<_> = counting
-                .iter()
-                .map(|t| {
-                    let request = &request;
-                    let t = t.clone() as Arc<dyn Transport>;
-                    scope.spawn(move || run_split(request, Some(t)))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        for (rank, outcome) in outcomes.into_iter().enumerate() {
-            let rows = outcome
-                .unwrap_or_else(|e| panic!("{algorithm}, rank {rank}: {e}"))
-                .0;
-            assert!(rows == alone, "{algorithm}: rank {rank} saw other rows");
-        }
+        let counting = counted_run(&request, 3, algorithm);
         let sent: Vec<Vec<(usize, usize)>> = counting
             .iter()
             .map(|c| c.sent.lock().unwrap().clone())
@@ -948,6 +922,76 @@ fn coupling_values_go_to_the_neighbouring_ranks_only() {
             collectives < 3 * steps + steps / 5 + 60,
             "{algorithm}: {collectives} collectives in {steps} steps"
         );
+    }
+}
+
+/// `request` over `size` thread ranks that count what they send: every rank's rows are one
+/// process' bits; the counts, in rank order.
+fn counted_run(request: &RunRequest, size: usize, label: &str) -> Vec<Arc<Counting>> {
+    let alone = run_split(
+        &RunRequest {
+            partition: None,
+            ..request.clone()
+        },
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{label}: {e}"))
+    .0;
+    let counting: Vec<Arc<Counting>> = in_process(size).into_iter().map(Counting::around).collect();
+    let outcomes: Vec<Split> = std::thread::scope(|scope| {
+        let handles: Vec<_> = counting
+            .iter()
+            .map(|t| {
+                let t = t.clone() as Arc<dyn Transport>;
+                scope.spawn(move || run_split(request, Some(t)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        let rows = outcome
+            .unwrap_or_else(|e| panic!("{label}, rank {rank}: {e}"))
+            .0;
+        assert!(rows == alone, "{label}: rank {rank} saw other rows");
+    }
+    counting
+}
+
+/// Macro-step size and order control with the explicit estimators goes point to point too:
+/// each rank adds the error terms of the connections into its own components, and the ranks
+/// merge their exactly rounded sums in one small collective, so every rank takes one process'
+/// decisions without every coupling value. The two masses and the spring on three ranks:
+/// values go between the spring's rank and each mass's, never from mass to mass.
+#[test]
+fn explicit_step_control_sends_coupling_values_to_the_neighbouring_ranks_only() {
+    let dir = temp_dir();
+    let partition = dir.path().join("one-each.txt");
+    std::fs::write(&partition, "mass1 0\nspring 1\nmass2 2\n").unwrap();
+    for algorithm in ["jacobi", "gauss-seidel"] {
+        for estimator in ["ExSLocal", "ExMilne"] {
+            let label = format!("{algorithm}-{estimator}");
+            let path = system(dir.path(), "two-mass-force-force.json", &label, |x| {
+                x["experiment"]["algorithm"] = json!(algorithm);
+                x["experiment"]["extrapolationOrder"] = json!(2);
+                x["experiment"]["stopTime"] = json!(0.3);
+                x["experiment"]["stepControl"] = json!({"estimator": estimator});
+            });
+            let counting = counted_run(&request(&path, Some(&partition)), 3, &label);
+            let sent: Vec<Vec<(usize, usize)>> = counting
+                .iter()
+                .map(|c| c.sent.lock().unwrap().clone())
+                .collect();
+            for (from, to) in [(0, 1), (1, 0), (1, 2), (2, 1)] {
+                assert!(
+                    sent[from][to].0 > 20,
+                    "{label}: rank {from} sent rank {to} {:?}",
+                    sent[from][to]
+                );
+            }
+            for (from, to) in [(0, 2), (2, 0)] {
+                assert_eq!(sent[from][to], (0, 0), "{label}: rank {from} to rank {to}");
+            }
+        }
     }
 }
 

@@ -63,20 +63,36 @@ pub fn milne_factor(
     }
 }
 
-/// Weighted root-mean-square norm: `sqrt(1/n sum (e_i / (atol_i + rtol |x_i|))^2)`.
+/// Weighted root-mean-square norm: `sqrt(1/n sum (e_i / (atol_i + rtol |x_i|))^2)`, the sum
+/// exactly rounded ([`add_weighted_squares`]).
 pub fn wrms(errors: &[f64], values: &[f64], atol: f64, rtol: f64) -> f64 {
-    if errors.is_empty() {
+    let mut sum = ExactSum::default();
+    add_weighted_squares(&mut sum, errors, values, atol, rtol);
+    root_mean(&sum, errors.len())
+}
+
+/// Add the weighted squares `(e_i / (atol + rtol |x_i|))^2` to `sum` without rounding, so
+/// that a norm is the same bits whatever order, or split over ranks, its terms come in.
+pub fn add_weighted_squares(
+    sum: &mut ExactSum,
+    errors: &[f64],
+    values: &[f64],
+    atol: f64,
+    rtol: f64,
+) {
+    for (e, x) in errors.iter().zip(values) {
+        let w = atol + rtol * x.abs();
+        sum.add((e / w) * (e / w));
+    }
+}
+
+/// The WRMS norm of `n` variables whose weighted squares add up to `sum`: `sqrt(sum / n)`, 0
+/// for no variable.
+pub fn root_mean(sum: &ExactSum, n: usize) -> f64 {
+    if n == 0 {
         return 0.0;
     }
-    let sum: f64 = errors
-        .iter()
-        .zip(values)
-        .map(|(e, x)| {
-            let w = atol + rtol * x.abs();
-            (e / w) * (e / w)
-        })
-        .sum();
-    (sum / errors.len() as f64).sqrt()
+    (sum.value() / n as f64).sqrt()
 }
 
 /// The ratio r from an error norm with exponent `1 / p`: `(SF * ||e||)^(-1/p)`.
@@ -193,17 +209,30 @@ pub fn scaled_derivative_norm(
     if times.len() <= j {
         return f64::NAN;
     }
+    let mut sum = ExactSum::default();
+    add_scaled_derivative_squares(&mut sum, j, h, times, histories, atol, rtol);
+    root_mean(&sum, histories.len())
+}
+
+/// The weighted squares of [`scaled_derivative_norm`] added to `sum` (the history holds more
+/// than `j` points).
+fn add_scaled_derivative_squares(
+    sum: &mut ExactSum,
+    j: usize,
+    h: f64,
+    times: &[f64],
+    histories: &[&[f64]],
+    atol: f64,
+    rtol: f64,
+) {
     let mut factorial = 1.0;
     for i in 2..=j {
         factorial *= i as f64;
     }
-    let mut scaled = Vec::with_capacity(histories.len());
-    let mut current = Vec::with_capacity(histories.len());
     for values in histories {
-        scaled.push(h.powi(j as i32) * factorial * divided_difference(&times[..=j], &values[..=j]));
-        current.push(values[0]);
+        let scaled = h.powi(j as i32) * factorial * divided_difference(&times[..=j], &values[..=j]);
+        add_weighted_squares(sum, &[scaled], &values[..1], atol, rtol);
     }
-    wrms(&scaled, &current, atol, rtol)
 }
 
 /// The divided difference u[t_0, ..., t_n].
@@ -250,6 +279,7 @@ pub struct ControlStatistics {
     pub trace: Vec<(f64, f64, usize)>,
 }
 
+use super::exact_sum::ExactSum;
 use super::execution::Execution;
 use super::implicit::ImplicitState;
 use crate::settings::implicit::ImplicitSettings;
@@ -302,31 +332,25 @@ impl Execution {
             }
             e => e,
         };
-        let (rtol, atol_position, atol_velocity) = control.state_tolerances();
         let (rtol_coupling, atol_coupling) = control.coupling_tolerances();
-        let state_norm = |estimates: &[f64], values: &[f64]| {
-            let (ep, ev) = estimates.split_at(positions);
-            let (xp, xv) = values.split_at(positions);
-            let np = wrms(ep, xp, atol_position, rtol);
-            let nv = wrms(ev, xv, atol_velocity, rtol);
-            let (p_pos, p_vel, _) = ratio_exponents(k);
-            let r =
-                ratio(control.step.safety, np, p_pos).min(ratio(control.step.safety, nv, p_vel));
-            (np.max(nv), r)
-        };
         match estimator {
             Estimator::ExSLocal => {
                 self.order_override = Some(k_order);
-                let predicted = self.extrapolate_to(t_end, &coupled);
+                let here = self.coupled_here(&coupled);
+                let predicted = self.extrapolate_to(t_end, &here);
                 self.advance(t_start, t_end, None)?;
                 attempt.macro_steps = 1;
-                let updated: Vec<f64> = coupled.iter().map(|&c| self.values[c]).collect();
+                let updated: Vec<f64> = here.iter().map(|&c| self.values[c]).collect();
                 attempt.estimates = predicted
                     .iter()
                     .zip(&updated)
                     .map(|(p, u)| (p - u).abs())
                     .collect();
-                attempt.norm = wrms(&attempt.estimates, &updated, atol_coupling, rtol_coupling);
+                let mut sum = ExactSum::default();
+                let (estimates, atol, rtol) = (&attempt.estimates, atol_coupling, rtol_coupling);
+                add_weighted_squares(&mut sum, estimates, &updated, atol, rtol);
+                self.merge_sums_over_ranks(std::slice::from_mut(&mut sum))?;
+                attempt.norm = root_mean(&sum, coupled.len());
                 attempt.ratio = ratio(control.step.safety, attempt.norm, ratio_exponents(k).2);
             }
             Estimator::ExLocal | Estimator::ExMilne => {
@@ -336,10 +360,11 @@ impl Execution {
                     self.advance(t_start, t_end, None)?;
                 } else {
                     self.order_override = Some(k_order + 1);
-                    let milne = self.extrapolate_to(t_end, &coupled);
+                    let here = self.coupled_here(&coupled);
+                    let milne = self.extrapolate_to(t_end, &here);
                     self.order_override = Some(k_order);
                     let mut at_end = self.values.clone();
-                    for (j, &c) in coupled.iter().enumerate() {
+                    for (j, &c) in here.iter().enumerate() {
                         at_end[c] = milne[j];
                     }
                     self.advance(t_start, t_end, Some(&at_end))?;
@@ -364,7 +389,8 @@ impl Execution {
                         factor * (q - q_hat).abs()
                     })
                     .collect();
-                (attempt.norm, attempt.ratio) = state_norm(&attempt.estimates, &states);
+                (attempt.norm, attempt.ratio) =
+                    self.state_norm(control, (positions, k), &attempt.estimates, &states)?;
             }
             Estimator::ImMilne | Estimator::ImSLocal => {
                 self.order_override = Some(k_order);
@@ -399,7 +425,8 @@ impl Execution {
                                 * (q - q_pre).abs()
                         })
                         .collect();
-                    (attempt.norm, attempt.ratio) = state_norm(&attempt.estimates, &states);
+                    (attempt.norm, attempt.ratio) =
+                        self.state_norm(control, (positions, k), &attempt.estimates, &states)?;
                 }
             }
         }
@@ -412,33 +439,88 @@ impl Execution {
         control: &StepControl,
         k: usize,
         h: f64,
-    ) -> Vec<f64> {
+    ) -> Result<Vec<f64>> {
         let coupled = self.coupled_connections();
-        let histories: Vec<&[f64]> = coupled.iter().map(|&c| self.history.values(c)).collect();
+        let here = self.coupled_here(&coupled);
+        let histories: Vec<&[f64]> = here.iter().map(|&c| self.history.values(c)).collect();
         let (rtol, atol) = control.coupling_tolerances();
-        (0..=k + 2)
-            .map(|j| {
-                if j == 0 {
-                    f64::NAN
-                } else {
-                    scaled_derivative_norm(j, h, self.history.times(), &histories, atol, rtol)
-                }
-            })
-            .collect()
+        let times = self.history.times();
+        let mut sums = vec![ExactSum::default(); k + 2];
+        for (j, sum) in (1..).zip(sums.iter_mut()) {
+            if times.len() > j {
+                add_scaled_derivative_squares(sum, j, h, times, &histories, atol, rtol);
+            }
+        }
+        self.merge_sums_over_ranks(&mut sums)?;
+        let norms = (1..).zip(&sums).map(|(j, sum)| {
+            if times.len() <= j {
+                f64::NAN
+            } else {
+                root_mean(sum, coupled.len())
+            }
+        });
+        Ok(std::iter::once(f64::NAN).chain(norms).collect())
+    }
+
+    /// The norm of the state estimates (the larger of the positions' and the velocities') and
+    /// the step-size ratio it suggests at order k; the first `positions` probes are positions.
+    /// Where values go point to point each rank adds the terms of its own probes (only their
+    /// owners read them) and the ranks merge the sums.
+    fn state_norm(
+        &self,
+        control: &StepControl,
+        (positions, k): (usize, usize),
+        estimates: &[f64],
+        values: &[f64],
+    ) -> Result<(f64, f64)> {
+        let (rtol, atol_position, atol_velocity) = control.state_tolerances();
+        let mut sums = [ExactSum::default(), ExactSum::default()];
+        for (j, (e, x)) in estimates.iter().zip(values).enumerate() {
+            if !self.reads_probe_here(j) {
+                continue;
+            }
+            let (sum, atol) = if j < positions {
+                (&mut sums[0], atol_position)
+            } else {
+                (&mut sums[1], atol_velocity)
+            };
+            add_weighted_squares(sum, &[*e], &[*x], atol, rtol);
+        }
+        self.merge_sums_over_ranks(&mut sums)?;
+        let np = root_mean(&sums[0], positions);
+        let nv = root_mean(&sums[1], estimates.len() - positions);
+        let (p_pos, p_vel, _) = ratio_exponents(k);
+        let r = ratio(control.step.safety, np, p_pos).min(ratio(control.step.safety, nv, p_vel));
+        Ok((np.max(nv), r))
+    }
+
+    /// The coupled connections whose terms this process adds to a norm over the coupling
+    /// values: where values go point to point, those into its own components (only their
+    /// owners hold them and their history); elsewhere all of them.
+    fn coupled_here(&self, coupled: &[usize]) -> Vec<usize> {
+        match &self.ranks {
+            Some(ranks) if self.values_point_to_point() => coupled
+                .iter()
+                .copied()
+                .filter(|&c| ranks.owns(self.resolved.connections[c].to_component))
+                .collect(),
+            _ => coupled.to_vec(),
+        }
     }
 
     /// The a-priori estimate after an order change (Eq. 31): P^(k+1)(T) - P^k(T) through the
     /// history, at the trial point T = t + h, as a step-size ratio for the new order k.
-    pub(crate) fn a_priori_ratio(&self, control: &StepControl, k: usize, h: f64) -> f64 {
+    pub(crate) fn a_priori_ratio(&self, control: &StepControl, k: usize, h: f64) -> Result<f64> {
         let t = self.time + h;
         let times = self.history.times();
         if times.len() < k + 2 {
-            return 1.0;
+            return Ok(1.0);
         }
         let coupled = self.coupled_connections();
-        let mut difference = Vec::with_capacity(coupled.len());
-        let mut current = Vec::with_capacity(coupled.len());
-        for &c in &coupled {
+        let here = self.coupled_here(&coupled);
+        let mut difference = Vec::with_capacity(here.len());
+        let mut current = Vec::with_capacity(here.len());
+        for &c in &here {
             let values = self.history.values(c);
             let mut high = [0.0; MAX_DEGREE + 2];
             let mut low = [0.0; MAX_DEGREE + 2];
@@ -448,11 +530,14 @@ impl Execution {
             current.push(values[0]);
         }
         let (rtol, atol) = control.coupling_tolerances();
-        ratio(
+        let mut sum = ExactSum::default();
+        add_weighted_squares(&mut sum, &difference, &current, atol, rtol);
+        self.merge_sums_over_ranks(std::slice::from_mut(&mut sum))?;
+        Ok(ratio(
             control.step.safety,
-            wrms(&difference, &current, atol, rtol),
+            root_mean(&sum, coupled.len()),
             ratio_exponents(k).2,
-        )
+        ))
     }
 }
 
@@ -565,10 +650,10 @@ impl super::algorithm::MasterAlgorithm for Controlled {
                 };
                 let reduced = next < h_try;
                 if control.variable_order {
-                    let sdn = exec.scaled_derivative_norms(control, k, next);
+                    let sdn = exec.scaled_derivative_norms(control, k, next)?;
                     let k_new = next_order(k, self.max_order, &sdn, 0, self.successes);
                     if k_new != k {
-                        let r = exec.a_priori_ratio(control, k_new, next);
+                        let r = exec.a_priori_ratio(control, k_new, next)?;
                         if let Ok(StepDecision::Accept { next: n }) =
                             next_step_size(&control.step, next, r, true, 0, false)
                         {
@@ -590,7 +675,7 @@ impl super::algorithm::MasterAlgorithm for Controlled {
                     exec.roll_back(t)?;
                 }
                 if control.variable_order {
-                    let sdn = exec.scaled_derivative_norms(control, k, retry);
+                    let sdn = exec.scaled_derivative_norms(control, k, retry)?;
                     self.k = next_order(k, self.max_order, &sdn, self.failures, 0);
                 }
                 self.successes = 0;

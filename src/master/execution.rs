@@ -1020,7 +1020,9 @@ impl Execution {
         Ok(())
     }
 
-    /// Read the probed state variables now.
+    /// Read the probed state variables now, in probe order: every one on every process,
+    /// except where values go point to point, where a process holds its own components' only
+    /// (it reads 0 for the others).
     pub fn read_probes(&mut self) -> Result<Vec<f64>> {
         let probes = self.probes.clone();
         let mut values = Vec::with_capacity(probes.len());
@@ -1041,8 +1043,24 @@ impl Execution {
                 Err(error) => return Err(error),
             }
         }
-        self.share_probes(&mut values, read)?;
+        if self.values_point_to_point() {
+            // The owners add their probes' terms to the norms (`Execution::state_norm`).
+            self.agree(read)?;
+        } else {
+            self.share_probes(&mut values, read)?;
+        }
         Ok(values)
+    }
+
+    /// Whether this process holds probe `j`'s value after [`Execution::read_probes`]: its
+    /// owner, or every process where probes are shared.
+    pub(crate) fn reads_probe_here(&self, j: usize) -> bool {
+        match &self.ranks {
+            Some(ranks) if self.values_point_to_point() => {
+                self.probes.get(j).is_some_and(|&(i, _)| ranks.owns(i))
+            }
+            _ => true,
+        }
     }
 
     /// Component index and value reference of a Float64 variable `component.variable`.

@@ -13,6 +13,7 @@ pub mod clocks;
 pub mod constraint;
 pub mod control;
 pub mod divergence;
+pub mod exact_sum;
 pub mod exchange;
 pub mod execution;
 pub mod extended;

@@ -1,11 +1,14 @@
 //! What crosses ranks point to point (DESIGN decision 12), where no rank needs the coupling
 //! values of connections into other ranks' components: Jacobi and Gauss-Seidel at fixed
-//! steps, without algebraic loops or a divergence limit. There a connection's value is used
+//! steps or under explicit step control, without algebraic loops or a divergence limit. (The
+//! controller's error norms add terms over coupling values: each rank adds those into its own
+//! components and the ranks merge their exactly rounded sums, `exact_sum.rs`, in one small
+//! collective, so every rank takes one process' decision.) There a connection's value is used
 //! only by the rank that owns its target (to set the input and extrapolate it), so each value
 //! goes from its source's owner to its target's owner, packed in one message per pair of
 //! neighbouring ranks, and one small round of statuses ([`STATUS`] bytes per rank) tells every
 //! rank whether any failed or asked to stop, unless every rank heard from every other already.
-//! Elsewhere (step control, the implicit and constraint algorithms, loops, divergence checks)
+//! Elsewhere (the implicit and constraint algorithms, loops, divergence checks)
 //! every rank needs every value, and the collectives of `transport.rs` carry them.
 //!
 //! Three rounds use it: after a Jacobi step (or a read of every source), the sources of each
@@ -120,9 +123,11 @@ impl Neighbours {
         use crate::settings::Algorithm;
         let experiment = &resolved.system.experiment;
         let fixed = match &experiment.algorithm {
-            Algorithm::Jacobi(explicit) | Algorithm::GaussSeidel(explicit) => {
-                explicit.control.is_none()
-            }
+            // Explicit step control needs only norms, which the ranks add exactly.
+            Algorithm::Jacobi(explicit) | Algorithm::GaussSeidel(explicit) => explicit
+                .control
+                .as_ref()
+                .is_none_or(|control| !control.estimator.is_implicit()),
             _ => false,
         };
         let loops = graph.blocks.iter().any(|b| b.is_loop);

@@ -39,6 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::exact_sum::{self, ExactSum};
 use super::execution::Execution;
 use super::record::Cell;
 use crate::{Error, Result};
@@ -583,6 +584,21 @@ impl Execution {
             .collect()
     }
 
+    /// Whether a coupling value is held only by the ranks at its connection's ends (values go
+    /// point to point), so that a sum over connections needs every rank's part.
+    pub(crate) fn values_point_to_point(&self) -> bool {
+        self.ranks.is_some() && self.neighbours.is_some()
+    }
+
+    /// Under point-to-point values: every rank's part of `sums` merged into each
+    /// ([`merge_exact_sums`]); elsewhere every rank added every term already.
+    pub(crate) fn merge_sums_over_ranks(&self, sums: &mut [ExactSum]) -> Result<()> {
+        match self.ranks.as_ref().filter(|_| self.neighbours.is_some()) {
+            Some(ranks) => merge_exact_sums(ranks.transport.as_ref(), sums),
+            None => Ok(()),
+        }
+    }
+
     /// Sum of a count over the ranks.
     pub(crate) fn sum_over_ranks(&self, count: u64) -> u64 {
         match &self.ranks {
@@ -595,6 +611,55 @@ impl Execution {
                 .sum(),
         }
     }
+}
+
+/// Every rank's part of `sums` merged into each: the same exact sums on every rank whatever
+/// the partition. One collective of a few bytes per rank and sum
+/// ([`exact_sum::SLOT_BYTES`]); a second carries whole the sums of ranks whose sums did not
+/// fit their slots.
+pub(crate) fn merge_exact_sums(transport: &dyn Transport, sums: &mut [ExactSum]) -> Result<()> {
+    let size = transport.size();
+    let mut mine = vec![0u8; sums.len() * exact_sum::SLOT_BYTES];
+    let mut fits = true;
+    for (sum, slot) in sums
+        .iter()
+        .zip(mine.chunks_exact_mut(exact_sum::SLOT_BYTES))
+    {
+        fits &= sum.encode_slot(slot);
+    }
+    let all = transport.all_gather_known(&mine, &vec![mine.len(); size]);
+    let slots: Vec<Option<ExactSum>> = all
+        .chunks_exact(exact_sum::SLOT_BYTES)
+        .map(ExactSum::decode_slot)
+        .collect();
+    let whole = if slots.iter().all(Option::is_some) {
+        None
+    } else {
+        let mut bytes = Vec::new();
+        if !fits {
+            sums.iter().for_each(|s| s.encode(&mut bytes));
+        }
+        Some(transport.all_gather(&bytes))
+    };
+    let mut merged = vec![ExactSum::default(); sums.len()];
+    for r in 0..size {
+        let sent_whole = whole.as_ref().map(|w| &w[r]).filter(|w| !w.is_empty());
+        let mut at = 0;
+        for (j, total) in merged.iter_mut().enumerate() {
+            let part = match sent_whole {
+                Some(bytes) => ExactSum::decode(bytes, &mut at),
+                None => slots.get(r * sums.len() + j).cloned().flatten(),
+            };
+            let part = part.ok_or_else(|| {
+                Error::Internal(format!(
+                    "rank {r} sent an error norm's sum that does not decode"
+                ))
+            })?;
+            total.merge(&part);
+        }
+    }
+    sums.clone_from_slice(&merged);
+    Ok(())
 }
 
 /// Errors are not `Clone`: the text is what travels.
@@ -674,4 +739,55 @@ fn decode_cell(bytes: &[u8], at: &mut usize) -> Option<Cell> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three ranks add their parts of two sums; rank 1's second sum has more partials than a
+    /// slot holds, so it travels whole in a second round. Every rank ends with the exact sums
+    /// one process gets.
+    #[test]
+    fn ranks_merge_exact_sums_also_when_one_does_not_fit_its_slot() {
+        let terms: Vec<Vec<f64>> = vec![
+            vec![0.1, 0.2, 0.3],
+            vec![1e-300, 1e300, 1e-150, 1e150, 1.0],
+            vec![0.7, 1e-20],
+        ];
+        let mut alone = [ExactSum::default(), ExactSum::default()];
+        for (r, t) in terms.iter().enumerate() {
+            for &x in t {
+                alone[0].add(x * (r + 1) as f64);
+                alone[1].add(x);
+            }
+        }
+        let merged: Vec<Vec<f64>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = crate::distribute::threads::in_process(3)
+                .into_iter()
+                .map(|transport| {
+                    let terms = &terms;
+                    scope.spawn(move || {
+                        let r = transport.rank();
+                        let mut sums = [ExactSum::default(), ExactSum::default()];
+                        for &x in &terms[r] {
+                            sums[0].add(x * (r + 1) as f64);
+                            sums[1].add(x);
+                        }
+                        let mut slot = [0u8; exact_sum::SLOT_BYTES];
+                        assert_eq!(sums[1].encode_slot(&mut slot), r != 1);
+                        merge_exact_sums(transport.as_ref(), &mut sums).expect("merges");
+                        sums.iter().map(ExactSum::value).collect()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a rank"))
+                .collect()
+        });
+        for values in merged {
+            assert_eq!(values, vec![alone[0].value(), alone[1].value()]);
+        }
+    }
 }
