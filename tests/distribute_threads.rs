@@ -458,6 +458,44 @@ fn a_non_finite_value_read_in_the_exchange_on_rank_1_ends_every_rank() {
     assert!(alone.contains("g.y is inf"), "{alone}");
 }
 
+/// A divergence limit under Jacobi and Gauss-Seidel, whose coupling values only their
+/// targets' owners hold: each rank checks the connections into its own components and the
+/// ranks agree on the first beyond the limit. A time ramp f.x feeds g (rank 1), whose output
+/// feeds h (rank 0) unchanged: both values pass the limit in the same step, and every rank
+/// names f.x -> g.u, the first connection, as one process does (rank 0 sees only g.y -> h.u).
+#[test]
+fn a_divergence_limit_names_one_process_first_value_on_every_rank() {
+    let dir = temp_dir();
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let fmu = |model: &str| common::fmu(model, 2).display().to_string();
+    for algorithm in ["jacobi", "gauss-seidel"] {
+        let system = json!({
+            "components": [
+                {"name": "f", "fmu": fmu("Faulty"), "rank": 1},
+                {"name": "g", "fmu": fmu("Gain"), "rank": 1, "parameters": {"k": 1.0}},
+                {"name": "h", "fmu": fmu("Gain"), "rank": 0, "parameters": {"k": 0.5}}
+            ],
+            "connections": [{"from": "f.x", "to": "g.u"}, {"from": "g.y", "to": "h.u"}],
+            "experiment": {"stopTime": 1.5, "stepSize": 0.1, "algorithm": algorithm,
+                           "divergenceLimit": 0.95}
+        });
+        let path = dir.path().join(format!("limited-{algorithm}.json"));
+        std::fs::write(&path, system.to_string()).unwrap();
+        let alone = match run(&path, None) {
+            Err(error) => error.to_string(),
+            Ok(_) => panic!("{algorithm}: the limit was not passed"),
+        };
+        assert!(
+            alone.contains("t = 1:") && alone.contains("the coupling value f.x -> g.u"),
+            "{algorithm}: {alone}"
+        );
+        for (rank, outcome) in run_on_threads(&path, 2).into_iter().enumerate() {
+            let (said, _) = error_and_rank(outcome);
+            assert_eq!(said, alone, "{algorithm}, rank {rank}");
+        }
+    }
+}
+
 /// The two masses as a partition file lists them.
 const FILE_SPLIT: &str = "# mass 2 and mass 1 on rank 1\nmass2 1\n\nspring\t0\nmass1 1\n";
 

@@ -937,7 +937,8 @@ fn every_example_under_every_algorithm_that_spreads_gives_one_process_bytes() {
     }
     let dir = temp_dir();
     // Three of the thread ranks' six (which run all six with both partitions): the point to
-    // point exchange (Gauss-Seidel), the collectives with step control, the implicit corrector.
+    // point exchange (Gauss-Seidel), step control's exactly rounded norms merged over ranks
+    // (Jacobi with ExSLocal), the implicit corrector's collectives.
     let adaptive = |algorithm, estimator| {
         [
             "--algorithm",

@@ -90,15 +90,16 @@ fn beyond(name: impl std::fmt::Display, value: f64, limit: f64) -> Error {
     ))
 }
 
-/// The first coupling value beyond `limit` (after an accepted macro step).
+/// The first coupling value beyond `limit` (after an accepted macro step), in connection
+/// order, on every rank alike.
 pub fn check_coupling_values(exec: &Execution, limit: f64) -> Result<()> {
-    match exec.values.iter().position(|v| v.abs() > limit) {
+    match exec.first_coupling_value_beyond(limit) {
         None => Ok(()),
-        Some(c) => {
+        Some((c, value)) => {
             let (from, to) = exec.connection_names(c);
             Err(beyond(
                 format_args!("the coupling value {from} -> {to}"),
-                exec.values[c],
+                value,
                 limit,
             ))
         }

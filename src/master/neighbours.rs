@@ -1,15 +1,16 @@
 //! What crosses ranks point to point (DESIGN decision 12), where no rank needs the coupling
 //! values of connections into other ranks' components: Jacobi and Gauss-Seidel at fixed
-//! steps or under explicit step control, without algebraic loops or a divergence limit. (The
-//! controller's error norms add terms over coupling values: each rank adds those into its own
-//! components and the ranks merge their exactly rounded sums, `exact_sum.rs`, in one small
-//! collective, so every rank takes one process' decision.) There a connection's value is used
-//! only by the rank that owns its target (to set the input and extrapolate it), so each value
-//! goes from its source's owner to its target's owner, packed in one message per pair of
-//! neighbouring ranks, and one small round of statuses ([`STATUS`] bytes per rank) tells every
-//! rank whether any failed or asked to stop, unless every rank heard from every other already.
-//! Elsewhere (the implicit and constraint algorithms, loops, divergence checks)
-//! every rank needs every value, and the collectives of `transport.rs` carry them.
+//! steps or under explicit step control, without algebraic loops. There a connection's value
+//! is used only by the rank that owns its target (to set the input and extrapolate it), so
+//! each value goes from its source's owner to its target's owner, packed in one message per
+//! pair of neighbouring ranks, and one small round of statuses ([`STATUS`] bytes per rank)
+//! tells every rank whether any failed or asked to stop, unless every rank heard from every
+//! other already. What else needs values over all connections is reduced: the step
+//! controller's error norms are exactly rounded sums (`exact_sum.rs`) that each rank adds for
+//! the connections into its own components and the ranks merge in one small collective, and
+//! a divergence limit is checked by the targets' owners, who agree on the first value beyond
+//! it. Elsewhere (the implicit and constraint algorithms, algebraic loops) every rank needs
+//! every value, and the collectives of `transport.rs` carry them.
 //!
 //! Three rounds use it: after a Jacobi step (or a read of every source), the sources of each
 //! owner; in a Gauss-Seidel sweep, after each stretch of consecutive components of one owner,
@@ -131,7 +132,7 @@ impl Neighbours {
             _ => false,
         };
         let loops = graph.blocks.iter().any(|b| b.is_loop);
-        if !fixed || loops || experiment.divergence_limit.is_some() {
+        if !fixed || loops {
             return None;
         }
         let from = |c: usize| owner[resolved.connections[c].from_component];

@@ -599,6 +599,40 @@ impl Execution {
         }
     }
 
+    /// The first connection whose coupling value is beyond `limit` in magnitude, and that
+    /// value. Where values go point to point each rank looks at the connections into its own
+    /// components (only their owners hold them) and one all-gather of 16 bytes per rank finds
+    /// the first; elsewhere every rank holds every value.
+    pub(crate) fn first_coupling_value_beyond(&self, limit: f64) -> Option<(usize, f64)> {
+        let beyond = |c: &usize| self.values[*c].abs() > limit;
+        let connections = 0..self.values.len();
+        let Some(ranks) = self.ranks.as_ref().filter(|_| self.neighbours.is_some()) else {
+            return connections
+                .into_iter()
+                .find(beyond)
+                .map(|c| (c, self.values[c]));
+        };
+        let to = |c: &usize| ranks.owns(self.resolved.connections[*c].to_component);
+        let mine = connections.into_iter().filter(to).find(beyond);
+        let mut bytes = [0u8; 16];
+        if let Some(c) = mine {
+            bytes[..8].copy_from_slice(&(c as u64).to_le_bytes());
+            bytes[8..].copy_from_slice(&self.values[c].to_le_bytes());
+        } else {
+            bytes[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        }
+        let size = ranks.transport.size();
+        let all = ranks.transport.all_gather_known(&bytes, &vec![16; size]);
+        all.chunks_exact(16)
+            .filter_map(|b| {
+                let c = u64::from_le_bytes(b[..8].try_into().ok()?);
+                let value = f64::from_le_bytes(b[8..].try_into().ok()?);
+                Some((usize::try_from(c).ok()?, value))
+            })
+            .filter(|&(c, _)| c < self.values.len())
+            .min_by_key(|&(c, _)| c)
+    }
+
     /// Sum of a count over the ranks.
     pub(crate) fn sum_over_ranks(&self, count: u64) -> u64 {
         match &self.ranks {
