@@ -887,14 +887,20 @@ impl Transport for Counting {
         self.collective();
         self.inner.broadcast_known(root, bytes)
     }
-    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]) {
+    fn exchange(
+        &self,
+        outgoing: &[u8],
+        sends: &[(usize, usize)],
+        incoming: &mut [u8],
+        receives: &[(usize, usize)],
+    ) {
         let mut sent = self.sent.lock().unwrap();
-        for (to, bytes) in sends {
-            sent[*to].0 += 1;
-            sent[*to].1 += bytes.len();
+        for &(to, length) in sends {
+            sent[to].0 += 1;
+            sent[to].1 += length;
         }
         drop(sent);
-        self.inner.exchange(sends, receives)
+        self.inner.exchange(outgoing, sends, incoming, receives)
     }
 }
 

@@ -97,19 +97,29 @@ impl Transport for MpiTransport {
             .broadcast_into(bytes);
     }
 
-    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]) {
+    fn exchange(
+        &self,
+        outgoing: &[u8],
+        sends: &[(usize, usize)],
+        incoming: &mut [u8],
+        receives: &[(usize, usize)],
+    ) {
         mpi::request::scope(|scope| {
             // Receives posted first; every request is waited for when its guard drops.
             let mut pending = Vec::with_capacity(sends.len() + receives.len());
-            for (rank, buffer) in receives.iter_mut() {
-                let from = self.world.process_at_rank(*rank as i32);
-                pending.push(WaitGuard::from(
-                    from.immediate_receive_into(scope, &mut **buffer),
-                ));
+            let mut rest = incoming;
+            for &(rank, length) in receives {
+                let (buffer, tail) = rest.split_at_mut(length.min(rest.len()));
+                rest = tail;
+                let from = self.world.process_at_rank(rank as i32);
+                pending.push(WaitGuard::from(from.immediate_receive_into(scope, buffer)));
             }
-            for (rank, bytes) in sends {
-                let to = self.world.process_at_rank(*rank as i32);
-                pending.push(WaitGuard::from(to.immediate_send(scope, *bytes)));
+            let mut at = 0;
+            for &(rank, length) in sends {
+                let bytes = &outgoing[at.min(outgoing.len())..(at + length).min(outgoing.len())];
+                at += length;
+                let to = self.world.process_at_rank(rank as i32);
+                pending.push(WaitGuard::from(to.immediate_send(scope, bytes)));
             }
             drop(pending);
         });

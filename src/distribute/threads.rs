@@ -74,7 +74,13 @@ impl Transport for ThreadRank {
         all
     }
 
-    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]) {
+    fn exchange(
+        &self,
+        outgoing: &[u8],
+        sends: &[(usize, usize)],
+        incoming: &mut [u8],
+        receives: &[(usize, usize)],
+    ) {
         let lock = || {
             self.shared
                 .mail
@@ -83,17 +89,23 @@ impl Transport for ThreadRank {
         };
         {
             let mut mail = lock();
-            for (to, bytes) in sends {
-                let queue = mail.entry((self.rank, *to)).or_default();
+            let mut rest = outgoing;
+            for &(to, length) in sends {
+                let (bytes, tail) = rest.split_at(length.min(rest.len()));
+                rest = tail;
+                let queue = mail.entry((self.rank, to)).or_default();
                 queue.push_back(bytes.to_vec());
             }
         }
         self.shared.delivered.notify_all();
-        for (from, buffer) in receives.iter_mut() {
+        let mut rest = incoming;
+        for &(from, length) in receives {
+            let (buffer, tail) = rest.split_at_mut(length.min(rest.len()));
+            rest = tail;
             let mut mail = lock();
             let message = loop {
                 if let Some(message) = mail
-                    .get_mut(&(*from, self.rank))
+                    .get_mut(&(from, self.rank))
                     .and_then(VecDeque::pop_front)
                 {
                     break message;
@@ -160,19 +172,19 @@ mod tests {
                     scope.spawn(move || match t.rank() {
                         // Two messages to rank 1, none from anybody.
                         0 => {
-                            t.exchange(&[(1, &[1, 2][..])], &mut []);
-                            t.exchange(&[(1, &[3][..])], &mut []);
+                            t.exchange(&[1, 2], &[(1, 2)], &mut [], &[]);
+                            t.exchange(&[3], &[(1, 1)], &mut [], &[]);
                             Vec::new()
                         }
-                        // Both from rank 0 (in order), one from rank 2.
+                        // Both from rank 0 (in order), one from rank 2, packed in one buffer.
                         1 => {
-                            let (mut a, mut b, mut c) = ([0u8; 2], [0u8; 1], [0u8; 1]);
-                            t.exchange(&[], &mut [(0, &mut a[..]), (2, &mut c[..])]);
-                            t.exchange(&[], &mut [(0, &mut b[..])]);
-                            vec![a.to_vec(), b.to_vec(), c.to_vec()]
+                            let (mut ac, mut b) = ([0u8; 3], [0u8; 1]);
+                            t.exchange(&[], &[], &mut ac, &[(0, 2), (2, 1)]);
+                            t.exchange(&[], &[], &mut b, &[(0, 1)]);
+                            vec![ac[..2].to_vec(), b.to_vec(), ac[2..].to_vec()]
                         }
                         _ => {
-                            t.exchange(&[(1, &[9][..])], &mut []);
+                            t.exchange(&[9], &[(1, 1)], &mut [], &[]);
                             Vec::new()
                         }
                     })

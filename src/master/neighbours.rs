@@ -57,6 +57,14 @@ pub(crate) struct Round {
     pub from: Vec<(usize, Vec<usize>)>,
     /// Every rank hears from every other in this round: the statuses ride in the messages.
     pub complete: bool,
+    /// The messages of `to` and `from` as (rank, bytes), packed one after the other in
+    /// `outgoing` and `incoming`: laid out once, so that a round allocates nothing.
+    sends: Vec<(usize, usize)>,
+    receives: Vec<(usize, usize)>,
+    outgoing: Vec<u8>,
+    incoming: Vec<u8>,
+    /// The statuses heard in the last round, as (rank, status).
+    heard: Vec<(usize, Status)>,
 }
 
 /// Consecutive items (sweep positions or exchange parts) of one owner, and the round after
@@ -239,58 +247,56 @@ fn round(
             .filter(|(_, list)| !list.is_empty())
             .collect()
     };
+    let (to, from) = (keep(to), keep(from));
+    let message = |(r, list): &(usize, Vec<usize>)| (*r, STATUS + 8 * list.len());
+    let sends: Vec<(usize, usize)> = to.iter().map(message).collect();
+    let receives: Vec<(usize, usize)> = from.iter().map(message).collect();
     Round {
-        to: keep(to),
-        from: keep(from),
+        outgoing: vec![0; sends.iter().map(|m| m.1).sum()],
+        incoming: vec![0; receives.iter().map(|m| m.1).sum()],
+        heard: Vec::with_capacity(from.len()),
         complete: pairs.len() == senders * (size - 1),
+        to,
+        from,
+        sends,
+        receives,
     }
 }
 
 impl Execution {
     /// Send this rank's values of `round` (`value(c)`, as bits) after `status`, and receive
-    /// the others' (`store(c, bits)`, only from ranks that did not fail): the statuses heard,
-    /// as (rank, status).
+    /// the others' (`store(c, bits)`, only from ranks that did not fail); the statuses heard
+    /// are left in `round.heard`.
     fn trade(
         &mut self,
-        round: &Round,
+        round: &mut Round,
         status: Status,
         value: impl Fn(&Execution, usize) -> u64,
         mut store: impl FnMut(&mut Execution, usize, u64),
-    ) -> Result<Vec<(usize, Status)>> {
+    ) {
+        round.heard.clear();
         let Some(ranks) = self.ranks.clone() else {
-            return Ok(Vec::new());
+            return;
         };
-        let messages: Vec<Vec<u8>> = round
-            .to
-            .iter()
-            .map(|(_, list)| {
-                let mut bytes = encode(status);
-                for &c in list {
-                    bytes.extend_from_slice(&value(self, c).to_le_bytes());
-                }
-                bytes
-            })
-            .collect();
-        let sends: Vec<(usize, &[u8])> = round
-            .to
-            .iter()
-            .zip(&messages)
-            .map(|((r, _), bytes)| (*r, bytes.as_slice()))
-            .collect();
-        let mut buffers: Vec<Vec<u8>> = round
-            .from
-            .iter()
-            .map(|(_, list)| vec![0u8; STATUS + 8 * list.len()])
-            .collect();
-        let mut receives: Vec<(usize, &mut [u8])> = round
-            .from
-            .iter()
-            .zip(buffers.iter_mut())
-            .map(|((r, _), buffer)| (*r, buffer.as_mut_slice()))
-            .collect();
-        ranks.transport.exchange(&sends, &mut receives);
-        let mut heard = Vec::with_capacity(round.from.len());
-        for ((r, list), bytes) in round.from.iter().zip(&buffers) {
+        let mut at = 0;
+        for (_, list) in &round.to {
+            round.outgoing[at..at + STATUS].copy_from_slice(&encode(status));
+            at += STATUS;
+            for &c in list {
+                round.outgoing[at..at + 8].copy_from_slice(&value(self, c).to_le_bytes());
+                at += 8;
+            }
+        }
+        ranks.transport.exchange(
+            &round.outgoing,
+            &round.sends,
+            &mut round.incoming,
+            &round.receives,
+        );
+        let mut at = 0;
+        for (r, list) in &round.from {
+            let bytes = &round.incoming[at..at + STATUS + 8 * list.len()];
+            at += bytes.len();
             let theirs = decode(bytes);
             if !theirs.failed {
                 for (&c, word) in list.iter().zip(bytes[STATUS..].chunks_exact(8)) {
@@ -301,9 +307,8 @@ impl Execution {
                     );
                 }
             }
-            heard.push((*r, theirs));
+            round.heard.push((*r, theirs));
         }
-        Ok(heard)
     }
 
     /// Every rank's status after a round (`heard` from the round itself where it reached
@@ -313,35 +318,38 @@ impl Execution {
     fn settle(
         &mut self,
         mine: Status,
-        heard: Option<Vec<(usize, Status)>>,
+        heard: Option<&[(usize, Status)]>,
         result: Result<()>,
     ) -> Result<()> {
         let Some(ranks) = self.ranks.clone() else {
             return result;
         };
         let me = ranks.rank();
-        let statuses: Vec<(usize, Status)> = match heard {
-            Some(mut heard) => {
-                heard.push((me, mine));
-                heard
-            }
+        let gathered;
+        let others: &[(usize, Status)] = match heard {
+            Some(heard) => heard,
             None => {
                 let size = ranks.transport.size();
                 let all = ranks
                     .transport
                     .all_gather_known(&encode(mine), &vec![STATUS; size]);
-                all.chunks_exact(STATUS).map(decode).enumerate().collect()
+                gathered = all
+                    .chunks_exact(STATUS)
+                    .map(decode)
+                    .enumerate()
+                    .collect::<Vec<_>>();
+                &gathered
             }
         };
-        let culprit = statuses
-            .iter()
+        let statuses = || others.iter().copied().chain(std::iter::once((me, mine)));
+        let culprit = statuses()
             .filter(|(_, s)| s.failed)
             .min_by_key(|(r, s)| (s.at, *r))
-            .map(|(r, _)| *r);
+            .map(|(r, _)| r);
         if let Some(culprit) = culprit {
             return Err(failure_from(ranks.transport.as_ref(), culprit, result));
         }
-        if statuses.iter().any(|(_, s)| s.terminate) {
+        if statuses().any(|(_, s)| s.terminate) {
             self.terminate_requested.store(true, Ordering::Relaxed);
         }
         Ok(())
@@ -350,7 +358,7 @@ impl Execution {
     /// After a Jacobi step (or a read of every source): the sources of the connections that
     /// cross ranks to their targets' owners (`result`: how this rank's step went).
     pub(crate) fn trade_sources(&mut self, result: Result<()>) -> Result<()> {
-        let Some(neighbours) = self.neighbours.take() else {
+        let Some(mut neighbours) = self.neighbours.take() else {
             return result;
         };
         let mine = Status {
@@ -358,33 +366,33 @@ impl Execution {
             terminate: self.terminate_requested.load(Ordering::Relaxed),
             at: 0,
         };
-        let traded = self.trade(
-            &neighbours.sources,
+        self.trade(
+            &mut neighbours.sources,
             mine,
             |exec, c| exec.after_step[c].load(Ordering::Relaxed),
             |exec, c, bits| exec.after_step[c].store(bits, Ordering::Relaxed),
         );
-        let complete = neighbours.sources.complete;
+        let sources = &neighbours.sources;
+        let settled = self.settle(mine, sources.complete.then_some(&sources.heard), result);
         self.neighbours = Some(neighbours);
-        let heard = traded?;
-        self.settle(mine, complete.then_some(heard), result)
+        settled
     }
 
     /// A Gauss-Seidel sweep to `t_end` over ranks: each owner steps its stretch of the sweep
     /// order, then sends the stretch's sources to their targets' owners.
     pub(crate) fn sweep_over_neighbours(&mut self, t_end: f64) -> Result<()> {
-        let Some(neighbours) = self.neighbours.take() else {
+        let Some(mut neighbours) = self.neighbours.take() else {
             return Ok(());
         };
-        let swept = self.sweep(&neighbours, t_end);
+        let swept = self.sweep(&mut neighbours, t_end);
         self.neighbours = Some(neighbours);
         swept
     }
 
-    fn sweep(&mut self, neighbours: &Neighbours, t_end: f64) -> Result<()> {
+    fn sweep(&mut self, neighbours: &mut Neighbours, t_end: f64) -> Result<()> {
         let me = self.ranks.as_ref().map_or(0, |r| r.rank());
         let mut walk = Walk::new();
-        for (s, stretch) in neighbours.sweep.iter().enumerate() {
+        for (s, stretch) in neighbours.sweep.iter_mut().enumerate() {
             for k in stretch.items.clone() {
                 let i = self.graph.gauss_seidel_order[k];
                 if stretch.owner == me && !walk.poisoned {
@@ -398,13 +406,13 @@ impl Execution {
                 self.stepped[i] = true;
             }
             walk.mine.terminate = self.terminate_requested.load(Ordering::Relaxed);
-            let heard = self.trade(
-                &stretch.round,
+            self.trade(
+                &mut stretch.round,
                 walk.sent(),
                 |exec, c| exec.after_step[c].load(Ordering::Relaxed),
                 |exec, c, bits| exec.after_step[c].store(bits, Ordering::Relaxed),
-            )?;
-            walk.poisoned |= heard.iter().any(|(_, status)| status.failed);
+            );
+            walk.poisoned |= stretch.round.heard.iter().any(|(_, status)| status.failed);
         }
         // The status round carries the wish to terminate and the first failure.
         self.settle(walk.mine, None, walk.result)
@@ -413,31 +421,31 @@ impl Execution {
     /// The exchange after a step over ranks: each owner walks its stretch of the exchange
     /// plan, then sends the stretch's fresh reads to their targets' owners.
     pub(crate) fn exchange_over_neighbours(&mut self) -> Result<()> {
-        let Some(neighbours) = self.neighbours.take() else {
+        let Some(mut neighbours) = self.neighbours.take() else {
             return Ok(());
         };
-        let walked = self.walk_exchange(&neighbours);
+        let walked = self.walk_exchange(&mut neighbours);
         self.neighbours = Some(neighbours);
         walked
     }
 
-    fn walk_exchange(&mut self, neighbours: &Neighbours) -> Result<()> {
+    fn walk_exchange(&mut self, neighbours: &mut Neighbours) -> Result<()> {
         let me = self.ranks.as_ref().map_or(0, |r| r.rank());
         let mut walk = Walk::new();
         let mut heard_all = Vec::new();
-        for (s, stretch) in neighbours.exchange.iter().enumerate() {
+        for (s, stretch) in neighbours.exchange.iter_mut().enumerate() {
             if stretch.owner == me && !walk.poisoned {
                 if let Err(error) = self.walk_stretch(stretch.items.clone()) {
                     walk.failed(s, error);
                 }
             }
-            let heard = self.trade(
-                &stretch.round,
+            self.trade(
+                &mut stretch.round,
                 walk.sent(),
                 |exec, c| exec.values[c].to_bits(),
                 |exec, c, bits| exec.values[c] = f64::from_bits(bits),
-            )?;
-            for (r, status) in heard {
+            );
+            for &(r, status) in &stretch.round.heard {
                 walk.poisoned |= status.failed;
                 if status.failed {
                     // Only the stretch's owner fails in it: where it failed is this stretch.
@@ -454,7 +462,7 @@ impl Execution {
         if neighbours.exchange_complete {
             // Every rank heard every stretch: the failures it heard are all there are.
             heard_all.retain(|(r, _)| *r != me);
-            return self.settle(walk.mine, Some(heard_all), walk.result);
+            return self.settle(walk.mine, Some(&heard_all), walk.result);
         }
         self.settle(walk.mine, None, walk.result)
     }

@@ -72,10 +72,17 @@ pub trait Transport: Send + Sync {
         let n = theirs.len().min(bytes.len());
         bytes[..n].copy_from_slice(&theirs[..n]);
     }
-    /// Point to point, not collective: send every `(rank, bytes)` of `sends`, and fill every
-    /// `(rank, buffer)` of `receives` with that rank's next message to this one (both sides
-    /// know its length). Messages between two ranks arrive in the order they were sent.
-    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]);
+    /// Point to point, not collective: send `outgoing`, cut into consecutive messages by
+    /// `sends` = (rank, length), and fill `incoming`, cut likewise by `receives`, with each
+    /// of those ranks' next message to this one (both sides know its length). Messages
+    /// between two ranks arrive in the order they were sent.
+    fn exchange(
+        &self,
+        outgoing: &[u8],
+        sends: &[(usize, usize)],
+        incoming: &mut [u8],
+        receives: &[(usize, usize)],
+    );
 }
 
 /// The ranks of a distributed run and which rank owns each component.
@@ -176,9 +183,15 @@ impl Transport for Timed {
         self.inner.broadcast_known(root, bytes);
         add(&self.clock.communication, since);
     }
-    fn exchange(&self, sends: &[(usize, &[u8])], receives: &mut [(usize, &mut [u8])]) {
+    fn exchange(
+        &self,
+        outgoing: &[u8],
+        sends: &[(usize, usize)],
+        incoming: &mut [u8],
+        receives: &[(usize, usize)],
+    ) {
         let since = Instant::now();
-        self.inner.exchange(sends, receives);
+        self.inner.exchange(outgoing, sends, incoming, receives);
         add(&self.clock.communication, since);
     }
 }
