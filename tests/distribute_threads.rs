@@ -730,9 +730,14 @@ fn parallel_puts_each_ranks_own_components_on_threads() {
     let gain = common::fmu("Gain", 2).display().to_string();
     let chain = |label: &str, cost: f64| -> PathBuf {
         let names = ["g0", "g1", "g2", "g3"];
+        // Two Gains per rank, given: a split by measured cost may deal 1 and 3 under load.
         let components: Vec<Value> = names
             .iter()
-            .map(|name| json!({"name": name, "fmu": gain, "parameters": {"k": 0.5, "cost": cost}}))
+            .enumerate()
+            .map(|(k, name)| {
+                json!({"name": name, "fmu": gain, "rank": k / 2,
+                       "parameters": {"k": 0.5, "cost": cost}})
+            })
             .collect();
         let connections: Vec<Value> = names
             .windows(2)
@@ -1298,7 +1303,8 @@ fn loop_system(
 /// components (its owner solves it and sends the solution), and split over 2 and 3 ranks
 /// (the owners evaluate the loop and its Jacobian, every rank takes the same Newton steps),
 /// under Jacobi and Gauss-Seidel, with fixed steps and with step control on the coupling values
-/// (which every rank must hold, the loop's too): rank 0's rows are one process' bits. The
+/// (whose norms every rank's part adds to, the loop's values on every rank): rank 0's rows are
+/// one process' bits. The
 /// split by measured cost keeps the loop on one rank.
 #[test]
 fn an_algebraic_loop_gives_one_process_bits_on_one_rank_and_split_over_ranks() {
@@ -1348,6 +1354,36 @@ fn error_and_rank(outcome: Result<Vec<Vec<String>>, Error>) -> (String, Option<u
         _ => None,
     };
     (error.to_string(), rank)
+}
+
+/// Around an algebraic loop the coupling values still go point to point: every rank takes
+/// part in the loop's solve (its owner's broadcast of the solution), and the other values go
+/// from their sources' owners to their targets' only. The loop on rank 1, the Gain h it
+/// drives on rank 0, h's Gain k on rank 2: rank 1 sends to rank 0, rank 0 to rank 2, and
+/// nothing else travels point to point, at fixed steps and under step control.
+#[test]
+fn values_around_an_algebraic_loop_go_to_the_neighbouring_ranks_only() {
+    let dir = temp_dir();
+    for estimator in [None, Some("ExSLocal")] {
+        let label = format!("loop-between-{estimator:?}");
+        let ranks = Some([1, 1, 1, 0, 2]);
+        let path = loop_system(dir.path(), &label, ("newton", "jacobi", estimator), ranks);
+        let counting = counted_run(&request(&path, None), 3, &label);
+        let sent: Vec<Vec<(usize, usize)>> = counting
+            .iter()
+            .map(|c| c.sent.lock().unwrap().clone())
+            .collect();
+        for (from, to) in [(1, 0), (0, 2)] {
+            assert!(
+                sent[from][to].0 > 20,
+                "{label}: rank {from} sent rank {to} {:?}",
+                sent[from][to]
+            );
+        }
+        for (from, to) in [(0, 1), (1, 2), (2, 0), (2, 1)] {
+            assert_eq!(sent[from][to], (0, 0), "{label}: rank {from} to rank {to}");
+        }
+    }
 }
 
 /// A loop with no solution (u = u + 1 through two Feedthrough FMUs): on rank 1 alone, every

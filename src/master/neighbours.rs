@@ -1,6 +1,6 @@
 //! What crosses ranks point to point (DESIGN decision 12), where no rank needs the coupling
 //! values of connections into other ranks' components: Jacobi and Gauss-Seidel at fixed
-//! steps or under explicit step control, without algebraic loops. There a connection's value
+//! steps or under explicit step control. There a connection's value
 //! is used only by the rank that owns its target (to set the input and extrapolate it), so
 //! each value goes from its source's owner to its target's owner, packed in one message per
 //! pair of neighbouring ranks, and one small round of statuses ([`STATUS`] bytes per rank)
@@ -9,8 +9,10 @@
 //! controller's error norms are exactly rounded sums (`exact_sum.rs`) that each rank adds for
 //! the connections into its own components and the ranks merge in one small collective, and
 //! a divergence limit is checked by the targets' owners, who agree on the first value beyond
-//! it. Elsewhere (the implicit and constraint algorithms, algebraic loops) every rank needs
-//! every value, and the collectives of `transport.rs` carry them.
+//! it. An algebraic loop in the exchange is solved by every rank together (`loops.rs`, which
+//! leaves the loop's values on every rank), after a status round. Under the implicit and
+//! constraint algorithms every rank needs every value, and the collectives of `transport.rs`
+//! carry them.
 //!
 //! Three rounds use it: after a Jacobi step (or a read of every source), the sources of each
 //! owner; in a Gauss-Seidel sweep, after each stretch of consecutive components of one owner,
@@ -31,6 +33,10 @@ use super::transport::failure_from;
 use crate::system::graph::CouplingGraph;
 use crate::system::resolve::ResolvedSystem;
 use crate::Result;
+
+/// The owner of a stretch of algebraic loops in the exchange, which every rank solves
+/// together (`loops::solve`).
+const LOOPS: usize = usize::MAX;
 
 /// Bytes of a rank's status: failed, wants to terminate, and where it failed (u32).
 pub const STATUS: usize = 6;
@@ -139,8 +145,7 @@ impl Neighbours {
                 .is_none_or(|control| !control.estimator.is_implicit()),
             _ => false,
         };
-        let loops = graph.blocks.iter().any(|b| b.is_loop);
-        if !fixed || loops {
+        if !fixed {
             return None;
         }
         let from = |c: usize| owner[resolved.connections[c].from_component];
@@ -168,7 +173,7 @@ impl Neighbours {
 
         let part_owner = |k: usize| match &exchange.parts[k] {
             Part::Component { component, .. } => owner[*component],
-            Part::Loop(_) => usize::MAX,
+            Part::Loop(_) => LOOPS,
         };
         let exchange: Vec<Stretch> = stretches(exchange.parts.len(), part_owner)
             .into_iter()
@@ -434,6 +439,18 @@ impl Execution {
         let mut walk = Walk::new();
         let mut heard_all = Vec::new();
         for (s, stretch) in neighbours.exchange.iter_mut().enumerate() {
+            if stretch.owner == LOOPS {
+                // Every rank takes part in a loop's solve (its collectives): first every rank
+                // learns whether any failed before it, as one process would have stopped there.
+                let before = std::mem::replace(&mut walk.result, Ok(()));
+                self.settle(walk.mine, None, before)?;
+                for k in stretch.items.clone() {
+                    if let Part::Loop(b) = self.exchange_plan.parts[k] {
+                        super::loops::solve(self, b)?;
+                    }
+                }
+                continue;
+            }
             if stretch.owner == me && !walk.poisoned {
                 if let Err(error) = self.walk_stretch(stretch.items.clone()) {
                     walk.failed(s, error);

@@ -4,9 +4,12 @@
 //!
 //! Control is replicated: every rank walks the same loop over the same system, owns some of
 //! its components (stepped by their FMUs) and holds a stand-in (`stand_in.rs`) for the others.
-//! Under Jacobi and Gauss-Seidel at fixed steps only the targets' owners need the coupling
-//! values, which go there point to point (`neighbours.rs`). Elsewhere every rank needs every
-//! value; what travels then, in a fixed order so that every rank ends with the same bits:
+//! Under Jacobi and Gauss-Seidel (fixed steps or explicit step control, algebraic loops
+//! included) only the targets' owners need the coupling values, which go there point to point
+//! (`neighbours.rs`); the controller's error norms are exactly rounded sums each rank adds for
+//! its own connections and the ranks merge (`merge_exact_sums`). Under the implicit and
+//! constraint algorithms every rank needs every value; what travels then, in a fixed order so
+//! that every rank ends with the same bits:
 //! - after the components step (Jacobi), one all-gather: per rank its status, its components'
 //!   wish to terminate and the sources of the connections it owns, in connection order;
 //! - in Gauss-Seidel, after each component's step, one broadcast from its owner of the same;
