@@ -351,3 +351,44 @@ fn the_crane_examples_run_from_the_command_line() {
         assert_eq!(table.time().last().copied(), Some(3.0));
     }
 }
+
+/// The output grid does not change a RIM run: the forces the fast components hand back at the
+/// end of a macro step reach the multibody FMU for its next (held) step whether or not a result
+/// row is written there. Both cranes to 1 s, rows every 10 ms and every 50 ms: the coarse
+/// file's lines are the fine file's at the same times, byte for byte.
+#[test]
+fn the_output_interval_does_not_change_a_rim_run() {
+    for file in ["crane-single.json", "crane-double.json"] {
+        example(file);
+        let dir = common::temp_dir();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fmus")
+            .join(file);
+        let run = |interval: &str| -> Vec<String> {
+            let out = dir.path().join(format!("crane-{interval}.csv"));
+            common::cosimo_ok([
+                "run".as_ref(),
+                path.as_os_str(),
+                "--stop-time".as_ref(),
+                "1".as_ref(),
+                "--output-interval".as_ref(),
+                interval.as_ref(),
+                "-o".as_ref(),
+                out.as_os_str(),
+                "--quiet".as_ref(),
+            ]);
+            std::fs::read_to_string(&out)
+                .expect("the results read")
+                .lines()
+                .map(str::to_string)
+                .collect()
+        };
+        let fine = run("0.01");
+        let coarse = run("0.05");
+        assert_eq!(coarse.len(), 22, "{file}: header and 21 rows");
+        assert_eq!(coarse[0], fine[0], "{file}: the header");
+        for (k, line) in coarse.iter().enumerate().skip(1) {
+            assert_eq!(line, &fine[1 + 5 * (k - 1)], "{file}: row {k}");
+        }
+    }
+}
