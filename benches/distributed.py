@@ -10,10 +10,13 @@ ranks spin, so CPU time says little), a run of S steps and a run of 1 step, best
 split (`--json-file`) gives rank 0's communication and waiting per step.
 
 With --cost C (microseconds), every Gain busy-waits C us per step (its `cost` parameter):
-then K ranks should approach a speed-up of K while K <= the cores.
+then K ranks should approach a speed-up of K while K <= the cores. With --estimator E the chain
+runs under macro-step size and order control by E (ExSLocal, ExLocal or ExMilne), the step
+capped at 1 ms so that S steps are still S steps: the time per step then includes the state
+saves, the error norms and their exactly rounded sums merged over the ranks.
 
     python3 benches/distributed.py [--components 8] [--ranks 1,2,3,4] [--steps 20000]
-                                   [--cost 0,20] [--repeats 3] [--no-build]
+                                   [--cost 0,20] [--repeats 3] [--estimator E] [--no-build]
 
 It builds `cosimo` (release, feature mpi) and the test FMUs first unless --no-build. Not part of
 the test suite; run it when the machine is quiet.
@@ -51,7 +54,7 @@ def build():
                    stdout=subprocess.DEVNULL)
 
 
-def write_system(n, steps, cost_us):
+def write_system(n, steps, cost_us, estimator):
     parameters = {"cost": cost_us * 1e-6}
     system = {
         "description": f"Chain of {n} Gain FMI 2 FMUs (benches/distributed.py)",
@@ -64,7 +67,9 @@ def write_system(n, steps, cost_us):
         "experiment": {"startTime": 0, "stopTime": steps * STEP, "stepSize": STEP,
                        "algorithm": "jacobi"},
     }
-    path = OUT_DIR / f"chain-{n}-{cost_us}.json"
+    if estimator:
+        system["experiment"]["stepControl"] = {"estimator": estimator, "maxStepSize": STEP}
+    path = OUT_DIR / f"chain-{n}-{cost_us}-{estimator or 'fixed'}.json"
     path.write_text(json.dumps(system, indent=1) + "\n")
     return path
 
@@ -112,24 +117,29 @@ def main():
     parser.add_argument("--cost", default="0,20",
                         help="busy microseconds per Gain step, one table row set each (default 0,20)")
     parser.add_argument("--repeats", type=int, default=3, help="best of this many runs (default 3)")
+    parser.add_argument("--estimator", help="macro-step control by this estimator (default none)")
     parser.add_argument("--no-build", action="store_true", help="use the binaries as they are")
     args = parser.parse_args()
     if not args.no_build:
         build()
     cosimo = target_dir() / "release" / "cosimo"
     OUT_DIR.mkdir(parents=True, exist_ok=True)
+    control = f", step control by {args.estimator}" if args.estimator else ""
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; N = {args.components}, "
-          f"S = {args.steps}, best of {args.repeats}")
+          f"S = {args.steps}, best of {args.repeats}{control}")
     print(f"{'cost µs':>8} {'K':>3} {'µs / step':>10} {'- K=1':>8} {'speed-up':>9} "
           f"{'rank 0 comm µs / step':>22}")
     for cost in [float(c) for c in args.cost.split(",")]:
-        system = write_system(args.components, args.steps, cost)
+        system = write_system(args.components, args.steps, cost, args.estimator)
         one = None
         for k in [int(r) for r in args.ranks.split(",")]:
             runs = [timed(cosimo, system, k, args.steps) for _ in range(args.repeats)]
-            short = min(timed(cosimo, system, k, 1)[0] for _ in range(args.repeats))
+            short, short_summary = min((timed(cosimo, system, k, 1) for _ in range(args.repeats)),
+                                       key=lambda r: r[0])
             wall, summary = min(runs, key=lambda r: r[0])
-            per_step = (wall - short) / (args.steps - 1) * 1e6
+            # The steps the runs took (step control may add one to land on the stop time).
+            steps = summary.get("steps", args.steps) - short_summary.get("steps", 1)
+            per_step = (wall - short) / steps * 1e6
             one = per_step if k == 1 else one
             ranks = summary.get("ranks") or []
             comm = (ranks[0]["communication_seconds"] / args.steps * 1e6) if ranks else 0.0

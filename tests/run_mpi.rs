@@ -820,6 +820,56 @@ fn parallel_puts_each_ranks_components_on_threads() {
     assert_eq!(threads, [&json!(2), &json!(2)], "{summary}");
 }
 
+/// Worker processes inside a rank (`--isolate`): each rank hosts its own FMUs in workers. The
+/// two masses give one process' bytes on 2 ranks; a worker on rank 1 killed by SIGSEGV ends
+/// every rank with one process' message (its worker's pid aside) and the rank, and the rows
+/// up to the crash.
+#[test]
+fn worker_processes_inside_a_rank_give_the_same_bytes_and_crash_as_one_process() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = temp_dir();
+    let masses = write_system(
+        dir.path(),
+        "masses.json",
+        example("two-mass-force-force.json"),
+    );
+    same_results_with(&masses, 2, "isolated", &["--isolate"]);
+    let crashing = faulty_system(dir.path(), 5);
+    let system = crashing.display().to_string();
+    let (one, many) = (dir.path().join("one.csv"), dir.path().join("many.csv"));
+    let run = |out: &Path| {
+        [
+            "run",
+            &system,
+            "--isolate",
+            "-o",
+            &out.display().to_string(),
+        ]
+        .map(str::to_string)
+    };
+    let alone = cosimo(run(&one));
+    let spread = mpirun(2, &run(&many).each_ref().map(String::as_str));
+    assert_eq!(alone.status.code(), Some(1), "{}", show(&alone));
+    assert_eq!(spread.status.code(), Some(1), "{}", show(&spread));
+    // The worker's pid is the only difference.
+    let without_pid = |said: String| {
+        let at = said.find("(pid ").expect("the worker's pid");
+        let end = at + said[at..].find(')').expect("a closing parenthesis");
+        format!("{}{}", &said[..at], &said[end + 1..])
+    };
+    let said_alone = without_pid(first_error(&alone));
+    let said_spread = without_pid(first_error(&spread));
+    assert!(
+        said_alone.contains("signal 11 (SIGSEGV"),
+        "{}",
+        show(&alone)
+    );
+    assert_eq!(said_spread, format!("{said_alone} (on MPI rank 1)"));
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&many).unwrap());
+}
+
 /// `--scenario` under mpirun: every rank plays it, the owners apply it, and the result file
 /// is one process' on 2 and 3 ranks; rank 0 lists the events that took effect.
 #[test]
