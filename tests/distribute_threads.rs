@@ -971,6 +971,66 @@ fn coupling_values_go_to_the_neighbouring_ranks_only() {
             collectives < 3 * steps + steps / 5 + 60,
             "{algorithm}: {collectives} collectives in {steps} steps"
         );
+        // On two ranks each sender also sends its bare status where it has no value for the
+        // other (6 bytes), so each rank hears the other in every round and no status round
+        // follows: only the row's all-gather per step is left.
+        let halves = dir.path().join("halves.txt");
+        let lines: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(k, name)| format!("{name} {}", k / 3))
+            .collect();
+        std::fs::write(&halves, lines.join("\n")).unwrap();
+        let mut two = self::request(&chain, Some(&halves));
+        two.overrides.algorithm = Some(kind);
+        let counting = counted_run(&two, 2, algorithm);
+        let back = counting[1].sent.lock().unwrap()[0];
+        assert!(
+            back.0 >= 2 * steps && back.1 == 6 * back.0,
+            "{algorithm}: rank 1 sent rank 0 {back:?}"
+        );
+        let collectives = counting[0]
+            .collectives
+            .load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            collectives < steps + steps / 5 + 60,
+            "{algorithm}: {collectives} collectives in {steps} steps on two ranks"
+        );
+    }
+}
+
+/// A termination asked by an FMU on rank 1 (the Faulty FMU's terminateSimulation at t = 0.05)
+/// under Jacobi and Gauss-Seidel on two ranks, where the wish rides in the point-to-point
+/// messages and no status round follows: every rank ends where one process ends.
+#[test]
+fn a_termination_asked_on_rank_1_ends_two_ranks_where_one_process_ends() {
+    let dir = temp_dir();
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    let fmu = |model: &str| common::fmu(model, 2).display().to_string();
+    for algorithm in ["jacobi", "gauss-seidel"] {
+        let system = json!({
+            "components": [
+                {"name": "g", "fmu": fmu("Gain"), "rank": 0},
+                {"name": "f", "fmu": fmu("Faulty"), "rank": 1,
+                 "parameters": {"failure": 4, "fail_at": 0.05}},
+                {"name": "h", "fmu": fmu("Gain"), "rank": 0}
+            ],
+            "connections": [{"from": "f.x", "to": "h.u"}, {"from": "h.y", "to": "g.u"}],
+            "experiment": {"stopTime": 0.2, "stepSize": 0.001, "algorithm": algorithm}
+        });
+        let path = dir.path().join(format!("terminate-{algorithm}.json"));
+        std::fs::write(&path, system.to_string()).unwrap();
+        let alone = run(&path, None).unwrap_or_else(|e| panic!("{algorithm}: {e}"));
+        // The rows hold each cell's bits in hex: the last row's time.
+        let last = alone
+            .last()
+            .expect("rows")
+            .first()
+            .cloned()
+            .unwrap_or_default();
+        let last = f64::from_bits(u64::from_str_radix(&last, 16).expect("a time's bits"));
+        assert!((last - 0.05).abs() < 1e-9, "{algorithm}: ends at {last}");
+        same_rows_on(&path, 2, &format!("terminate under {algorithm}"));
     }
 }
 

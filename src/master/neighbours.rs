@@ -52,6 +52,8 @@ pub(crate) struct Neighbours {
     pub exchange: Vec<Stretch>,
     /// Every stretch of the exchange reaches every other rank (no status round after it).
     pub exchange_complete: bool,
+    /// The same for the sweep.
+    pub sweep_complete: bool,
 }
 
 /// One round of messages: the connections whose values this rank sends to each other rank,
@@ -152,10 +154,14 @@ impl Neighbours {
         let to = |c: usize| owner[resolved.connections[c].to_component];
         let crossing = |c: &usize| from(*c) != to(*c);
         let all: Vec<usize> = (0..resolved.connections.len()).filter(crossing).collect();
-        let sources = round((me, size, size), all.iter().map(|&c| (c, from(c), to(c))));
+        let sources = round(
+            (me, size),
+            0..size,
+            all.iter().map(|&c| (c, from(c), to(c))),
+        );
 
         let order = &graph.gauss_seidel_order;
-        let sweep = stretches(order.len(), |k| owner[order[k]])
+        let sweep: Vec<Stretch> = stretches(order.len(), |k| owner[order[k]])
             .into_iter()
             .map(|(sender, items)| {
                 let theirs: HashSet<usize> = items.clone().map(|k| order[k]).collect();
@@ -165,7 +171,7 @@ impl Neighbours {
                     .map(|&c| (c, sender, to(c)));
                 Stretch {
                     owner: sender,
-                    round: round((me, size, 1), sent),
+                    round: round((me, size), [sender].into_iter(), sent),
                     items,
                 }
             })
@@ -185,17 +191,18 @@ impl Neighbours {
                     .map(|c| (c, sender, to(c)));
                 Stretch {
                     owner: sender,
-                    round: round((me, size, 1), sent),
+                    round: round((me, size), [sender].into_iter(), sent),
                     items,
                 }
             })
             .collect();
-        let exchange_complete = size == 1 || exchange.iter().all(|s| s.round.complete);
+        let complete = |stretches: &[Stretch]| stretches.iter().all(|s| s.round.complete);
         Some(Neighbours {
             sources,
+            exchange_complete: size == 1 || complete(&exchange),
+            sweep_complete: size == 1 || complete(&sweep),
             sweep,
             exchange,
-            exchange_complete,
         })
     }
 }
@@ -227,29 +234,42 @@ fn stretches(n: usize, owner_of: impl Fn(usize) -> usize) -> Vec<(usize, Range<u
     runs
 }
 
-/// The round of `sent` (connection, sending rank, receiving rank) seen from rank `me`, in
-/// which `senders` ranks send (every rank, or a stretch's owner).
+/// The round of `sent` (connection, sending rank, receiving rank) seen from rank `me` of
+/// `size`, in which the ranks `senders` send (every rank, or a stretch's owner). On two ranks a
+/// sender with no value for the other sends its status alone (6 bytes): then each rank hears
+/// the other in every round, which spares the status all-gather after it.
 fn round(
-    (me, size, senders): (usize, usize, usize),
+    (me, size): (usize, usize),
+    senders: impl Iterator<Item = usize>,
     sent: impl Iterator<Item = (usize, usize, usize)>,
 ) -> Round {
-    let mut to: Vec<Vec<usize>> = vec![Vec::new(); size];
-    let mut from: Vec<Vec<usize>> = vec![Vec::new(); size];
+    let mut to: Vec<Option<Vec<usize>>> = vec![None; size];
+    let mut from: Vec<Option<Vec<usize>>> = vec![None; size];
     let mut pairs = HashSet::new();
-    for (c, sender, receiver) in sent {
+    let mut add = |sender: usize, receiver: usize, c: Option<usize>| {
         pairs.insert((sender, receiver));
-        if sender == me {
-            to[receiver].push(c);
+        for (end, lists, other) in [(sender, &mut to, receiver), (receiver, &mut from, sender)] {
+            if end == me {
+                let list = lists[other].get_or_insert_with(Vec::new);
+                list.extend(c);
+            }
         }
-        if receiver == me {
-            from[sender].push(c);
+    };
+    for (c, sender, receiver) in sent {
+        add(sender, receiver, Some(c));
+    }
+    let mut count = 0;
+    for sender in senders.filter(|&r| r < size) {
+        count += 1;
+        if size == 2 {
+            add(sender, 1 - sender, None);
         }
     }
-    let keep = |lists: Vec<Vec<usize>>| -> Vec<(usize, Vec<usize>)> {
+    let keep = |lists: Vec<Option<Vec<usize>>>| -> Vec<(usize, Vec<usize>)> {
         lists
             .into_iter()
             .enumerate()
-            .filter(|(_, list)| !list.is_empty())
+            .filter_map(|(r, list)| list.map(|list| (r, list)))
             .collect()
     };
     let (to, from) = (keep(to), keep(from));
@@ -260,7 +280,7 @@ fn round(
         outgoing: vec![0; sends.iter().map(|m| m.1).sum()],
         incoming: vec![0; receives.iter().map(|m| m.1).sum()],
         heard: Vec::with_capacity(from.len()),
-        complete: pairs.len() == senders * (size - 1),
+        complete: count > 0 && pairs.len() == count * (size - 1),
         to,
         from,
         sends,
@@ -397,6 +417,7 @@ impl Execution {
     fn sweep(&mut self, neighbours: &mut Neighbours, t_end: f64) -> Result<()> {
         let me = self.ranks.as_ref().map_or(0, |r| r.rank());
         let mut walk = Walk::new();
+        let mut heard_all = Vec::new();
         for (s, stretch) in neighbours.sweep.iter_mut().enumerate() {
             for k in stretch.items.clone() {
                 let i = self.graph.gauss_seidel_order[k];
@@ -417,7 +438,18 @@ impl Execution {
                 |exec, c| exec.after_step[c].load(Ordering::Relaxed),
                 |exec, c, bits| exec.after_step[c].store(bits, Ordering::Relaxed),
             );
-            walk.poisoned |= stretch.round.heard.iter().any(|(_, status)| status.failed);
+            for &(r, status) in &stretch.round.heard {
+                walk.poisoned |= status.failed;
+                if status.failed || status.terminate {
+                    // A failure heard here is the sender's in this stretch or an earlier one.
+                    let at = s as u32;
+                    heard_all.push((r, Status { at, ..status }));
+                }
+            }
+        }
+        if neighbours.sweep_complete {
+            // Every rank heard every other after each of its stretches: no status round.
+            return self.settle(walk.mine, Some(&heard_all), walk.result);
         }
         // The status round carries the wish to terminate and the first failure.
         self.settle(walk.mine, None, walk.result)
@@ -514,25 +546,30 @@ mod tests {
         // Connections 0: rank 0 -> 1, 1: rank 1 -> 2, 2: rank 1 -> 1 (not crossing: left out
         // by the caller), 3: rank 0 -> 1.
         let sent = [(0, 0, 1), (1, 1, 2), (3, 0, 1)];
-        let middle = round((1, 3, 3), sent.iter().copied());
+        let middle = round((1, 3), 0..3, sent.iter().copied());
         assert_eq!(middle.from, vec![(0, vec![0, 3])]);
         assert_eq!(middle.to, vec![(2, vec![1])]);
         assert!(!middle.complete);
-        let first = round((0, 3, 3), sent.iter().copied());
+        let first = round((0, 3), 0..3, sent.iter().copied());
         assert_eq!(first.to, vec![(1, vec![0, 3])]);
         assert!(first.from.is_empty());
         // Two ranks coupled both ways: complete, statuses ride in the messages.
-        let both = round((0, 2, 2), [(0, 0, 1), (1, 1, 0)].into_iter());
+        let both = round((0, 2), 0..2, [(0, 0, 1), (1, 1, 0)].into_iter());
         assert!(both.complete);
         assert_eq!(both.to, vec![(1, vec![0])]);
         assert_eq!(both.from, vec![(1, vec![1])]);
-        // One way only: rank 1 hears rank 0, rank 0 hears nothing.
-        assert!(!round((0, 2, 2), [(0, 0, 1)].into_iter()).complete);
+        // One way only: on two ranks rank 1 still sends rank 0 its bare status (6 bytes).
+        let one_way = round((0, 2), 0..2, [(0, 0, 1)].into_iter());
+        assert!(one_way.complete);
+        assert_eq!(one_way.from, vec![(1, vec![])]);
+        assert_eq!(one_way.receives, vec![(1, 6)]);
         // A stretch's owner that reaches every other rank.
-        let stretch = round((2, 3, 1), [(4, 0, 1), (5, 0, 2)].into_iter());
+        let stretch = round((2, 3), [0].into_iter(), [(4, 0, 1), (5, 0, 2)].into_iter());
         assert!(stretch.complete);
         assert_eq!(stretch.from, vec![(0, vec![5])]);
-        assert!(!round((2, 3, 1), [(4, 0, 1)].into_iter()).complete);
+        assert!(!round((2, 3), [0].into_iter(), [(4, 0, 1)].into_iter()).complete);
+        // A stretch of loops, which no rank owns: never complete.
+        assert!(!round((0, 2), [usize::MAX].into_iter(), std::iter::empty()).complete);
         assert_eq!(
             stretches(5, |k| [0, 0, 1, 1, 0][k]),
             vec![(0, 0..2), (1, 2..4), (0, 4..5)]
