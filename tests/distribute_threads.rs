@@ -441,8 +441,7 @@ fn fails_from_rank_1_as_in_one_process(path: &Path, label: &str) -> String {
 #[test]
 fn a_non_finite_value_read_in_the_exchange_on_rank_1_ends_every_rank() {
     let dir = temp_dir();
-    fmu_pack::packed_fmus().expect("the test FMUs pack");
-    let fmu = |model: &str| common::fmu(model, 2).display().to_string();
+    let fmu = kit_fmu;
     let system = json!({
         "components": [
             {"name": "f", "fmu": fmu("Faulty"), "rank": 0},
@@ -452,8 +451,7 @@ fn a_non_finite_value_read_in_the_exchange_on_rank_1_ends_every_rank() {
         "connections": [{"from": "f.x", "to": "g.u"}, {"from": "g.y", "to": "h.u"}],
         "experiment": {"stopTime": 2.0, "stepSize": 0.1}
     });
-    let path = dir.path().join("infinite.json");
-    std::fs::write(&path, system.to_string()).unwrap();
+    let path = written(dir.path(), "infinite.json", &system);
     let alone = fails_from_rank_1_as_in_one_process(&path, "the infinity");
     assert!(alone.contains("g.y is inf"), "{alone}");
 }
@@ -466,8 +464,7 @@ fn a_non_finite_value_read_in_the_exchange_on_rank_1_ends_every_rank() {
 #[test]
 fn a_divergence_limit_names_one_process_first_value_on_every_rank() {
     let dir = temp_dir();
-    fmu_pack::packed_fmus().expect("the test FMUs pack");
-    let fmu = |model: &str| common::fmu(model, 2).display().to_string();
+    let fmu = kit_fmu;
     for algorithm in ["jacobi", "gauss-seidel"] {
         let system = json!({
             "components": [
@@ -479,8 +476,7 @@ fn a_divergence_limit_names_one_process_first_value_on_every_rank() {
             "experiment": {"stopTime": 1.5, "stepSize": 0.1, "algorithm": algorithm,
                            "divergenceLimit": 0.95}
         });
-        let path = dir.path().join(format!("limited-{algorithm}.json"));
-        std::fs::write(&path, system.to_string()).unwrap();
+        let path = written(dir.path(), format!("limited-{algorithm}.json"), &system);
         let alone = match run(&path, None) {
             Err(error) => error.to_string(),
             Ok(_) => panic!("{algorithm}: the limit was not passed"),
@@ -494,6 +490,19 @@ fn a_divergence_limit_names_one_process_first_value_on_every_rank() {
             assert_eq!(said, alone, "{algorithm}, rank {rank}");
         }
     }
+}
+
+/// A test FMU's FMI 2 file, the kit packed first.
+fn kit_fmu(model: &str) -> String {
+    fmu_pack::packed_fmus().expect("the test FMUs pack");
+    common::fmu(model, 2).display().to_string()
+}
+
+/// `system` written as `name` in `dir`.
+fn written(dir: &Path, name: impl AsRef<Path>, system: &Value) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, system.to_string()).unwrap();
+    path
 }
 
 /// The two masses as a partition file lists them.
@@ -748,8 +757,7 @@ fn parallel_puts_each_ranks_own_components_on_threads() {
             "connections": connections,
             "experiment": {"stopTime": 0.1, "stepSize": 1e-3, "parallel": true},
         });
-        let path = dir.path().join(format!("{label}.json"));
-        std::fs::write(&path, system.to_string()).unwrap();
+        let path = written(dir.path(), format!("{label}.json"), &system);
         path
     };
     // Each rank's threads, after checking its rows against one process'.
@@ -1005,8 +1013,7 @@ fn coupling_values_go_to_the_neighbouring_ranks_only() {
 #[test]
 fn a_termination_asked_on_rank_1_ends_two_ranks_where_one_process_ends() {
     let dir = temp_dir();
-    fmu_pack::packed_fmus().expect("the test FMUs pack");
-    let fmu = |model: &str| common::fmu(model, 2).display().to_string();
+    let fmu = kit_fmu;
     for algorithm in ["jacobi", "gauss-seidel"] {
         let system = json!({
             "components": [
@@ -1018,8 +1025,7 @@ fn a_termination_asked_on_rank_1_ends_two_ranks_where_one_process_ends() {
             "connections": [{"from": "f.x", "to": "h.u"}, {"from": "h.y", "to": "g.u"}],
             "experiment": {"stopTime": 0.2, "stepSize": 0.001, "algorithm": algorithm}
         });
-        let path = dir.path().join(format!("terminate-{algorithm}.json"));
-        std::fs::write(&path, system.to_string()).unwrap();
+        let path = written(dir.path(), format!("terminate-{algorithm}.json"), &system);
         let alone = run(&path, None).unwrap_or_else(|e| panic!("{algorithm}: {e}"));
         // The rows hold each cell's bits in hex: the last row's time.
         let last = alone
@@ -1111,8 +1117,7 @@ fn explicit_step_control_sends_coupling_values_to_the_neighbouring_ranks_only() 
 #[test]
 fn a_step_that_fails_on_rank_1_ends_every_rank_under_jacobi_and_gauss_seidel() {
     let dir = temp_dir();
-    fmu_pack::packed_fmus().expect("the test FMUs pack");
-    let fmu = |model: &str| common::fmu(model, 2).display().to_string();
+    let fmu = kit_fmu;
     for algorithm in ["jacobi", "gauss-seidel"] {
         let system = json!({
             "components": [
@@ -1124,8 +1129,7 @@ fn a_step_that_fails_on_rank_1_ends_every_rank_under_jacobi_and_gauss_seidel() {
             "connections": [{"from": "f.x", "to": "g.u"}, {"from": "g.y", "to": "h.u"}],
             "experiment": {"stopTime": 0.2, "stepSize": 0.01, "algorithm": algorithm}
         });
-        let path = dir.path().join(format!("{algorithm}.json"));
-        std::fs::write(&path, system.to_string()).unwrap();
+        let path = written(dir.path(), format!("{algorithm}.json"), &system);
         let alone = fails_from_rank_1_as_in_one_process(&path, algorithm);
         assert!(alone.contains("fmi2DoStep"), "{alone}");
     }
@@ -1469,8 +1473,7 @@ fn a_loop_that_fails_on_rank_1_ends_every_rank_with_one_process_message() {
             ],
             "experiment": {"stopTime": 0.1, "stepSize": 0.01}
         });
-        let path = dir.path().join(format!("{label}.json"));
-        std::fs::write(&path, system.to_string()).unwrap();
+        let path = written(dir.path(), format!("{label}.json"), &system);
         path
     };
     let on_rank_1 = write("on-rank-1", [0, 1, 1]);
