@@ -476,7 +476,11 @@ impl Execution {
         let (rtol, atol_position, atol_velocity) = control.state_tolerances();
         let mut sums = [ExactSum::default(), ExactSum::default()];
         for (j, (e, x)) in estimates.iter().zip(values).enumerate() {
-            if !self.reads_probe_here(j) {
+            if !self
+                .probes
+                .get(j)
+                .is_some_and(|&(i, _)| self.holds_values_of(i))
+            {
                 continue;
             }
             let (sum, atol) = if j < positions {
@@ -498,14 +502,11 @@ impl Execution {
     /// values: where values go point to point, those into its own components (only their
     /// owners hold them and their history); elsewhere all of them.
     fn coupled_here(&self, coupled: &[usize]) -> Vec<usize> {
-        match &self.ranks {
-            Some(ranks) if self.values_point_to_point() => coupled
-                .iter()
-                .copied()
-                .filter(|&c| ranks.owns(self.resolved.connections[c].to_component))
-                .collect(),
-            _ => coupled.to_vec(),
-        }
+        coupled
+            .iter()
+            .copied()
+            .filter(|&c| self.holds_values_of(self.resolved.connections[c].to_component))
+            .collect()
     }
 
     /// The a-priori estimate after an order change (Eq. 31): P^(k+1)(T) - P^k(T) through the

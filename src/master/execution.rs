@@ -1043,24 +1043,13 @@ impl Execution {
                 Err(error) => return Err(error),
             }
         }
-        if self.values_point_to_point() {
+        if self.point_to_point_ranks().is_some() {
             // The owners add their probes' terms to the norms (`Execution::state_norm`).
             self.agree(read)?;
         } else {
             self.share_probes(&mut values, read)?;
         }
         Ok(values)
-    }
-
-    /// Whether this process holds probe `j`'s value after [`Execution::read_probes`]: its
-    /// owner, or every process where probes are shared.
-    pub(crate) fn reads_probe_here(&self, j: usize) -> bool {
-        match &self.ranks {
-            Some(ranks) if self.values_point_to_point() => {
-                self.probes.get(j).is_some_and(|&(i, _)| ranks.owns(i))
-            }
-            _ => true,
-        }
     }
 
     /// Component index and value reference of a Float64 variable `component.variable`.

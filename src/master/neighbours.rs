@@ -139,7 +139,7 @@ impl Neighbours {
     ) -> Option<Neighbours> {
         use crate::settings::Algorithm;
         let experiment = &resolved.system.experiment;
-        let fixed = match &experiment.algorithm {
+        let explicit = match &experiment.algorithm {
             // Explicit step control needs only norms, which the ranks add exactly.
             Algorithm::Jacobi(explicit) | Algorithm::GaussSeidel(explicit) => explicit
                 .control
@@ -147,7 +147,7 @@ impl Neighbours {
                 .is_none_or(|control| !control.estimator.is_implicit()),
             _ => false,
         };
-        if !fixed {
+        if !explicit {
             return None;
         }
         let from = |c: usize| owner[resolved.connections[c].from_component];

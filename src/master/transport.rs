@@ -600,16 +600,25 @@ impl Execution {
             .collect()
     }
 
-    /// Whether a coupling value is held only by the ranks at its connection's ends (values go
-    /// point to point), so that a sum over connections needs every rank's part.
-    pub(crate) fn values_point_to_point(&self) -> bool {
-        self.ranks.is_some() && self.neighbours.is_some()
+    /// The ranks, where coupling values go point to point (`neighbours.rs`): a value is then
+    /// held only by the ranks at its connection's ends, and what is summed or searched over
+    /// every connection or probe needs every rank's part.
+    pub(crate) fn point_to_point_ranks(&self) -> Option<&Ranks> {
+        self.ranks.as_ref().filter(|_| self.neighbours.is_some())
+    }
+
+    /// Whether this process holds the values that component `i`'s owner reads or receives
+    /// (the inputs into it, its probes): its owner does where values go point to point, every
+    /// process elsewhere.
+    pub(crate) fn holds_values_of(&self, i: usize) -> bool {
+        self.point_to_point_ranks()
+            .is_none_or(|ranks| ranks.owns(i))
     }
 
     /// Under point-to-point values: every rank's part of `sums` merged into each
     /// ([`merge_exact_sums`]); elsewhere every rank added every term already.
     pub(crate) fn merge_sums_over_ranks(&self, sums: &mut [ExactSum]) -> Result<()> {
-        match self.ranks.as_ref().filter(|_| self.neighbours.is_some()) {
+        match self.point_to_point_ranks() {
             Some(ranks) => merge_exact_sums(ranks.transport.as_ref(), sums),
             None => Ok(()),
         }
@@ -620,16 +629,12 @@ impl Execution {
     /// components (only their owners hold them) and one all-gather of 16 bytes per rank finds
     /// the first; elsewhere every rank holds every value.
     pub(crate) fn first_coupling_value_beyond(&self, limit: f64) -> Option<(usize, f64)> {
+        let held = |c: &usize| self.holds_values_of(self.resolved.connections[*c].to_component);
         let beyond = |c: &usize| self.values[*c].abs() > limit;
-        let connections = 0..self.values.len();
-        let Some(ranks) = self.ranks.as_ref().filter(|_| self.neighbours.is_some()) else {
-            return connections
-                .into_iter()
-                .find(beyond)
-                .map(|c| (c, self.values[c]));
+        let mine = (0..self.values.len()).filter(held).find(beyond);
+        let Some(ranks) = self.point_to_point_ranks() else {
+            return mine.map(|c| (c, self.values[c]));
         };
-        let to = |c: &usize| ranks.owns(self.resolved.connections[*c].to_component);
-        let mine = connections.into_iter().filter(to).find(beyond);
         let mut bytes = [0u8; 16];
         if let Some(c) = mine {
             bytes[..8].copy_from_slice(&(c as u64).to_le_bytes());
