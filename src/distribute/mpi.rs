@@ -114,10 +114,10 @@ impl Transport for MpiTransport {
                 let from = self.world.process_at_rank(rank as i32);
                 pending.push(WaitGuard::from(from.immediate_receive_into(scope, buffer)));
             }
-            let mut at = 0;
+            let mut rest = outgoing;
             for &(rank, length) in sends {
-                let bytes = &outgoing[at.min(outgoing.len())..(at + length).min(outgoing.len())];
-                at += length;
+                let (bytes, tail) = rest.split_at(length.min(rest.len()));
+                rest = tail;
                 let to = self.world.process_at_rank(rank as i32);
                 pending.push(WaitGuard::from(to.immediate_send(scope, bytes)));
             }
